@@ -1,0 +1,164 @@
+"""Cards, their text notation (RULES.md section 1) and hands as multisets.
+
+A :class:`Card` is a value: two copies of the queen of spades from different
+decks are equal, because identical cards are interchangeable everywhere in
+scoring. Hands are therefore plain lists (or :class:`collections.Counter`s).
+
+>>> parse_cards("10C jh T♣ JOKER")
+[Card('10C'), Card('JH'), Card('10C'), Card('JOKER')]
+>>> str(parse_card("qs"))
+'QS'
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Iterable
+
+from scorer.errors import CardError, TooManyCopiesError
+
+SUITS: tuple[str, ...] = ("S", "H", "D", "C")
+SUIT_SYMBOLS: dict[str, str] = {"♠": "S", "♥": "H", "♦": "D", "♣": "C",
+                                "♤": "S", "♡": "H", "♢": "D", "♧": "C"}
+RED_SUITS = frozenset({"H", "D"})
+RANK_NAMES: dict[int, str] = {1: "A", 11: "J", 12: "Q", 13: "K"} | {r: str(r) for r in range(2, 11)}
+RANK_BY_NAME: dict[str, int] = {name: rank for rank, name in RANK_NAMES.items()} | {"T": 10}
+JOKER_NAMES = frozenset({"JOKER", "JK", "🃏", "JKR"})
+JOKER_RANK = 0
+JOKER_SUIT = "*"
+
+
+@dataclass(frozen=True, order=True, slots=True)
+class Card:
+    """One card face: ``rank`` 1 (ace) to 13 (king) and ``suit`` S/H/D/C.
+
+    The printed joker is ``Card(0, "*")`` (see :data:`JOKER`); red and black
+    jokers are the same card.
+    """
+
+    rank: int
+    suit: str
+
+    def __post_init__(self) -> None:
+        if self.suit == JOKER_SUIT:
+            if self.rank != JOKER_RANK:
+                raise CardError(f"'{self.rank}{self.suit}': a joker has no rank")
+        elif self.suit not in SUITS or not 1 <= self.rank <= 13:
+            raise CardError(f"'{self.rank}{self.suit}': not a card")
+
+    @property
+    def is_joker(self) -> bool:
+        """True for the printed joker."""
+        return self.suit == JOKER_SUIT
+
+    @property
+    def is_red(self) -> bool:
+        return self.suit in RED_SUITS
+
+    @property
+    def rank_name(self) -> str:
+        return "JOKER" if self.is_joker else RANK_NAMES[self.rank]
+
+    def __str__(self) -> str:
+        return "JOKER" if self.is_joker else f"{RANK_NAMES[self.rank]}{self.suit}"
+
+    def __repr__(self) -> str:
+        return f"Card('{self}')"
+
+
+JOKER = Card(JOKER_RANK, JOKER_SUIT)
+
+#: Every distinct face in canonical order: A..K of spades, hearts, diamonds,
+#: clubs, then the printed joker. The card detector's 53 classes use this order.
+ALL_FACES: tuple[Card, ...] = tuple(Card(r, s) for s in SUITS for r in range(1, 14)) + (JOKER,)
+CLASS_NAMES: tuple[str, ...] = tuple(str(c) for c in ALL_FACES)
+FACE_INDEX: dict[Card, int] = {c: i for i, c in enumerate(ALL_FACES)}
+
+_SPLIT = re.compile(r"[\s,;]+")
+
+
+def parse_card(token: str) -> Card:
+    """Parse one card token such as ``10C``, ``TC``, ``10♣``, ``jh`` or ``JOKER``.
+
+    Raises :class:`CardError` naming the token and what is wrong with it.
+
+    >>> parse_card("T♣")
+    Card('10C')
+    """
+    if not isinstance(token, str):
+        raise CardError(f"{token!r}: a card must be text like '10C' or 'JOKER'")
+    text = token.strip()
+    if not text:
+        raise CardError("empty card: write a rank and a suit, like '10C'")
+    upper = text.upper()
+    if upper in JOKER_NAMES or text in JOKER_NAMES:
+        return JOKER
+    suit_char = text[-1]
+    suit = SUIT_SYMBOLS.get(suit_char, suit_char.upper())
+    rank_text = text[:-1].strip().upper()
+    if suit not in SUITS:
+        raise CardError(f"'{text}': unknown suit '{suit_char}' (use S, H, D, C or ♠ ♥ ♦ ♣)")
+    if not rank_text:
+        raise CardError(f"'{text}': missing rank before the suit (A, 2-10, J, Q, K)")
+    if rank_text not in RANK_BY_NAME:
+        raise CardError(f"'{text}': unknown rank '{rank_text}' (use A, 2-10 or T, J, Q, K)")
+    return Card(RANK_BY_NAME[rank_text], suit)
+
+
+def split_tokens(text: str | Iterable[str]) -> list[str]:
+    """Split free text (``"10C JC, QC"``) into tokens; lists pass through."""
+    if isinstance(text, str):
+        return [t for t in _SPLIT.split(text) if t]
+    return list(text)
+
+
+def parse_cards(text: str | Iterable[str]) -> list[Card]:
+    """Parse many cards from text or a list of tokens, without checking copies."""
+    return [parse_card(t) for t in split_tokens(text)]
+
+
+def check_copies(cards: Iterable[Card], decks: int = 3, jokers: int = 0,
+                 limits: dict[Card, int] | None = None) -> Counter[Card]:
+    """Count a hand and reject more copies than the decks in play hold.
+
+    ``limits`` lowers the limit for particular faces (the tiplu has only two
+    copies in play, the third lies under the stock).
+
+    >>> check_copies(parse_cards("QS QS QS QS"))
+    Traceback (most recent call last):
+    ...
+    scorer.errors.TooManyCopiesError: 'QS' appears 4 times; 3 decks have 3
+    """
+    counts = Counter(cards)
+    for card, n in counts.items():
+        if card.is_joker:
+            if n > jokers:
+                if jokers == 0:
+                    raise TooManyCopiesError(
+                        "'JOKER': printed jokers are not in play with these rules "
+                        "(set the option printed_jokers to use them)")
+                raise TooManyCopiesError(f"'JOKER' appears {n} times; only {jokers} printed jokers are in play")
+            continue
+        limit = decks if limits is None else limits.get(card, decks)
+        if n > limit:
+            if limit == decks:
+                raise TooManyCopiesError(f"'{card}' appears {n} times; {decks} decks have {decks}")
+            raise TooManyCopiesError(f"'{card}' appears {n} times; only {limit} copies are in play")
+    return counts
+
+
+def format_cards(cards: Iterable[Card]) -> str:
+    """Cards as canonical text, space separated: ``'10C JC QC'``."""
+    return " ".join(str(c) for c in cards)
+
+
+def card_names(cards: Iterable[Card]) -> list[str]:
+    """Cards as a list of canonical strings, for JSON."""
+    return [str(c) for c in cards]
+
+
+def sort_cards(cards: Iterable[Card]) -> list[Card]:
+    """Cards sorted by suit then rank, the order a player fans them."""
+    return sorted(cards, key=lambda c: FACE_INDEX[c])
