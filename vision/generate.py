@@ -1,0 +1,223 @@
+"""Write a synthetic Marriage-table dataset in Ultralytics YOLO layout.
+
+``tiplu generate OUT --count N --seed S`` (or ``python -m vision.generate OUT ...``) writes::
+
+    OUT/images/NAME.jpg      the photo-like scene
+    OUT/labels/NAME.txt      one "class cx cy w h" line per visible corner index
+    OUT/geometry/NAME.json   cards, outlines, groups, which corner each box is (see scenes.py)
+    OUT/train.txt, val.txt   image lists; OUT/data.yaml (path, train, val, nc, names)
+    OUT/classes.txt          the 53 class names, one a line (scorer.CLASS_NAMES order)
+
+Image ``i`` is drawn from ``numpy.random.default_rng([seed, i])``, so a run is reproducible
+image by image (same seed -> byte-identical labels, geometry and JPEGs) and can be split
+across worker processes without changing the result.
+
+>>> import tempfile
+>>> with tempfile.TemporaryDirectory() as d:
+...     summary = generate_dataset(d, 2, seed=1, size=(320, 240), decks="drawn")
+>>> summary.count, summary.boxes > 0
+(2, True)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import cv2
+import numpy as np
+
+from scorer import CLASS_NAMES
+from vision.decks import HOLDOUT_DECK, Deck, load_decks
+from vision.scenes import MIN_VISIBLE, SCENE_TYPES, SceneError, render_scene
+
+#: How often each scene type is drawn when none is asked for.
+SCENE_WEIGHTS: dict[str, float] = {"table": 0.25, "meld_row": 0.2, "fan": 0.15, "tunnela": 0.15,
+                                   "maal_spread": 0.15, "single": 0.1}
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What :func:`generate_dataset` wrote: image and box counts, split sizes and seconds."""
+
+    out_dir: str
+    count: int
+    train: int
+    val: int
+    boxes: int
+    seconds: float
+
+    def to_dict(self) -> dict:
+        return {"out_dir": self.out_dir, "count": self.count, "train": self.train, "val": self.val,
+                "boxes": self.boxes, "seconds": round(self.seconds, 2)}
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    """``"1280x960"`` -> ``(1280, 960)``; ``"640"`` -> ``(640, 640)``."""
+    try:
+        if "x" in text.lower():
+            w, h = text.lower().split("x")
+            size = (int(w), int(h))
+        else:
+            size = (int(text), int(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"size {text!r}: write WIDTHxHEIGHT, e.g. 1280x960") from None
+    if min(size) < 32:
+        raise argparse.ArgumentTypeError(f"size {text!r}: each side must be at least 32 px")
+    return size
+
+
+_WORKER: dict = {}
+
+
+def _init_worker(decks: str, holdout: str, cache: str | None) -> None:
+    _WORKER["decks"] = load_decks(decks, holdout=holdout, cache_dir=Path(cache) if cache else None)
+
+
+def _one(job: tuple) -> tuple[str, int, bool]:
+    (out, seed, i, size, crop, scenes, weights, effects, min_visible, val, quality) = job
+    decks: list[Deck] = _WORKER["decks"]
+    rng = np.random.default_rng([seed, i])
+    scene = scenes[int(rng.choice(len(scenes), p=weights))]
+    r = render_scene(rng, scene, size=size, decks=decks, crop=crop, effects=effects,
+                     min_visible=min_visible)
+    name = f"s{seed}_{i:06d}"
+    q = quality if quality else int(rng.integers(55, 96))
+    ok, buf = cv2.imencode(".jpg", r.image, [cv2.IMWRITE_JPEG_QUALITY, q])
+    if not ok:
+        raise SceneError(f"JPEG encoding failed for {name}")
+    out = Path(out)
+    (out / "images" / f"{name}.jpg").write_bytes(buf.tobytes())
+    w, h = size
+    (out / "labels" / f"{name}.txt").write_text("".join(b.yolo(w, h) + "\n" for b in r.labels))
+    geo = dict(r.geometry)
+    geo.update({"image": f"images/{name}.jpg", "seed": seed, "index": i, "split": "val" if val
+                else "train", "jpeg_quality": q})
+    (out / "geometry" / f"{name}.json").write_text(json.dumps(geo, separators=(",", ":")))
+    return name, len(r.labels), val
+
+
+def generate_dataset(out_dir: str | os.PathLike, count: int, seed: int = 0, *,
+                     size: tuple[int, int] = (1280, 960), crop: bool = False,
+                     decks: str = "train", holdout: str = HOLDOUT_DECK,
+                     val_fraction: float = 0.1, scenes: Sequence[str] | None = None,
+                     effects: bool = True, min_visible: float = MIN_VISIBLE,
+                     quality: int | None = None, workers: int = 1, start: int = 0,
+                     cache_dir: str | None = None, progress: bool = False) -> Summary:
+    """Render ``count`` scenes into ``out_dir`` (see the module doc for the layout).
+
+    ``decks``: ``train`` (drawn + SVG decks except ``holdout``), ``holdout``, ``drawn`` or
+    ``svg``; ``crop`` centres the view on a card with cards 50-260 px wide (use a square
+    ``size`` such as 640x640); images with index ``i < val_fraction * count`` form the
+    validation list (``decks="holdout"`` puts everything in ``val.txt`` and ``test.txt``).
+    ``start`` offsets the image indices, so a second run can extend a set.
+    """
+    if count < 1:
+        raise SceneError(f"count must be at least 1, got {count}")
+    chosen = list(scenes) if scenes else list(SCENE_WEIGHTS)
+    for s in chosen:
+        if s not in SCENE_TYPES:
+            raise SceneError(f"unknown scene {s!r}; use one of {', '.join(SCENE_TYPES)}")
+    weights = np.array([SCENE_WEIGHTS.get(s, 0.1) for s in chosen], float)
+    weights /= weights.sum()
+    out = Path(out_dir)
+    for sub in ("images", "labels", "geometry"):
+        (out / sub).mkdir(parents=True, exist_ok=True)
+    all_val = decks == "holdout"
+    n_val = count if all_val else int(round(val_fraction * count))
+    jobs = [(str(out), seed, i, tuple(size), crop, chosen, weights, effects, min_visible,
+             i - start < n_val, quality) for i in range(start, start + count)]
+    t0 = time.time()
+    results: list[tuple[str, int, bool]] = []
+    if workers > 1:
+        import multiprocessing as mp
+        ctx = mp.get_context("fork")
+        with ctx.Pool(workers, _init_worker, (decks, holdout, cache_dir)) as pool:
+            for k, res in enumerate(pool.imap(_one, jobs, chunksize=4)):
+                results.append(res)
+                if progress and (k + 1) % 100 == 0:
+                    print(f"{k + 1}/{count} images, {time.time() - t0:.0f} s", flush=True)
+    else:
+        _init_worker(decks, holdout, cache_dir)
+        for k, job in enumerate(jobs):
+            results.append(_one(job))
+            if progress and (k + 1) % 100 == 0:
+                print(f"{k + 1}/{count} images, {time.time() - t0:.0f} s", flush=True)
+    train = [f"./images/{n}.jpg" for n, _, v in results if not v]
+    val = [f"./images/{n}.jpg" for n, _, v in results if v]
+    _append_list(out / "train.txt", train)
+    _append_list(out / "val.txt", val)
+    if all_val:
+        _append_list(out / "test.txt", val)
+    (out / "classes.txt").write_text("".join(f"{n}\n" for n in CLASS_NAMES))
+    names = "\n".join(f"  {i}: '{n}'" for i, n in enumerate(CLASS_NAMES))
+    test_line = "test: test.txt\n" if (out / "test.txt").exists() else ""
+    (out / "data.yaml").write_text(
+        f"# synthetic Marriage-table corner indices (vision/generate.py), decks={decks}\n"
+        f"path: {out.resolve()}\ntrain: train.txt\nval: val.txt\n{test_line}"
+        f"nc: {len(CLASS_NAMES)}\nnames:\n{names}\n")
+    return Summary(str(out), len(results), len(train), len(val), sum(b for _, b, _ in results),
+                   time.time() - t0)
+
+
+def _append_list(path: Path, lines: list[str]) -> None:
+    old = path.read_text().splitlines() if path.exists() else []
+    merged = sorted(set(old) | set(lines))
+    path.write_text("".join(f"{line}\n" for line in merged))
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``tiplu generate`` (also used by ``python -m vision.generate``)."""
+    parser.add_argument("out", type=Path, help="output folder (created)")
+    parser.add_argument("--count", type=int, default=100, help="number of images (default 100)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--start", type=int, default=0, help="first image index (to extend a set)")
+    parser.add_argument("--size", type=parse_size, default=None,
+                        help="image size WxH (default 1280x960, or 640x640 with --crop)")
+    parser.add_argument("--crop", action="store_true",
+                        help="close crops at inference scale (cards 50-260 px wide)")
+    parser.add_argument("--decks", choices=("train", "holdout", "drawn", "svg"), default="train",
+                        help="designs: train = drawn + SVG decks except the holdout one")
+    parser.add_argument("--holdout-deck", default=HOLDOUT_DECK,
+                        help=f"SVG deck kept out of training (default {HOLDOUT_DECK})")
+    parser.add_argument("--val-fraction", type=float, default=0.1)
+    parser.add_argument("--scenes", nargs="+", choices=SCENE_TYPES, default=None,
+                        help="scene types to draw from (default: a table mix)")
+    parser.add_argument("--no-effects", action="store_true",
+                        help="clean renders: no camera tilt, shadows, blur or noise")
+    parser.add_argument("--min-visible", type=float, default=MIN_VISIBLE,
+                        help=f"fraction of an index that must show to get a box ({MIN_VISIBLE})")
+    parser.add_argument("--quality", type=int, default=None, help="fixed JPEG quality (default 55-95)")
+    parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``tiplu generate``; prints a JSON summary, returns the exit code."""
+    size = args.size or ((640, 640) if args.crop else (1280, 960))
+    try:
+        summary = generate_dataset(args.out, args.count, args.seed, size=size, crop=args.crop,
+                                   decks=args.decks, holdout=args.holdout_deck,
+                                   val_fraction=args.val_fraction, scenes=args.scenes,
+                                   effects=not args.no_effects, min_visible=args.min_visible,
+                                   quality=args.quality, workers=args.workers, start=args.start,
+                                   progress=True)
+    except (SceneError, ValueError) as err:
+        print(f"tiplu generate: {err}")
+        return 2
+    print(json.dumps(summary.to_dict()))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m vision.generate", description=__doc__.split("\n")[0])
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
