@@ -1,0 +1,216 @@
+"""The SQLite file behind the ledger: connection settings, schema migrations, Flask glue.
+
+Why these settings: several phones post rounds at once through a threaded
+server, and a laptop may be closed or killed mid-write. WAL lets readers go on
+while one writer commits, the busy timeout makes a second writer wait instead
+of failing, ``synchronous=FULL`` makes every committed round survive a crash,
+and :func:`write` takes the write lock up front (``BEGIN IMMEDIATE``) so two
+writers never deadlock on a lock upgrade.
+
+>>> db = open_db(":memory:")
+>>> "rounds" in db.table_names()
+True
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from pathlib import Path
+from typing import Iterator
+
+import sqlite_utils
+from flask import Flask, current_app, g
+from sqlite_utils import Migrations
+
+BUSY_TIMEOUT_MS = 15_000
+
+migrations = Migrations("tiplu")
+
+
+@migrations()
+def m001_initial(db: sqlite_utils.Database) -> None:
+    """Players, sessions with seats, rounds, per-player lines, payments, keys and audit."""
+    db.execute("""
+        CREATE TABLE players (
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+            created_at TEXT NOT NULL
+        )""")
+    db.execute("""
+        CREATE TABLE sessions (
+            id INTEGER PRIMARY KEY,
+            title TEXT NOT NULL DEFAULT '',
+            rules TEXT NOT NULL,
+            options TEXT NOT NULL,
+            rounds_planned INTEGER,
+            first_dealer INTEGER NOT NULL DEFAULT 0,
+            demo INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL,
+            ended_at TEXT
+        )""")
+    db.execute("""
+        CREATE TABLE session_players (
+            session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            seat INTEGER NOT NULL,
+            player_id INTEGER NOT NULL REFERENCES players(id),
+            PRIMARY KEY (session_id, seat),
+            UNIQUE (session_id, player_id)
+        )""")
+    db.execute("""
+        CREATE TABLE rounds (
+            id INTEGER PRIMARY KEY,
+            session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            number INTEGER NOT NULL,
+            dealer TEXT,
+            tiplu TEXT,
+            turned TEXT,
+            winner TEXT,
+            finish TEXT,
+            settlement TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            UNIQUE (session_id, number)
+        )""")
+    db.execute("""
+        CREATE TABLE round_players (
+            round_id INTEGER NOT NULL REFERENCES rounds(id) ON DELETE CASCADE,
+            seat INTEGER NOT NULL,
+            player_id INTEGER NOT NULL REFERENCES players(id),
+            seen INTEGER NOT NULL DEFAULT 0,
+            seen_by TEXT,
+            maal INTEGER,
+            maal_cards TEXT,
+            maal_items TEXT,
+            penalty INTEGER,
+            penalty_cards TEXT,
+            penalty_detail TEXT,
+            wrong_close INTEGER NOT NULL DEFAULT 0,
+            net INTEGER NOT NULL,
+            total INTEGER NOT NULL,
+            PRIMARY KEY (round_id, seat)
+        )""")
+    db.execute("""
+        CREATE TABLE payments (
+            id INTEGER PRIMARY KEY,
+            round_id INTEGER NOT NULL REFERENCES rounds(id) ON DELETE CASCADE,
+            position INTEGER NOT NULL,
+            payer TEXT NOT NULL,
+            payee TEXT NOT NULL,
+            points INTEGER NOT NULL,
+            reason TEXT NOT NULL
+        )""")
+    db.execute("""
+        CREATE TABLE idempotency_keys (
+            session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            key TEXT NOT NULL,
+            request_hash TEXT NOT NULL,
+            status INTEGER NOT NULL,
+            response TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (session_id, key)
+        )""")
+    db.execute("""
+        CREATE TABLE audit (
+            id INTEGER PRIMARY KEY,
+            at TEXT NOT NULL,
+            session_id INTEGER NOT NULL,
+            round_number INTEGER,
+            action TEXT NOT NULL,
+            source TEXT NOT NULL DEFAULT '',
+            before TEXT,
+            after TEXT
+        )""")
+    db.execute("CREATE INDEX rounds_session ON rounds(session_id, number)")
+    db.execute("CREATE INDEX payments_round ON payments(round_id, position)")
+    db.execute("CREATE INDEX audit_session ON audit(session_id, id)")
+
+
+def connect(path: str | os.PathLike[str]) -> sqlite_utils.Database:
+    """Open the file with the ledger's pragmas, without migrating it."""
+    conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+    db = sqlite_utils.Database(conn)
+    db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    db.execute("PRAGMA foreign_keys = ON")
+    if str(path) != ":memory:":
+        mode = db.execute("PRAGMA journal_mode").fetchone()[0]
+        if mode.lower() != "wal":
+            db.enable_wal()
+    db.execute("PRAGMA synchronous = FULL")
+    return db
+
+
+def open_db(path: str | os.PathLike[str]) -> sqlite_utils.Database:
+    """Open (creating if needed) and migrate the ledger file at ``path``."""
+    if str(path) != ":memory:":
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    db = connect(path)
+    if migrations.pending(db):
+        with write(db):
+            migrations.apply(db)
+    return db
+
+
+@contextlib.contextmanager
+def write(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Database]:
+    """One write transaction: everything inside commits together or not at all.
+
+    ``BEGIN IMMEDIATE`` takes the write lock at the start, so a concurrent
+    writer waits (busy timeout) instead of failing half way.
+
+    >>> db = open_db(":memory:")
+    >>> with write(db):
+    ...     _ = db.execute("INSERT INTO players(name, created_at) VALUES ('Anna', '')")
+    >>> db.execute("SELECT count(*) FROM players").fetchone()[0]
+    1
+    """
+    conn = db.conn
+    if conn.in_transaction:
+        with db.atomic():
+            yield db
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    else:
+        try:
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+
+def database_path(app: Flask) -> str:
+    """Where the app keeps its ledger: config ``DATABASE``, else ``TIPLU_DB``, else the instance folder."""
+    configured = app.config.get("DATABASE") or os.environ.get("TIPLU_DB")
+    if configured:
+        return str(configured)
+    return os.path.join(app.instance_path, "tiplu.db")
+
+
+def get_db() -> sqlite_utils.Database:
+    """The request's connection (one per request, kept on ``flask.g``)."""
+    if "db" not in g:
+        g.db = connect(current_app.config["DATABASE"])
+    return g.db
+
+
+def close_db(_error: BaseException | None = None) -> None:
+    db = g.pop("db", None)
+    if db is not None:
+        if db.conn.in_transaction:
+            db.conn.execute("ROLLBACK")
+        db.close()
+
+
+def init_app(app: Flask) -> None:
+    """Resolve the file, migrate it once at start-up and close connections after each request."""
+    app.config["DATABASE"] = database_path(app)
+    open_db(app.config["DATABASE"]).close()
+    app.teardown_appcontext(close_db)

@@ -1,0 +1,273 @@
+"""The pages people use at the table: sessions, round entry, results, ledger, history, end.
+
+Forms post plain fields; :func:`round_payload` turns them into the same payload
+the JSON API takes, so a round typed on a phone and a round posted by a script
+go through the very same checks and the same scorer.
+
+Example: ``GET /sessions/new`` shows the new-session form with every house-rule
+option of every family, generated from :data:`scorer.RULE_FAMILIES`.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from typing import Any, Mapping
+from urllib.parse import urlsplit
+
+from flask import Blueprint, Response, abort, current_app, flash, jsonify, redirect, render_template, request, url_for
+from werkzeug.datastructures import MultiDict
+
+from scorer import ALL_FACES, RULE_FAMILIES, TipluError
+from scorer.rules import DEFAULT_FAMILY
+from web import ledger
+from web.app import TABLE_CODE_COOKIE, table_code_ok
+from web.db import get_db
+from web.i18n import _
+
+bp = Blueprint("views", __name__)
+
+SUIT_SYMBOL = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
+MAX_SEATS = 6
+
+
+def card_faces() -> list[dict[str, str]]:
+    """The 53 faces as the card grid shows them: value, rank label, suit symbol and colour."""
+    faces = []
+    for card in ALL_FACES:
+        if card.is_joker:
+            faces.append({"value": "JOKER", "rank": "🃏", "suit": "", "colour": "joker"})
+        else:
+            faces.append({"value": str(card), "rank": card.rank_name, "suit": SUIT_SYMBOL[card.suit],
+                          "colour": "red" if card.is_red else "black"})
+    return faces
+
+
+@bp.app_context_processor
+def template_helpers() -> dict[str, Any]:
+    return {"card_faces": card_faces, "suit_symbol": SUIT_SYMBOL, "rule_families": RULE_FAMILIES,
+            "needs_code": not table_code_ok()}
+
+
+def source() -> str:
+    return f"web {request.remote_addr or ''}".strip()
+
+
+@bp.get("/")
+def index() -> str:
+    return render_template("index.html", sessions=ledger.list_sessions(get_db()))
+
+
+def session_form_values(form: Mapping[str, str]) -> dict[str, Any]:
+    """Read the new-session form: players, family, its options, planned rounds."""
+    family = form.get("rules", DEFAULT_FAMILY)
+    if family not in RULE_FAMILIES:
+        raise ledger.InputError(_("rules: pick one of %(families)s", families=", ".join(RULE_FAMILIES)))
+    players = [form.get(f"player{i}", "").strip() for i in range(MAX_SEATS)]
+    options: dict[str, Any] = {}
+    for spec in RULE_FAMILIES[family].options:
+        key = f"opt_{family}_{spec.name}"
+        options[spec.name] = key in form if spec.kind == "bool" else form.get(key, spec.default)
+    return {"players": [p for p in players if p], "rules": family, "options": options,
+            "rounds_planned": form.get("rounds_planned", "").strip() or None,
+            "title": form.get("title", "")}
+
+
+@bp.route("/sessions/new", methods=["GET", "POST"])
+def new_session() -> Any:
+    error = None
+    if request.method == "POST":
+        try:
+            values = session_form_values(request.form)
+            session_id = ledger.create_session(get_db(), values["players"], values["rules"], values["options"],
+                                               rounds_planned=values["rounds_planned"], title=values["title"],
+                                               source=source())
+        except TipluError as exc:
+            error = str(exc)
+        else:
+            return redirect(url_for("views.session_page", session_id=session_id))
+    status = 400 if error else 200
+    return render_template("session_new.html", error=error, form=request.form, max_seats=MAX_SEATS,
+                           default_family=DEFAULT_FAMILY), status
+
+
+@bp.get("/sessions/<session_id>")
+def session_page(session_id: str) -> str:
+    session = ledger.get_session(get_db(), session_id)
+    chart = {"labels": [_("start")] + [str(r["number"]) for r in session["rounds"]],
+             "datasets": [{"label": name, "data": [0] + [r["totals"][name] for r in session["rounds"]]}
+                          for name in session["players"]]}
+    return render_template("ledger.html", session=session, chart=chart)
+
+
+def round_payload(form: Mapping[str, str], session: Mapping[str, Any]) -> dict[str, Any]:
+    """The round form as the API's payload (fields left empty are left out)."""
+    rummy = session["rules"] == "rummy"
+    payload: dict[str, Any] = {"winner": form.get("winner") or None, "finish": form.get("finish") or None}
+    if rummy:
+        payload["turned"] = form.get("turned", "").strip() or None
+    else:
+        payload["tiplu"] = form.get("tiplu", "").strip() or None
+    players: dict[str, Any] = {}
+    for seat, name in enumerate(session["players"]):
+        entry: dict[str, Any] = {}
+        cards = form.get(f"p{seat}_cards", "").strip()
+        if cards:
+            entry["cards"] = cards
+        if rummy:
+            entry["wrong_close"] = f"p{seat}_wrong_close" in form
+            if form.get(f"p{seat}_penalty", "").strip():
+                entry["penalty"] = form[f"p{seat}_penalty"].strip()
+        else:
+            entry["seen"] = f"p{seat}_seen" in form
+            if form.get(f"p{seat}_seen_by"):
+                entry["seen_by"] = form[f"p{seat}_seen_by"]
+            if form.get(f"p{seat}_maal", "").strip():
+                entry["maal"] = form[f"p{seat}_maal"].strip()
+        players[name] = entry
+    payload["players"] = players
+    return payload
+
+
+def form_values(rnd: Mapping[str, Any], session: Mapping[str, Any]) -> MultiDict[str, str]:
+    """A stored round as form fields, to prefill the edit form."""
+    values: MultiDict[str, str] = MultiDict()
+    for key in ("tiplu", "turned", "winner", "finish"):
+        if rnd.get(key):
+            values[key] = rnd[key]
+    for seat, name in enumerate(session["players"]):
+        line = rnd["players"][name]
+        if line.get("cards"):
+            values[f"p{seat}_cards"] = " ".join(line["cards"])
+        elif "penalty" in line:
+            values[f"p{seat}_penalty"] = str(line["penalty"])
+        elif line.get("maal") is not None:
+            values[f"p{seat}_maal"] = str(line["maal"])
+        if line.get("seen"):
+            values[f"p{seat}_seen"] = "on"
+        if line.get("seen_by"):
+            values[f"p{seat}_seen_by"] = line["seen_by"]
+        if line.get("wrong_close"):
+            values[f"p{seat}_wrong_close"] = "on"
+    return values
+
+
+def render_round_form(session: Mapping[str, Any], form: Mapping[str, str], *, number: int | None,
+                      error: str | None = None) -> tuple[str, int]:
+    dealer = (session["rounds"][number - 1]["dealer"] if number else session["next_dealer"])
+    return render_template("round_form.html", session=session, form=form, number=number, error=error,
+                           dealer=dealer, submission=secrets.token_urlsafe(16)), 400 if error else 200
+
+
+@bp.route("/sessions/<session_id>/rounds/new", methods=["GET", "POST"])
+def new_round(session_id: str) -> Any:
+    db = get_db()
+    session = ledger.get_session(db, session_id)
+    if request.method == "POST":
+        try:
+            rnd, _replayed = ledger.add_round(db, session["id"], round_payload(request.form, session),
+                                              idempotency_key=request.form.get("submission") or None,
+                                              source=source())
+        except TipluError as exc:
+            return render_round_form(session, request.form, number=None, error=str(exc))
+        return redirect(url_for("views.round_page", session_id=session["id"], number=rnd["number"]))
+    return render_round_form(session, MultiDict(), number=None)
+
+
+@bp.post("/sessions/<session_id>/rounds/preview")
+def preview_round(session_id: str) -> Any:
+    """The round as the scorer would settle it, without saving (the form's live preview)."""
+    db = get_db()
+    session = ledger.get_session(db, session_id)
+    try:
+        return jsonify({"round": ledger.preview_round(db, session["id"], round_payload(request.form, session))})
+    except TipluError as exc:
+        return jsonify({"error": str(exc)}), 400
+
+
+@bp.get("/sessions/<session_id>/rounds/<number>")
+def round_page(session_id: str, number: str) -> str:
+    db = get_db()
+    session = ledger.get_session(db, session_id)
+    rnd = ledger.get_round(db, session["id"], number)
+    return render_template("round_result.html", session=session, round=rnd)
+
+
+@bp.route("/sessions/<session_id>/rounds/<number>/edit", methods=["GET", "POST"])
+def edit_round(session_id: str, number: str) -> Any:
+    db = get_db()
+    session = ledger.get_session(db, session_id)
+    rnd = ledger.get_round(db, session["id"], number)
+    if request.method == "POST":
+        try:
+            ledger.update_round(db, session["id"], rnd["number"], round_payload(request.form, session),
+                                source=source())
+        except TipluError as exc:
+            return render_round_form(session, request.form, number=rnd["number"], error=str(exc))
+        flash(_("Round %(n)s was changed; every total after it was recomputed.", n=rnd["number"]))
+        return redirect(url_for("views.round_page", session_id=session["id"], number=rnd["number"]))
+    return render_round_form(session, form_values(rnd, session), number=rnd["number"])
+
+
+@bp.post("/sessions/<session_id>/rounds/<number>/delete")
+def delete_round(session_id: str, number: str) -> Any:
+    db = get_db()
+    session = ledger.get_session(db, session_id)
+    ledger.delete_round(db, session["id"], number, source=source())
+    flash(_("Round %(n)s was deleted; later rounds moved up and the totals were recomputed.", n=number))
+    return redirect(url_for("views.session_page", session_id=session["id"]))
+
+
+@bp.get("/sessions/<session_id>/history")
+def history(session_id: str) -> str:
+    db = get_db()
+    session = ledger.get_session(db, session_id)
+    return render_template("history.html", session=session, entries=ledger.audit_trail(db, session["id"]))
+
+
+@bp.route("/sessions/<session_id>/end", methods=["GET", "POST"])
+def end_session(session_id: str) -> Any:
+    db = get_db()
+    session = ledger.get_session(db, session_id)
+    if request.method == "POST":
+        session = ledger.end_session(db, session["id"], ended=request.form.get("action") != "reopen",
+                                     source=source())
+        if not session["ended_at"]:
+            return redirect(url_for("views.session_page", session_id=session["id"]))
+    return render_template("session_end.html", session=session)
+
+
+def safe_next(target: str | None) -> str:
+    """Only redirect within this site after the code is entered."""
+    if not target:
+        return url_for("views.index")
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc:
+        if parts.netloc != request.host:
+            return url_for("views.index")
+        return parts.path + (f"?{parts.query}" if parts.query else "")
+    return target if target.startswith("/") and not target.startswith("//") else url_for("views.index")
+
+
+@bp.route("/code", methods=["GET", "POST"])
+def table_code() -> Any:
+    """Where a phone enters the table code once; a cookie remembers it."""
+    error = None
+    code = current_app.config.get("TABLE_CODE")
+    if request.method == "POST":
+        supplied = request.form.get("code", "").strip()
+        if code and hmac.compare_digest(supplied.encode(), str(code).encode()):
+            response = redirect(safe_next(request.form.get("next")))
+            response.set_cookie(TABLE_CODE_COOKIE, supplied, max_age=30 * 24 * 3600, httponly=True,
+                                samesite="Lax")
+            return response
+        error = _("That is not the table code. It is printed where tiplu serve runs.")
+        if not code:
+            abort(404)
+    return render_template("code.html", error=error, next=safe_next(request.values.get("next"))), \
+        400 if error else 200
+
+
+@bp.get("/licenses")
+def licenses() -> Response:
+    return Response(render_template("licenses.html"))
