@@ -1,0 +1,425 @@
+"""Exact meld partitioning of a hand: the search behind every declare check.
+
+The search always places the *lowest* remaining card (naturals before wilds):
+it is either the discard, left unmatched, or part of one of the melds that
+contain it. That choice is complete, so the search is exact, never greedy.
+States are the remaining card counts; failed and solved states are memoised,
+which keeps the search small even with many wild cards.
+
+>>> from scorer import get_rules, parse_cards, parse_card
+>>> from scorer.wilds import wild_cards
+>>> w = wild_cards(get_rules(), tiplu=parse_card("JC"))
+>>> p = Partitioner(parse_cards("3S 4S 5S 6H 6H 6H"), w, "nepali")
+>>> [str(c) for meld in p.cover(pure_needed=2, discards=0) for c in meld]
+['3S', '4S', '5S', '6H', '6H', '6H']
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from itertools import combinations_with_replacement
+from typing import Callable, Sequence
+
+from scorer.cards import FACE_INDEX, Card
+from scorer.melds import PURE_KINDS, MeldCheck, classify_group, sequence_fits
+from scorer.wilds import Wilds
+
+Meld = tuple[Card, ...]
+_CACHE_LIMIT = 256
+_classify_cache: dict[tuple[Wilds, str], dict[tuple[int, ...], MeldCheck]] = {}
+
+
+def _classify_table(wilds: Wilds, family: str) -> dict[tuple[int, ...], MeldCheck]:
+    """The per-(wilds, family) cache of meld verdicts, keyed by face indexes."""
+    key = (wilds, family)
+    table = _classify_cache.get(key)
+    if table is None:
+        if len(_classify_cache) >= _CACHE_LIMIT:
+            _classify_cache.clear()
+        table = _classify_cache[key] = {}
+    return table
+
+
+class Partitioner:
+    """Searches one hand for melds under one set of wilds and one family's meld rules.
+
+    ``only_pure`` restricts the melds to pure ones (the seeing check).
+    """
+
+    def __init__(self, cards: Sequence[Card], wilds: Wilds, family: str, *, only_pure: bool = False) -> None:
+        self.wilds = wilds
+        self.family = family
+        self.only_pure = only_pure
+        self.sizes = (3, 4, 5) if family == "rummy" else (3,)
+        counts = Counter(cards)
+        self.faces: list[Card] = sorted(counts, key=lambda c: (wilds.is_wild(c), FACE_INDEX[c]))
+        self.start = [counts[f] for f in self.faces]
+        self._wild = [wilds.is_wild(f) for f in self.faces]
+        self._options: dict[int, list[tuple[tuple[int, ...], bool, tuple[tuple[int, int], ...]]]] = {}
+        self._natural_options: dict[int, list[tuple[tuple[int, ...], bool, tuple[tuple[int, int], ...]]]] = {}
+        self._pooled: dict[int, list] = {}
+        self._ids = [FACE_INDEX[f] for f in self.faces]
+        self._first_wild = next((k for k, w in enumerate(self._wild) if w), len(self.faces))
+        if sys.getrecursionlimit() < 2000:
+            sys.setrecursionlimit(2000)
+
+    def _related(self, i: int, j: int) -> bool:
+        """Could faces i and j ever share a meld? Prunes the candidate list."""
+        if self._wild[i] or self._wild[j]:
+            return not self.only_pure
+        a, b = self.faces[i], self.faces[j]
+        if a.rank == b.rank:
+            return True
+        if a.suit != b.suit:
+            return False
+        gap = abs(a.rank - b.rank)
+        reach = max(self.sizes) - 1
+        return gap <= reach or 13 - gap + 1 <= reach  # ace high: A with Q/K
+
+    def melds_with(self, i: int, naturals_only: bool = False
+                   ) -> list[tuple[tuple[int, ...], bool, tuple[tuple[int, int], ...]]]:
+        """Every meld that holds face ``i`` and otherwise only faces after ``i``,
+        within the hand's starting counts: (face indexes, is pure, copies needed).
+        ``naturals_only`` leaves out the wild faces."""
+        cache = self._natural_options if naturals_only else self._options
+        options = cache.get(i)
+        if options is not None:
+            return options
+        last = self._first_wild if naturals_only else len(self.faces)
+        partners = [j for j in range(i, last) if j == i or self._related(i, j)]
+        options = []
+        start = self.start
+        ids = self._ids
+        table = _classify_table(self.wilds, self.family)
+        for size in self.sizes:
+            for rest in combinations_with_replacement(partners, size - 1):
+                idx = (i,) + rest
+                need = _needs(idx)
+                if any(start[k] < n for k, n in need):
+                    continue
+                key = tuple(ids[k] for k in idx)
+                check = table.get(key)
+                if check is None:
+                    check = table[key] = classify_group(tuple(self.faces[k] for k in idx), self.wilds, self.family)
+                if check.kind is not None and (not self.only_pure or check.kind in PURE_KINDS):
+                    options.append((idx, check.kind in PURE_KINDS, need))
+        # pure melds first, then those spending fewer wilds: finds finishes sooner
+        options.sort(key=lambda o: (not o[1], sum(self._wild[k] for k in o[0]), len(o[0])))
+        cache[i] = options
+        return options
+
+    def _pooled_options(self, i: int) -> list[tuple[tuple[int, ...], bool, tuple[tuple[int, int], ...], int]]:
+        """Melds for natural face ``i`` where wild cards acting as wilds are counted,
+        not named: (natural faces, is pure, copies needed, wilds needed)."""
+        options = self._pooled.get(i)
+        if options is not None:
+            return options
+        options = [(idx, pure, need, 0) for idx, pure, need in self.melds_with(i, naturals_only=True)]
+        a = self.faces[i]
+        for j in range(i + 1, self._first_wild):
+            b = self.faces[j]
+            if (a.suit == b.suit and sequence_fits([a.rank, b.rank], 3)) or a.rank == b.rank:
+                options.append(((i, j), False, ((i, 1), (j, 1)), 1))
+        options.append(((i,), False, ((i, 1),), 2))
+        self._pooled[i] = options
+        return options
+
+    @staticmethod
+    def _take(counts: list[int], need: tuple[tuple[int, int], ...]) -> bool:
+        for k, n in need:
+            if counts[k] < n:
+                return False
+        for k, n in need:
+            counts[k] -= n
+        return True
+
+    @staticmethod
+    def _put(counts: list[int], need: tuple[tuple[int, int], ...]) -> None:
+        for k, n in need:
+            counts[k] += n
+
+    def _meld(self, idx: tuple[int, ...]) -> Meld:
+        return tuple(self.faces[k] for k in idx)
+
+    def cover(self, pure_needed: int, discards: int) -> list[Meld] | None:
+        """Melds covering every card but ``discards`` of them, with at least
+        ``pure_needed`` pure melds; None when impossible. The discarded cards are
+        those the melds leave out."""
+        counts = list(self.start)
+        end = len(counts)
+        failed: set[tuple] = set()
+        chosen: list[tuple[int, ...]] = []
+
+        def search(i: int, pure_needed: int, discards: int, left: int) -> bool:
+            while i < end and not counts[i]:
+                i += 1
+            if i == end:
+                return pure_needed <= 0
+            key = (i, tuple(counts[i:]), discards, pure_needed)
+            if key in failed or pure_needed * 3 > left - discards:
+                return False
+            for idx, pure, need in self.melds_with(i):
+                if self._take(counts, need):
+                    chosen.append(idx)
+                    if search(i, pure_needed - pure, discards, left - len(idx)):
+                        return True
+                    chosen.pop()
+                    self._put(counts, need)
+            if discards:
+                counts[i] -= 1
+                found = search(i, pure_needed, discards - 1, left - 1)
+                counts[i] += 1
+                if found:
+                    return True
+            failed.add(key)
+            return False
+
+        if search(0, max(pure_needed, 0), discards, sum(counts)):
+            return [self._meld(idx) for idx in chosen]
+        return None
+
+    def all_melds(self) -> list[Meld]:
+        """Every distinct meld the hand holds (pure ones only with ``only_pure``)."""
+        return [self._meld(idx) for i in range(len(self.faces)) for idx, _, _ in self.melds_with(i)]
+
+    def reach(self, target: int) -> list[Meld] | None:
+        """``target`` disjoint melds if the hand holds them, else None.
+
+        Exact for nepali hands although wilds are pooled: a wild played as its
+        own face could always fill the same gap acting as a wild.
+        """
+        counts = list(self.start)
+        end = self._first_wild
+        failed: set[tuple] = set()
+        chosen: list[tuple[tuple[int, ...], int]] = []
+
+        def search(i: int, wilds: int, target: int) -> bool:
+            if target <= 0:
+                return True
+            while i < end and not counts[i]:
+                i += 1
+            if i == end:
+                return wilds >= 3 * target
+            key = (i, tuple(counts[i:end]), wilds, target)
+            if key in failed or sum(counts[i:end]) + wilds < 3 * target:
+                return False
+            for idx, _, need, extra in self._pooled_options(i):
+                if extra <= wilds and self._take(counts, need):
+                    chosen.append((idx, extra))
+                    found = search(i, wilds - extra, target - 1)
+                    self._put(counts, need)
+                    if found:
+                        return True
+                    chosen.pop()
+            held, counts[i] = counts[i], 0
+            found = search(i + 1, wilds, target)
+            counts[i] = held
+            if not found:
+                failed.add(key)
+            return found
+
+        if not search(0, sum(self.start[end:]), target):
+            return None
+        return self._with_wilds(chosen, target)
+
+    def _with_wilds(self, chosen: Sequence[tuple[tuple[int, ...], int]], target: int) -> list[Meld]:
+        """Name the pooled wilds: fill each chosen meld's gaps, then make wild-only melds."""
+        end = self._first_wild
+        spare = [self.faces[k] for k in range(end, len(self.faces)) for _ in range(self.start[k])]
+        melds = []
+        for idx, extra in chosen:
+            melds.append(self._meld(idx) + tuple(spare[:extra]))
+            del spare[:extra]
+        while len(melds) < target and len(spare) >= 3:
+            melds.append(tuple(spare[:3]))
+            del spare[:3]
+        return melds
+
+    def best_partial(self) -> list[Meld]:
+        """The arrangement with the most melds (then the most pure ones), leaving
+        any cards unmatched: the closest a hand that does not finish gets.
+
+        Rummy hands search every meld. For nepali hands, wild cards acting as
+        wilds are pooled (any wild fills any gap), which keeps the search small;
+        the pure count then ignores wilds played as their own face, which only
+        matters for a hand that already failed :meth:`cover`.
+        """
+        if self.family == "rummy" or self.only_pure:
+            return self._best_partial_exact()
+        return self._pooled_best()
+
+    def _pairs_with(self, i: int) -> list[int]:
+        """Natural faces after ``i`` that one wild turns into a meld with ``i``."""
+        a = self.faces[i]
+        return [j for j in range(i + 1, self._first_wild)
+                if (a.suit == self.faces[j].suit and sequence_fits([a.rank, self.faces[j].rank], 3))
+                or a.rank == self.faces[j].rank]
+
+    def _pooled_best(self) -> list[Meld]:
+        """Most melds (then most pure) with wilds pooled.
+
+        Wilds are best spent one per pair of natural cards, then two per single
+        card, then three together. So once the melds of three natural cards are
+        chosen, the rest follows from a maximum matching of compatible pairs.
+        """
+        end = self._first_wild
+        wilds = sum(self.start[end:])
+        natural = [(idx, pure, need) for i in range(end) for idx, pure, need in self.melds_with(i, True)]
+        pairs = [self._pairs_with(i) for i in range(end)]
+        matching_memo: dict[tuple, tuple[tuple[int, int], ...]] = {}
+
+        def matching(i: int, counts: list[int]) -> tuple[tuple[int, int], ...]:
+            while i < end and not counts[i]:
+                i += 1
+            if i == end:
+                return ()
+            key = (i, tuple(counts[i:end]))
+            found = matching_memo.get(key)
+            if found is not None:
+                return found
+            held, counts[i] = counts[i], 0
+            best = matching(i + 1, counts)
+            counts[i] = held
+            counts[i] -= 1
+            for j in pairs[i]:
+                if counts[j]:
+                    counts[j] -= 1
+                    candidate = ((i, j),) + matching(i, counts)
+                    counts[j] += 1
+                    if len(candidate) > len(best):
+                        best = candidate
+            counts[i] += 1
+            matching_memo[key] = best
+            return best
+
+        def greedy(counts: list[int]) -> tuple[tuple[int, int], ...]:
+            left = list(counts)
+            found = []
+            for i in range(end):
+                for j in pairs[i]:
+                    while left[i] and left[j]:
+                        left[i] -= 1
+                        left[j] -= 1
+                        found.append((i, j))
+            return tuple(found)
+
+        def finish(counts: list[int]) -> tuple[int, tuple[tuple[int, int], ...], int]:
+            # only as many pairs as there are wilds can be used
+            matched = greedy(counts) if wilds else ()
+            if len(matched) < wilds:
+                matched = matching(0, counts)
+            used = min(len(matched), wilds)
+            singles = min(sum(counts[:end]) - 2 * used, (wilds - used) // 2)
+            return used + singles + (wilds - used - 2 * singles) // 3, matched[:used], singles
+
+        counts = list(self.start)
+        memo: dict[tuple, tuple[int, int, tuple, tuple, int]] = {}
+
+        def choose(k: int) -> tuple[int, int, tuple, tuple, int]:
+            key = (k, tuple(counts[:end]))
+            found = memo.get(key)
+            if found is not None:
+                return found
+            if k == len(natural):
+                melds, matched, singles = finish(counts)
+                result = (melds, 0, (), matched, singles)
+            else:
+                result = choose(k + 1)
+                idx, pure, need = natural[k]
+                if self._take(counts, need):
+                    melds, pures, chosen, matched, singles = choose(k)
+                    self._put(counts, need)
+                    if (melds + 1, pures + pure) > result[:2]:
+                        result = (melds + 1, pures + pure, (idx,) + chosen, matched, singles)
+            memo[key] = result
+            return result
+
+        _, _, chosen, matched, singles = choose(0)
+        left = list(self.start)
+        for idx in chosen + tuple(matched):
+            for k in idx:
+                left[k] -= 1
+        lonely = [k for k in range(end) for _ in range(left[k])][:singles]
+        picks = [(idx, 0) for idx in chosen] + [(pair, 1) for pair in matched] + [((k,), 2) for k in lonely]
+        return self._with_wilds(picks, len(picks) + wilds)
+
+    def _best_partial_exact(self) -> list[Meld]:
+        counts = list(self.start)
+        end = len(counts)
+        memo: dict[tuple, tuple[int, int, tuple]] = {}
+
+        def best(i: int) -> tuple[int, int, tuple]:
+            while i < end and not counts[i]:
+                i += 1
+            if i == end:
+                return (0, 0, ())
+            key = (i, tuple(counts[i:]))
+            if key in memo:
+                return memo[key]
+            # either no remaining copy of face i is melded, or one is: meld it now
+            held, counts[i] = counts[i], 0
+            result = best(i + 1)
+            counts[i] = held
+            for idx, pure, need in self.melds_with(i):
+                if self._take(counts, need):
+                    melds, pures, path = best(i)
+                    self._put(counts, need)
+                    if (melds + 1, pures + pure) > result[:2]:
+                        result = (melds + 1, pures + pure, (idx,) + path)
+            memo[key] = result
+            return result
+
+        return [self._meld(idx) for idx in best(0)[2]]
+
+    def least_left(self, value: Callable[[Card], int], lives_needed: int) -> tuple[int, list[Meld]]:
+        """The arrangement leaving the lowest total ``value`` unmatched, among those
+        with at least ``lives_needed`` pure melds (rummy penalty scoring)."""
+        counts = list(self.start)
+        end = len(counts)
+        memo: dict[tuple, tuple[float, tuple]] = {}
+        values = [value(f) for f in self.faces]
+
+        def least(i: int, lives_needed: int) -> tuple[float, tuple]:
+            while i < end and not counts[i]:
+                i += 1
+            if i == end:
+                return (0 if lives_needed <= 0 else float("inf"), ())
+            key = (i, tuple(counts[i:]), lives_needed)
+            if key in memo:
+                return memo[key]
+            held, counts[i] = counts[i], 0
+            cost, path = least(i + 1, lives_needed)
+            counts[i] = held
+            result = (cost + values[i] * held, path)
+            for idx, pure, need in self.melds_with(i):
+                if self._take(counts, need):
+                    cost, path = least(i, max(lives_needed - pure, 0))
+                    self._put(counts, need)
+                    if cost < result[0]:
+                        result = (cost, (idx,) + path)
+            memo[key] = result
+            return result
+
+        cost, path = least(0, lives_needed)
+        if cost == float("inf"):
+            return sum(v * n for v, n in zip(values, self.start)), []
+        return int(cost), [self._meld(idx) for idx in path]
+
+
+def _needs(idx: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
+    """(face, copies) pairs of a sorted index tuple: (3, 3, 5) -> ((3, 2), (5, 1))."""
+    needs: list[tuple[int, int]] = []
+    for k in idx:
+        if needs and needs[-1][0] == k:
+            needs[-1] = (k, needs[-1][1] + 1)
+        else:
+            needs.append((k, 1))
+    return tuple(needs)
+
+
+def leftover(cards: Sequence[Card], melds: Sequence[Sequence[Card]]) -> list[Card]:
+    """The cards of ``cards`` not used by ``melds`` (as a multiset difference)."""
+    rest = Counter(cards)
+    rest.subtract(c for meld in melds for c in meld)
+    return sorted(rest.elements(), key=lambda c: FACE_INDEX[c])

@@ -1,0 +1,83 @@
+"""Which cards are wild: from the tiplu (nepali) or the turned card (rummy).
+
+>>> from scorer import get_rules, parse_card
+>>> w = wild_cards(get_rules("nepali"), tiplu=parse_card("AH"))
+>>> str(w.jhiplu), str(w.poplu), len(w.ordinary_jokers)
+('KH', '2H', 3)
+>>> w.is_wild(parse_card("AS")), w.is_wild(parse_card("3H"))
+(True, False)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from scorer.cards import JOKER, SUITS, Card
+from scorer.errors import HandError
+from scorer.rules import RuleSet
+
+
+def rank_above(rank: int) -> int:
+    """The next rank up, wrapping K -> A (used for neighbours, never for sequences)."""
+    return 1 if rank == 13 else rank + 1
+
+
+def rank_below(rank: int) -> int:
+    """The next rank down, wrapping A -> K."""
+    return 13 if rank == 1 else rank - 1
+
+
+@dataclass(frozen=True)
+class Wilds:
+    """The wild cards of one round and the maal faces (nepali).
+
+    ``wild_faces`` holds every face that is wild; a wild card may still be
+    played as its own face. ``jokers_in_play`` is how many printed jokers exist.
+    """
+
+    wild_faces: frozenset[Card]
+    tiplu: Card | None = None
+    jhiplu: Card | None = None
+    poplu: Card | None = None
+    ordinary_jokers: frozenset[Card] = frozenset()
+    alter: frozenset[Card] = frozenset()
+    joker_rank: int | None = None
+    jokers_in_play: int = 0
+
+    def is_wild(self, card: Card) -> bool:
+        return card in self.wild_faces
+
+
+def wild_cards(rules: RuleSet, *, tiplu: Card | None = None, turned: Card | None = None) -> Wilds:
+    """The wild cards for ``rules``: nepali needs the ``tiplu``, rummy the ``turned`` card.
+
+    Raises :class:`HandError` when the card that sets the wilds is missing or a printed joker.
+    """
+    jokers = rules.printed_jokers
+    printed = frozenset({JOKER}) if jokers else frozenset()
+    if rules.name == "rummy":
+        if turned is None:
+            raise HandError("the rummy rules need the turned card (e.g. --turned 7D)")
+        if turned.is_joker:
+            raise HandError("the turned card is a printed joker: turn the next card to set the joker rank")
+        rank = rank_above(turned.rank)
+        faces = frozenset(Card(rank, s) for s in SUITS)
+        return Wilds(wild_faces=faces | printed, joker_rank=rank, jokers_in_play=jokers)
+    if tiplu is None:
+        raise HandError("the nepali rules need the tiplu (e.g. --tiplu JC)")
+    if tiplu.is_joker:
+        raise HandError("the tiplu cannot be a printed joker: draw another card")
+    jhiplu = Card(rank_below(tiplu.rank), tiplu.suit)
+    poplu = Card(rank_above(tiplu.rank), tiplu.suit)
+    ordinary = frozenset(Card(tiplu.rank, s) for s in SUITS if s != tiplu.suit)
+    alter = frozenset(c for c in ordinary if c.is_red == tiplu.is_red) if rules["alter"] else frozenset()
+    faces = frozenset({tiplu, jhiplu, poplu}) | ordinary | printed
+    return Wilds(wild_faces=faces, tiplu=tiplu, jhiplu=jhiplu, poplu=poplu,
+                 ordinary_jokers=ordinary, alter=alter, joker_rank=tiplu.rank, jokers_in_play=jokers)
+
+
+def copy_limits(rules: RuleSet, wilds: Wilds | None) -> dict[Card, int]:
+    """Per-face copy limits below the deck count: only two tiplu copies are in play."""
+    if wilds is not None and wilds.tiplu is not None:
+        return {wilds.tiplu: rules.decks - 1}
+    return {}
