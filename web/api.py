@@ -31,7 +31,7 @@ def json_body() -> dict[str, Any]:
     if not raw.strip():
         raise InputError("send a JSON object in the request body")
     try:
-        payload = json.loads(raw)
+        payload = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise InputError("the body is not UTF-8 text; send JSON") from None
     except json.JSONDecodeError as error:

@@ -127,6 +127,12 @@ def m001_initial(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX audit_session ON audit(session_id, id)")
 
 
+@migrations()
+def m002_false_declaration(db: sqlite_utils.Database) -> None:
+    """Remember a nepali player's false declaration (the ``invalid_declaration_fine`` option)."""
+    db.execute("ALTER TABLE round_players ADD COLUMN false_declaration INTEGER NOT NULL DEFAULT 0")
+
+
 def connect(path: str | os.PathLike[str]) -> sqlite_utils.Database:
     """Open the file with the ledger's pragmas, without migrating it."""
     conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)

@@ -185,7 +185,7 @@ def _round_rows(db: sqlite_utils.Database, session_id: int) -> list[dict[str, An
     return [dict(zip(columns, r)) for r in cursor.fetchall()]
 
 
-def _round_dict(db: sqlite_utils.Database, row: Mapping[str, Any]) -> dict[str, Any]:
+def _round_dict(db: sqlite_utils.Database, row: Mapping[str, Any], rules: str) -> dict[str, Any]:
     cursor = db.execute(
         "SELECT p.name, rp.* FROM round_players rp JOIN players p ON p.id = rp.player_id "
         "WHERE rp.round_id = ? ORDER BY rp.seat", [row["id"]])
@@ -195,7 +195,7 @@ def _round_dict(db: sqlite_utils.Database, row: Mapping[str, Any]) -> dict[str, 
     for values in cursor.fetchall():
         line = dict(zip(columns, values))
         totals[line["name"]] = line["total"]
-        if line["penalty"] is not None:
+        if rules == "rummy":
             players[line["name"]] = {
                 "penalty": line["penalty"],
                 "cards": json.loads(line["penalty_cards"]) if line["penalty_cards"] else None,
@@ -206,11 +206,12 @@ def _round_dict(db: sqlite_utils.Database, row: Mapping[str, Any]) -> dict[str, 
                 "seen": bool(line["seen"]), "seen_by": line["seen_by"], "maal": line["maal"],
                 "cards": json.loads(line["maal_cards"]) if line["maal_cards"] else None,
                 "maal_items": json.loads(line["maal_items"]) if line["maal_items"] else [],
-                "net": line["net"], "total": line["total"]}
+                "false_declaration": bool(line["false_declaration"]), "net": line["net"], "total": line["total"]}
     settlement = json.loads(row["settlement"])
     return {"number": row["number"], "dealer": row["dealer"], "tiplu": row["tiplu"], "turned": row["turned"],
             "winner": row["winner"], "finish": row["finish"], "players": players,
-            "net": settlement["net"], "payments": settlement["payments"], "totals": totals,
+            "net": settlement["net"], "payments": settlement["payments"],
+            "adjustments": settlement.get("adjustments", []), "totals": totals,
             "created_at": row["created_at"], "updated_at": row["updated_at"]}
 
 
@@ -238,7 +239,7 @@ def get_session(db: sqlite_utils.Database, session_id: Any) -> dict[str, Any]:
     row = _session_row(db, session_id)
     players = session_players(db, row["id"])
     rules = session_rules(row)
-    rounds = [_round_dict(db, r) for r in _round_rows(db, row["id"])]
+    rounds = [_round_dict(db, r, row["rules"]) for r in _round_rows(db, row["id"])]
     totals = dict(rounds[-1]["totals"]) if rounds else {p: 0 for p in players}
     table, winners = standings(players, totals, rules.lower_is_better, bool(rounds))
     direction = rules.options.get("direction", "clockwise")
@@ -299,13 +300,14 @@ def _store_lines(db: sqlite_utils.Database, session_id: int, round_id: int, scor
     for line in scored.lines:
         db.execute(
             "INSERT INTO round_players(round_id, seat, player_id, seen, seen_by, maal, maal_cards, maal_items, "
-            "penalty, penalty_cards, penalty_detail, wrong_close, net, total) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,0)",
+            "penalty, penalty_cards, penalty_detail, wrong_close, false_declaration, net, total) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,0)",
             [round_id, line.seat, ids[line.seat], int(line.seen), line.seen_by, line.maal,
              None if line.maal_cards is None else _dumps(list(line.maal_cards)),
              _dumps(list(line.maal_items)) if line.maal_items else None,
              line.penalty, None if line.penalty_cards is None else _dumps(list(line.penalty_cards)),
              None if line.penalty_detail is None else _dumps(line.penalty_detail),
-             int(line.wrong_close), int(net[line.name])])
+             int(line.wrong_close), int(line.false_declaration), int(net[line.name])])
     for position, payment in enumerate(scored.settlement["payments"]):
         db.execute("INSERT INTO payments(round_id, position, payer, payee, points, reason) VALUES (?,?,?,?,?,?)",
                    [round_id, position, payment["from"], payment["to"], int(payment["points"]), payment["reason"]])
@@ -374,7 +376,7 @@ def add_round(db: sqlite_utils.Database, session_id: Any, payload: Any, *,
              _dumps(scored.settlement), stamp, stamp])
         _store_lines(db, session["id"], int(cursor.lastrowid), scored)
         _recompute(db, session, players, rules, number)
-        result = _round_dict(db, _round_row(db, session["id"], number))
+        result = _round_dict(db, _round_row(db, session["id"], number), session["rules"])
         _audit(db, session["id"], "add round", round_number=number, after=result, source=source)
         if idempotency_key is not None:
             db.execute("INSERT INTO idempotency_keys(session_id, key, request_hash, status, response, created_at) "
@@ -384,7 +386,7 @@ def add_round(db: sqlite_utils.Database, session_id: Any, payload: Any, *,
 
 def get_round(db: sqlite_utils.Database, session_id: Any, number: Any) -> dict[str, Any]:
     session = _session_row(db, session_id)
-    return _round_dict(db, _round_row(db, session["id"], number))
+    return _round_dict(db, _round_row(db, session["id"], number), session["rules"])
 
 
 def update_round(db: sqlite_utils.Database, session_id: Any, number: Any, payload: Any, *,
@@ -394,7 +396,7 @@ def update_round(db: sqlite_utils.Database, session_id: Any, number: Any, payloa
         session = _session_row(db, session_id)
         _check_open(session)
         row = _round_row(db, session["id"], number)
-        before = _round_dict(db, row)
+        before = _round_dict(db, row, session["rules"])
         players = session_players(db, session["id"])
         rules = session_rules(session)
         scored = score_round(rules, players, payload)
@@ -405,7 +407,7 @@ def update_round(db: sqlite_utils.Database, session_id: Any, number: Any, payloa
                                     _dumps(scored.settlement), now(), row["id"]])
         _store_lines(db, session["id"], row["id"], scored)
         _recompute(db, session, players, rules, row["number"])
-        after = _round_dict(db, _round_row(db, session["id"], row["number"]))
+        after = _round_dict(db, _round_row(db, session["id"], row["number"]), session["rules"])
         _audit(db, session["id"], "edit round", round_number=row["number"], before=before, after=after, source=source)
     return after
 
@@ -416,7 +418,7 @@ def delete_round(db: sqlite_utils.Database, session_id: Any, number: Any, *, sou
         session = _session_row(db, session_id)
         _check_open(session)
         row = _round_row(db, session["id"], number)
-        before = _round_dict(db, row)
+        before = _round_dict(db, row, session["rules"])
         db.execute("DELETE FROM rounds WHERE id = ?", [row["id"]])
         _recompute(db, session, session_players(db, session["id"]), session_rules(session), row["number"])
         _audit(db, session["id"], "delete round", round_number=row["number"], before=before, source=source)

@@ -26,7 +26,7 @@ from scorer.rummy import penalty_points
 from scorer.settle import PlayerRound, settle_round
 
 FINISHES: tuple[str, ...] = ("melds", "dublees")
-NEPALI_FIELDS = frozenset({"seen", "seen_by", "maal", "cards", "dealt_tunnelas"})
+NEPALI_FIELDS = frozenset({"seen", "seen_by", "maal", "cards", "dealt_tunnelas", "false_declaration"})
 RUMMY_FIELDS = frozenset({"penalty", "cards", "wrong_close"})
 ROUND_FIELDS = frozenset({"tiplu", "turned", "winner", "finish", "players"})
 
@@ -51,6 +51,7 @@ class PlayerLine:
     penalty_cards: tuple[str, ...] | None = None
     penalty_detail: dict[str, Any] | None = None
     wrong_close: bool = False
+    false_declaration: bool = False
 
 
 @dataclass(frozen=True)
@@ -73,22 +74,23 @@ class ScoredRound:
         return {
             "rules": self.rules, "tiplu": self.tiplu, "turned": self.turned,
             "winner": self.winner, "finish": self.finish,
-            "players": {line.name: player_dict(line, self.settlement["net"].get(line.name, 0))
+            "players": {line.name: player_dict(line, self.settlement["net"].get(line.name, 0), self.rules)
                         for line in self.lines},
             "net": self.net, "payments": list(self.settlement["payments"]),
+            "adjustments": list(self.settlement.get("adjustments", [])),
         }
 
 
-def player_dict(line: PlayerLine, net: int) -> dict[str, Any]:
+def player_dict(line: PlayerLine, net: int, rules: str) -> dict[str, Any]:
     """The JSON shape of one player's line (only the fields of the session's family)."""
-    if line.penalty is not None:
+    if rules == "rummy":
         return {"penalty": line.penalty,
                 "cards": list(line.penalty_cards) if line.penalty_cards is not None else None,
                 "penalty_detail": line.penalty_detail, "wrong_close": line.wrong_close, "net": net}
     return {"seen": line.seen, "seen_by": line.seen_by, "maal": line.maal,
             "cards": list(line.maal_cards) if line.maal_cards is not None else None,
             "maal_items": list(line.maal_items), "dealt_tunnelas": list(line.dealt_tunnelas),
-            "net": net}
+            "false_declaration": line.false_declaration, "net": net}
 
 
 def whole_number(value: Any, what: str, *, minimum: int | None = 0) -> int:
@@ -232,6 +234,7 @@ def _score_nepali(rules: RuleSet, players: Sequence[str], by_name: Mapping[str, 
         entry = by_name[name]
         _check_fields(name, entry, NEPALI_FIELDS, "nepali")
         seen = yes_no(entry.get("seen"), f"players.{name}.seen")
+        false_declaration = yes_no(entry.get("false_declaration"), f"players.{name}.false_declaration")
         seen_by = entry.get("seen_by") or None
         if seen_by is not None and seen_by not in FINISHES:
             raise InputError(f"players.{name}.seen_by: '{seen_by}' is not one of {', '.join(FINISHES)}")
@@ -244,19 +247,19 @@ def _score_nepali(rules: RuleSet, players: Sequence[str], by_name: Mapping[str, 
         if cards is not None or tunnelas:
             if tiplu is None:
                 raise InputError(f"tiplu: needed to value {name}'s maal cards (tap the tiplu)")
-            result = maal_points(cards or [], rules, tiplu, seen=seen, dealt_tunnelas=tuple(tunnelas))
+            try:
+                result = maal_points(cards or [], rules, tiplu, seen=seen, dealt_tunnelas=tuple(tunnelas))
+            except TipluError as error:
+                raise InputError(f"players.{name}.cards: {error}") from None
             data = result.to_dict()
             lines.append(PlayerLine(name, seat, seen, seen_by, int(data["total"]),
                                     tuple(str(c) for c in cards or []), tuple(data["items"]),
-                                    tuple(str(c) for c in tunnelas)))
+                                    tuple(str(c) for c in tunnelas), false_declaration=false_declaration))
         else:
             maal = whole_number(number, f"players.{name}.maal") if has_number else 0
-            lines.append(PlayerLine(name, seat, seen, seen_by, maal))
-    if winner is not None and not next(line.seen for line in lines if line.name == winner):
-        raise InputError(f"winner: {winner} has not seen the tiplu, so cannot win "
-                         f"(tick seen for {winner} or pick another winner)")
-    rounds = [PlayerRound(line.name, maal=line.maal or 0, seen=line.seen, seen_by=line.seen_by)
-              for line in lines]
+            lines.append(PlayerLine(name, seat, seen, seen_by, maal, false_declaration=false_declaration))
+    rounds = [PlayerRound(line.name, maal=line.maal or 0, seen=line.seen, seen_by=line.seen_by,
+                          false_declaration=line.false_declaration) for line in lines]
     settlement = settle_round(rules, rounds, winner, finish).to_dict()
     return ScoredRound(rules.name, str(tiplu) if tiplu else None, None, winner, finish,
                        tuple(lines), settlement)
@@ -280,13 +283,16 @@ def _score_rummy(rules: RuleSet, players: Sequence[str], by_name: Mapping[str, M
         if cards is not None:
             if turned is None:
                 raise InputError(f"turned: needed to count {name}'s penalty cards (tap the turned card)")
-            result = penalty_points(cards, rules, turned)
+            try:
+                result = penalty_points(cards, rules, turned)
+            except TipluError as error:
+                raise InputError(f"players.{name}.cards: {error}") from None
             detail = result.to_dict()
             lines.append(PlayerLine(name, seat, penalty=int(result.penalty),
                                     penalty_cards=tuple(str(c) for c in cards),
                                     penalty_detail=detail, wrong_close=wrong_close))
         else:
-            penalty = whole_number(number, f"players.{name}.penalty") if has_number else 0
+            penalty = whole_number(number, f"players.{name}.penalty") if has_number else None
             lines.append(PlayerLine(name, seat, penalty=penalty, wrong_close=wrong_close))
     rounds = [PlayerRound(line.name, penalty=line.penalty, wrong_close=line.wrong_close) for line in lines]
     settlement = settle_round(rules, rounds, winner, finish).to_dict()

@@ -139,7 +139,7 @@ def form_values(rnd: Mapping[str, Any], session: Mapping[str, Any]) -> MultiDict
         line = rnd["players"][name]
         if line.get("cards"):
             values[f"p{seat}_cards"] = " ".join(line["cards"])
-        elif "penalty" in line:
+        elif line.get("penalty") is not None:
             values[f"p{seat}_penalty"] = str(line["penalty"])
         elif line.get("maal") is not None:
             values[f"p{seat}_maal"] = str(line["maal"])

@@ -1,0 +1,294 @@
+"""The JSON API contract: sessions, rounds, idempotency, edits, exports and every bad input."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any, Callable
+
+import pytest
+from flask.testing import FlaskClient
+
+from scorer import get_rules
+from scorer.maal import maal_points
+from scorer.rummy import penalty_points
+from scorer.settle import PlayerRound, settle_round
+from scorer import parse_card, parse_cards
+from web_support import PLAYERS, nepali_round
+
+
+def expected_net(payload: dict[str, Any], rules: str = "nepali", options: dict[str, Any] | None = None) -> dict[str, int]:
+    """What the scorer itself says for a payload with numeric maal (no web code involved)."""
+    ruleset = get_rules(rules, options or {})
+    players = [PlayerRound(name, maal=entry.get("maal", 0), seen=entry.get("seen", False))
+               for name, entry in payload["players"].items()]
+    return settle_round(ruleset, players, payload["winner"], payload["finish"]).to_dict()["net"]
+
+
+def state(client: FlaskClient, session_id: int) -> dict[str, Any]:
+    data = client.get(f"/api/sessions/{session_id}").get_json()
+    return {"rounds": data["rounds"], "totals": data["totals"], "options": data["options"], "players": data["players"]}
+
+
+def test_create_and_get_session(client: FlaskClient) -> None:
+    response = client.post("/api/sessions", json={"players": PLAYERS, "rules": "nepali",
+                                                  "options": {"tiplu_pair": 8}, "rounds_planned": 8})
+    assert response.status_code == 201
+    body = response.get_json()
+    assert body["rounds_planned"] == 8
+    data = client.get(f"/api/sessions/{body['id']}").get_json()
+    assert data["players"] == PLAYERS
+    assert data["rules"] == "nepali"
+    assert data["options"]["tiplu_pair"] == 8
+    assert data["options"] == dict(get_rules("nepali", {"tiplu_pair": 8}).options)
+    assert data["rounds"] == [] and data["totals"] == {p: 0 for p in PLAYERS}
+
+
+def test_round_matches_scorer_and_sums_to_zero(client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    payload = nepali_round()
+    response = client.post(f"/api/sessions/{sid}/rounds", json=payload)
+    assert response.status_code == 201
+    body = response.get_json()
+    assert body["number"] == 1
+    assert body["net"] == expected_net(payload)
+    assert sum(body["net"].values()) == 0
+    assert body["payments"], "the scorer's payment lines are returned"
+    assert all(set(p) == {"from", "to", "points", "reason"} for p in body["payments"])
+    data = client.get(f"/api/sessions/{sid}").get_json()
+    assert data["rounds"][0]["payments"] == body["payments"]
+    assert data["totals"] == body["net"]
+
+
+def test_maal_cards_are_valued_by_the_scorer(client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    cards = ["10C", "JC", "QC", "QC"]
+    payload = nepali_round(Ben={"seen": True, "cards": cards})
+    body = client.post(f"/api/sessions/{sid}/rounds", json=payload).get_json()
+    scored = maal_points(parse_cards(cards), get_rules("nepali"), parse_card("JC"), seen=True).to_dict()
+    assert body["players"]["Ben"]["maal"] == scored["total"]
+    assert body["players"]["Ben"]["maal_items"] == scored["items"]
+    assert body["players"]["Ben"]["cards"] == cards
+    assert sum(body["net"].values()) == 0
+
+
+def test_rummy_round_with_penalty_cards(client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session(["Anna", "Ben", "Carla"], rules="rummy")
+    cards = ["2S", "9H", "KD"]
+    payload = {"turned": "7D", "winner": "Anna", "finish": "melds",
+               "players": {"Anna": {}, "Ben": {"penalty": 12}, "Carla": {"cards": cards}}}
+    response = client.post(f"/api/sessions/{sid}/rounds", json=payload)
+    assert response.status_code == 201, response.get_json()
+    body = response.get_json()
+    rules = get_rules("rummy")
+    counted = penalty_points(parse_cards(cards), rules, parse_card("7D"))
+    assert body["players"]["Carla"]["penalty"] == counted.penalty
+    players = [PlayerRound("Anna", penalty=0), PlayerRound("Ben", penalty=12),
+               PlayerRound("Carla", penalty=counted.penalty)]
+    assert body["net"] == settle_round(rules, players, "Anna", "melds").to_dict()["net"]
+    data = client.get(f"/api/sessions/{sid}").get_json()
+    assert data["lower_is_better"] is True
+    assert data["standings"][0]["total"] == min(data["totals"].values())
+
+
+def test_idempotency_key_returns_the_same_round(client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    headers = {"Idempotency-Key": "round-1-from-phone-a"}
+    first = client.post(f"/api/sessions/{sid}/rounds", json=nepali_round(), headers=headers)
+    again = client.post(f"/api/sessions/{sid}/rounds", json=nepali_round(), headers=headers)
+    assert first.status_code == again.status_code == 201
+    assert again.get_json() == first.get_json()
+    assert again.headers.get("Idempotent-Replayed") == "true"
+    assert len(client.get(f"/api/sessions/{sid}").get_json()["rounds"]) == 1
+    other = client.post(f"/api/sessions/{sid}/rounds", json=nepali_round(winner="Ben"), headers=headers)
+    assert other.status_code == 409
+    assert "Idempotency-Key" in other.get_json()["error"]
+    assert len(client.get(f"/api/sessions/{sid}").get_json()["rounds"]) == 1
+
+
+def test_put_edits_and_recomputes_later_totals(client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    first, second = nepali_round(), nepali_round(winner="Carla")
+    client.post(f"/api/sessions/{sid}/rounds", json=first)
+    client.post(f"/api/sessions/{sid}/rounds", json=second)
+    edited = nepali_round(winner="Ben", Anna={"seen": True, "maal": 0})
+    response = client.put(f"/api/sessions/{sid}/rounds/1", json=edited)
+    assert response.status_code == 200
+    assert response.get_json()["net"] == expected_net(edited)
+    data = client.get(f"/api/sessions/{sid}").get_json()
+    net1, net2 = expected_net(edited), expected_net(second)
+    assert data["rounds"][1]["totals"] == {p: net1[p] + net2[p] for p in PLAYERS}
+    assert data["totals"] == data["rounds"][1]["totals"]
+
+
+def test_delete_renumbers_and_recomputes(client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    rounds = [nepali_round(), nepali_round(winner="Carla"), nepali_round(winner="Ben")]
+    for payload in rounds:
+        client.post(f"/api/sessions/{sid}/rounds", json=payload)
+    assert client.delete(f"/api/sessions/{sid}/rounds/2").status_code == 204
+    data = client.get(f"/api/sessions/{sid}").get_json()
+    assert [r["number"] for r in data["rounds"]] == [1, 2]
+    assert data["rounds"][1]["winner"] == "Ben"
+    assert data["rounds"][1]["dealer"] == PLAYERS[1]
+    net1, net3 = expected_net(rounds[0]), expected_net(rounds[2])
+    assert data["totals"] == {p: net1[p] + net3[p] for p in PLAYERS}
+    assert client.get(f"/api/sessions/{sid}/rounds/3").status_code == 404
+
+
+def test_get_round_and_history(client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    client.post(f"/api/sessions/{sid}/rounds", json=nepali_round())
+    client.put(f"/api/sessions/{sid}/rounds/1", json=nepali_round(winner="Carla"))
+    assert client.get(f"/api/sessions/{sid}/rounds/1").get_json()["winner"] == "Carla"
+    history = client.get(f"/api/sessions/{sid}/history").get_json()["history"]
+    assert [h["action"] for h in history] == ["edit round", "add round", "create session"]
+    assert history[0]["before"]["winner"] == "Anna" and history[0]["after"]["winner"] == "Carla"
+
+
+def test_exports(client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    payload = nepali_round()
+    client.post(f"/api/sessions/{sid}/rounds", json=payload)
+    response = client.get(f"/api/sessions/{sid}/export.csv")
+    assert response.status_code == 200 and response.mimetype == "text/csv"
+    rows = list(csv.DictReader(io.StringIO(response.get_data(as_text=True))))
+    assert [r["player"] for r in rows] == PLAYERS
+    assert {r["player"]: int(r["net"]) for r in rows} == expected_net(payload)
+    exported = client.get(f"/api/sessions/{sid}/export.json")
+    assert "attachment" in exported.headers["Content-Disposition"]
+    data = json.loads(exported.get_data())
+    assert data["session"]["rounds"][0]["net"] == expected_net(payload)
+    assert data["audit"]
+
+
+def test_options_fixed_after_first_round(client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    ok = client.patch(f"/api/sessions/{sid}", json={"options": {"seen_fee": 4}})
+    assert ok.status_code == 200 and ok.get_json()["options"]["seen_fee"] == 4
+    client.post(f"/api/sessions/{sid}/rounds", json=nepali_round())
+    locked = client.patch(f"/api/sessions/{sid}", json={"options": {"seen_fee": 5}})
+    assert locked.status_code == 409 and "fixed" in locked.get_json()["error"]
+    assert client.get(f"/api/sessions/{sid}").get_json()["options"]["seen_fee"] == 4
+    assert client.patch(f"/api/sessions/{sid}", json={"rounds_planned": 12}).get_json()["rounds_planned"] == 12
+
+
+def test_end_session_blocks_rounds_until_reopened(client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    assert client.post(f"/api/sessions/{sid}/end").get_json()["ended_at"]
+    blocked = client.post(f"/api/sessions/{sid}/rounds", json=nepali_round())
+    assert blocked.status_code == 409
+    client.post(f"/api/sessions/{sid}/end", json={"ended": False})
+    assert client.post(f"/api/sessions/{sid}/rounds", json=nepali_round()).status_code == 201
+
+
+BAD_ROUNDS: list[tuple[str, Any, str]] = [
+    ("unknown player", nepali_round(Zed={"seen": True, "maal": 1}), "unknown player 'Zed'"),
+    ("unknown winner", nepali_round(winner="Zed"), "unknown player 'Zed'"),
+    ("winner has not seen", nepali_round(winner="Dan"), "Dan"),
+    ("fourth copy", nepali_round(Ben={"seen": True, "cards": ["QS", "QS", "QS", "QS"]}), "'QS' appears 4 times"),
+    ("malformed number", nepali_round(Ben={"seen": True, "maal": "five"}), "not a whole number"),
+    ("fractional number", nepali_round(Ben={"seen": True, "maal": 2.5}), "not a whole number"),
+    ("negative maal", nepali_round(Ben={"seen": True, "maal": -3}), "below 0"),
+    ("bad card", nepali_round(tiplu="1X"), "unknown suit"),
+    ("bad finish", nepali_round(finish="sideways"), "finish"),
+    ("missing player", {"tiplu": "JC", "winner": None, "finish": None,
+                        "players": {"Anna": {"seen": True, "maal": 1}}}, "missing"),
+    ("no players", {"tiplu": "JC"}, "players"),
+    ("unknown field", {**nepali_round(), "colour": "red"}, "unknown field"),
+    ("rummy field in nepali", nepali_round(Ben={"seen": True, "penalty": 3}), "unknown field"),
+    ("both maal and cards", nepali_round(Ben={"seen": True, "maal": 2, "cards": ["JC"]}), "not both"),
+    ("cards without tiplu", nepali_round(tiplu=None, Ben={"seen": True, "cards": ["JC"]}), "tiplu"),
+]
+
+
+@pytest.mark.parametrize("case, payload, message", BAD_ROUNDS, ids=[c[0] for c in BAD_ROUNDS])
+def test_bad_round_is_rejected_and_changes_nothing(client: FlaskClient, make_session: Callable[..., int],
+                                                   case: str, payload: Any, message: str) -> None:
+    sid = make_session()
+    client.post(f"/api/sessions/{sid}/rounds", json=nepali_round())
+    before = state(client, sid)
+    response = client.post(f"/api/sessions/{sid}/rounds", json=payload)
+    assert 400 <= response.status_code < 500
+    assert message in response.get_json()["error"]
+    assert state(client, sid) == before
+    edit = client.put(f"/api/sessions/{sid}/rounds/1", json=payload)
+    assert 400 <= edit.status_code < 500 and message in edit.get_json()["error"]
+    assert state(client, sid) == before
+
+
+@pytest.mark.parametrize("body, message", [
+    (b"{not json", "malformed JSON"),
+    (b"", "JSON object"),
+    (b"[1, 2]", "JSON object"),
+    (b"\xff\xfe", "UTF-8"),
+])
+def test_malformed_json(client: FlaskClient, make_session: Callable[..., int], body: bytes, message: str) -> None:
+    sid = make_session()
+    before = state(client, sid)
+    for url in ("/api/sessions", f"/api/sessions/{sid}/rounds"):
+        response = client.post(url, data=body, content_type="application/json")
+        assert response.status_code == 400
+        assert message in response.get_json()["error"]
+    assert state(client, sid) == before
+    assert len(client.get("/api/sessions").get_json()["sessions"]) == 1
+
+
+@pytest.mark.parametrize("method, url", [
+    ("get", "/api/sessions/999"), ("get", "/api/sessions/abc"), ("post", "/api/sessions/999/rounds"),
+    ("get", "/api/sessions/999/export.csv"), ("get", "/api/sessions/999/export.json"),
+    ("delete", "/api/sessions/999/rounds/1"), ("get", "/api/sessions/999/history"),
+])
+def test_unknown_session_is_404(client: FlaskClient, method: str, url: str) -> None:
+    response = getattr(client, method)(url, json=nepali_round())
+    assert response.status_code == 404
+    assert "does not exist" in response.get_json()["error"]
+
+
+@pytest.mark.parametrize("players, rules, options, message", [
+    (["Anna"], "nepali", {}, "2 to 5 players"),
+    (["A", "B", "C", "D", "E", "F"], "nepali", {}, "players_max"),
+    (["A", "B"], "rummy", {}, "3 to 6 players"),
+    (["A", "a"], "nepali", {}, "given twice"),
+    (["A", ""], "nepali", {}, "empty"),
+    ("Anna,Ben", "nepali", {}, "list of names"),
+    (["A", "B"], "poker", {}, "unknown rules"),
+    (["A", "B"], "nepali", {"tiplu_pair": "many"}, "not a whole number"),
+    (["A", "B"], "nepali", {"bogus": 1}, "unknown option"),
+])
+def test_bad_session_is_rejected(client: FlaskClient, players: Any, rules: str, options: dict[str, Any],
+                                 message: str) -> None:
+    response = client.post("/api/sessions", json={"players": players, "rules": rules, "options": options})
+    assert response.status_code == 400
+    assert message in response.get_json()["error"]
+    assert client.get("/api/sessions").get_json()["sessions"] == []
+
+
+def test_six_players_with_the_option(client: FlaskClient) -> None:
+    response = client.post("/api/sessions", json={"players": list("ABCDEF"), "options": {"players_max": 6}})
+    assert response.status_code == 201
+
+
+def test_request_too_large_is_413(app, client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    app.config["MAX_CONTENT_LENGTH"] = 1024
+    response = client.post(f"/api/sessions/{sid}/rounds", data=b"x" * 4096, content_type="application/json")
+    assert response.status_code == 413
+    assert "too large" in response.get_json()["error"]
+
+
+def test_preview_stores_nothing(client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    response = client.post(f"/api/sessions/{sid}/rounds/preview", json=nepali_round())
+    assert response.status_code == 200
+    assert response.get_json()["net"] == expected_net(nepali_round())
+    assert client.get(f"/api/sessions/{sid}").get_json()["rounds"] == []
+
+
+def test_rules_lists_every_option(client: FlaskClient) -> None:
+    from scorer import RULE_FAMILIES
+    data = client.get("/api/rules").get_json()
+    for name, family in RULE_FAMILIES.items():
+        assert [o["name"] for o in data[name]["options"]] == [o.name for o in family.options]
+        assert [o["default"] for o in data[name]["options"]] == [o.default for o in family.options]
