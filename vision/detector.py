@@ -1,0 +1,265 @@
+"""Find card-corner indices in a photo with ONNX Runtime only (no torch, no Ultralytics).
+
+The shipped model (``models/``) has two stages:
+
+1. ``corners.onnx``: a YOLO11n that boxes every corner index as one class, run on the
+   photo letterboxed to ``imgsz`` (320 px by default, 416/640 for whole-table photos).
+2. ``corner_classifier.onnx``: a small CNN that names the card (53 classes + "not a
+   corner") from a 32x48 crop of each box, cut from the full-resolution photo.
+
+A single-stage model (one YOLO with 53 classes) also works: when the detector has 53
+class outputs the classifier is skipped.
+
+Duplicates: a Marriage table holds three decks, so identical cards often lie side by side.
+Boxes are therefore suppressed class-agnostically at IoU 0.6 (two corners overlapping
+more than that are one corner seen twice), and nothing merges boxes that overlap less.
+
+>>> det = CardDetector()                                      # doctest: +SKIP
+>>> [c.card for c in det.detect(cv2.imread("photo.jpg"))]     # doctest: +SKIP
+['7H', '7H', 'KS']
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from scorer import CLASS_NAMES
+
+MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
+DETECTOR_FILE = "corners.onnx"
+CLASSIFIER_FILE = "corner_classifier.onnx"
+CROP_W, CROP_H = 32, 48
+CROP_MARGIN = 0.15
+NMS_IOU = 0.6
+
+
+class ModelError(ValueError):
+    """The model files are missing or unusable; the message says which file to provide."""
+
+
+@dataclass(frozen=True)
+class Corner:
+    """One detected corner index: card name, confidence 0..1, box (x1, y1, x2, y2) in photo pixels.
+
+    >>> Corner("10C", 0.9, (1.0, 2.0, 30.0, 50.0)).card
+    '10C'
+    """
+
+    card: str
+    confidence: float
+    box: tuple[float, float, float, float]
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What ``models/model.json`` says about the shipped files (defaults if it is absent)."""
+
+    imgsz: int = 320
+    crop_w: int = CROP_W
+    crop_h: int = CROP_H
+    crop_margin: float = CROP_MARGIN
+    nms_iou: float = NMS_IOU
+    classes: tuple[str, ...] = field(default=tuple(CLASS_NAMES))
+
+
+def crop_corner(image: np.ndarray, box: Sequence[float], margin: float = CROP_MARGIN,
+                size: tuple[int, int] = (CROP_W, CROP_H)) -> np.ndarray:
+    """A corner crop, portrait and ``CROP_W x CROP_H``: the classifier's input (BGR uint8).
+
+    The box (pixels x1, y1, x2, y2) grows by ``margin`` per side; a landscape box (a card
+    lying sideways) is turned 90 degrees so that every crop is portrait. Training
+    (:mod:`vision.train`) uses this same function, so training and inference agree.
+
+    >>> crop_corner(np.zeros((100, 100, 3), np.uint8), (10, 10, 40, 30)).shape
+    (48, 32, 3)
+    """
+    cw, ch = size
+    x1, y1, x2, y2 = (float(v) for v in box)
+    w, h = x2 - x1, y2 - y1
+    x1, x2 = x1 - margin * w, x2 + margin * w
+    y1, y2 = y1 - margin * h, y2 + margin * h
+    if x2 - x1 > y2 - y1:
+        dst = np.float32([[0, ch], [0, 0], [cw, 0]])
+    else:
+        dst = np.float32([[0, 0], [cw, 0], [cw, ch]])
+    src = np.float32([[x1, y1], [x2, y1], [x2, y2]])
+    m = cv2.getAffineTransform(src, dst)
+    if max(w, h) > 2.5 * ch:  # shrink big crops without aliasing the thin glyph strokes
+        f = 1.5 * ch / max(w, h)
+        small = cv2.resize(image, None, fx=f, fy=f, interpolation=cv2.INTER_AREA)
+        m = cv2.getAffineTransform(src * f, dst)
+        image = small
+    return cv2.warpAffine(image, m, (cw, ch), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+
+
+def letterbox(image: np.ndarray, size: int) -> tuple[np.ndarray, float, tuple[float, float]]:
+    """Resize keeping aspect into a ``size`` square padded with grey (114), as YOLO trains.
+
+    Returns the padded image, the scale and the (x, y) padding, to map boxes back.
+
+    >>> img, s, pad = letterbox(np.zeros((960, 1280, 3), np.uint8), 320)
+    >>> img.shape, s, pad
+    ((320, 320, 3), 0.25, (0.0, 40.0))
+    """
+    h, w = image.shape[:2]
+    s = min(size / h, size / w)
+    nw, nh = int(round(w * s)), int(round(h * s))
+    resized = cv2.resize(image, (nw, nh), interpolation=cv2.INTER_AREA if s < 1 else cv2.INTER_LINEAR)
+    out = np.full((size, size, 3), 114, np.uint8)
+    px, py = (size - nw) / 2, (size - nh) / 2
+    top, left = int(round(py - 0.1)), int(round(px - 0.1))
+    out[top:top + nh, left:left + nw] = resized
+    return out, s, (float(left), float(top))
+
+
+def nms(boxes: np.ndarray, scores: np.ndarray, iou: float) -> np.ndarray:
+    """Greedy non-maximum suppression; indices of kept boxes, best first.
+
+    >>> nms(np.array([[0, 0, 10, 10], [1, 1, 11, 11], [20, 20, 30, 30]], float), np.array([0.9, 0.8, 0.7]), 0.5)
+    array([0, 2])
+    """
+    order = np.argsort(-scores)
+    keep: list[int] = []
+    areas = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
+    while order.size:
+        i = int(order[0])
+        keep.append(i)
+        rest = order[1:]
+        xx1 = np.maximum(boxes[i, 0], boxes[rest, 0]); yy1 = np.maximum(boxes[i, 1], boxes[rest, 1])
+        xx2 = np.minimum(boxes[i, 2], boxes[rest, 2]); yy2 = np.minimum(boxes[i, 3], boxes[rest, 3])
+        inter = np.clip(xx2 - xx1, 0, None) * np.clip(yy2 - yy1, 0, None)
+        ious = inter / np.maximum(areas[i] + areas[rest] - inter, 1e-9)
+        order = rest[ious <= iou]
+    return np.array(keep, dtype=np.int64)
+
+
+def _softmax(x: np.ndarray) -> np.ndarray:
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def _read_info(folder: Path) -> ModelInfo:
+    info: dict[str, object] = {}
+    if (folder / "model.json").is_file():
+        info = json.loads((folder / "model.json").read_text())
+    classes: tuple[str, ...] = tuple(CLASS_NAMES)
+    if (folder / "classes.txt").is_file():
+        classes = tuple(c.strip() for c in (folder / "classes.txt").read_text().splitlines() if c.strip())
+    return ModelInfo(imgsz=int(info.get("imgsz", 320)), crop_w=int(info.get("crop_w", CROP_W)),
+                     crop_h=int(info.get("crop_h", CROP_H)),
+                     crop_margin=float(info.get("crop_margin", CROP_MARGIN)),
+                     nms_iou=float(info.get("nms_iou", NMS_IOU)), classes=classes)
+
+
+class CardDetector:
+    """Card-corner detector over ONNX Runtime; build once, call :meth:`detect` per photo.
+
+    ``model_path`` is a model folder (holding ``corners.onnx``, ``corner_classifier.onnx``,
+    ``classes.txt`` and ``model.json``) or a detector ``.onnx`` file next to them. Default:
+    ``$TIPLU_MODEL`` if set, else the shipped ``models/`` folder.
+
+    >>> CardDetector("/nonexistent")  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    ...
+    vision.detector.ModelError: /nonexistent: no corners.onnx found; pass the models/ folder or set TIPLU_MODEL
+    """
+
+    def __init__(self, model_path: str | os.PathLike[str] | None = None, *, imgsz: int | None = None,
+                 threads: int | None = None) -> None:
+        path = Path(model_path or os.environ.get("TIPLU_MODEL") or MODELS_DIR)
+        folder, det_file = (path.parent, path) if path.suffix == ".onnx" else (path, path / DETECTOR_FILE)
+        if not det_file.is_file():
+            raise ModelError(f"{path}: no {DETECTOR_FILE} found; pass the models/ folder or set TIPLU_MODEL")
+        import onnxruntime as ort
+
+        opts = ort.SessionOptions()
+        if threads:
+            opts.intra_op_num_threads = threads
+        opts.log_severity_level = 3
+        self.info = _read_info(folder)
+        self.imgsz = imgsz or self.info.imgsz
+        self._det = ort.InferenceSession(str(det_file), opts, providers=["CPUExecutionProvider"])
+        self._det_input = self._det.get_inputs()[0].name
+        cls_file = folder / CLASSIFIER_FILE
+        self._cls = None
+        if cls_file.is_file():
+            self._cls = ort.InferenceSession(str(cls_file), opts, providers=["CPUExecutionProvider"])
+            self._cls_input = self._cls.get_inputs()[0].name
+        self.classes = self.info.classes
+
+    def _stage1(self, image_bgr: np.ndarray, conf: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Boxes (photo pixels), best score and best class (or 0 when class-agnostic)."""
+        lb, s, (px, py) = letterbox(image_bgr, self.imgsz)
+        blob = np.ascontiguousarray(lb[:, :, ::-1].transpose(2, 0, 1))[None].astype(np.float32) / 255.0
+        out = self._det.run(None, {self._det_input: blob})[0][0]
+        if out.shape[0] > out.shape[1] and out.shape[1] != 6:
+            out = out.T
+        if out.shape[1] == 6 and out.shape[0] != 6:  # NMS-free export: (N, x1 y1 x2 y2 score cls)
+            keep = out[:, 4] >= conf
+            boxes, scores, cls = out[keep, :4].copy(), out[keep, 4], out[keep, 5].astype(np.int64)
+        else:
+            probs = out[4:].T
+            cls = probs.argmax(1)
+            scores = probs[np.arange(len(cls)), cls]
+            keep = scores >= conf
+            xywh, scores, cls = out[:4].T[keep], scores[keep], cls[keep]
+            boxes = np.stack([xywh[:, 0] - xywh[:, 2] / 2, xywh[:, 1] - xywh[:, 3] / 2,
+                              xywh[:, 0] + xywh[:, 2] / 2, xywh[:, 1] + xywh[:, 3] / 2], axis=1)
+        boxes = (boxes - [px, py, px, py]) / s
+        h, w = image_bgr.shape[:2]
+        boxes = np.clip(boxes, 0, [w, h, w, h])
+        return boxes, scores, cls
+
+    def classify(self, image_bgr: np.ndarray, boxes: np.ndarray) -> np.ndarray:
+        """Class probabilities (N, 54: the 53 cards then "not a corner") for pixel boxes."""
+        if self._cls is None:
+            raise ModelError(f"no {CLASSIFIER_FILE} next to the detector; a one-class detector needs it")
+        if len(boxes) == 0:
+            return np.zeros((0, len(self.classes) + 1), np.float32)
+        crops = np.stack([crop_corner(image_bgr, b, self.info.crop_margin, (self.info.crop_w, self.info.crop_h))
+                          for b in boxes])
+        blob = np.ascontiguousarray(crops[..., ::-1].transpose(0, 3, 1, 2)).astype(np.float32) / 255.0
+        return _softmax(self._cls.run(None, {self._cls_input: blob})[0])
+
+    def detect(self, image_bgr: np.ndarray, conf: float = 0.25) -> list[Corner]:
+        """Corners in a BGR photo (as ``cv2.imread`` gives), best first.
+
+        ``conf`` applies to the final confidence (box score times class probability).
+        """
+        if image_bgr is None or image_bgr.ndim != 3 or image_bgr.shape[2] != 3:
+            raise ModelError("detect() needs a colour BGR image (H, W, 3), e.g. from cv2.imread")
+        boxes, scores, cls = self._stage1(image_bgr, min(conf, 0.1) if self._cls is not None else conf)
+        if len(boxes) == 0:
+            return []
+        n_det_classes = int(cls.max()) + 1 if len(cls) else 1
+        if self._cls is not None and n_det_classes <= 1:
+            keep = nms(boxes, scores, self.info.nms_iou)[:100]
+            boxes, scores = boxes[keep], scores[keep]
+            probs = self.classify(image_bgr, boxes)
+            cls = probs.argmax(1)
+            scores = scores * probs[np.arange(len(cls)), cls]
+            ok = (cls < len(self.classes)) & (scores >= conf)
+            boxes, scores, cls = boxes[ok], scores[ok], cls[ok]
+        else:
+            keep = nms(boxes, scores, self.info.nms_iou)[:100]
+            boxes, scores, cls = boxes[keep], scores[keep], cls[keep]
+        order = np.argsort(-scores)
+        return [Corner(self.classes[int(cls[i])], round(float(scores[i]), 4),
+                       tuple(round(float(v), 1) for v in boxes[i]))  # type: ignore[arg-type]
+                for i in order]
+
+    def cards(self, image_bgr: np.ndarray, conf: float = 0.25) -> list[str]:
+        """Distinct card names seen in a photo, sorted by class order (a quick summary).
+
+        >>> CardDetector().cards(np.zeros((100, 100, 3), np.uint8))   # doctest: +SKIP
+        []
+        """
+        found = {c.card for c in self.detect(image_bgr, conf)}
+        return [n for n in self.classes if n in found]

@@ -1,0 +1,397 @@
+"""Train tiplu's two-stage card-corner detector offline on CPU (or GPU), then export ONNX.
+
+Stage 1 is an Ultralytics YOLO11n built from ``vision/train_config/yolo11n-corner.yaml``
+(no pretrained weights, nothing downloaded) that finds card-corner indices as ONE class.
+Stage 2 is a small CNN (:class:`CornerNet`) that names the card from a crop of each corner.
+Two stages because a from-scratch 53-class YOLO barely moves on a few hundred labelled
+corners and two CPU cores, while a class-agnostic box and a 32x48 crop classifier learn fast.
+
+Examples::
+
+    tiplu train detector data/real/data.yaml --epochs 60 --imgsz 320
+    tiplu train detector data/real/data.yaml --resume runs/tiplu/detector/weights/last.pt
+    tiplu train classifier data/real data/synth --epochs 30
+    tiplu train export --detector runs/tiplu/detector/weights/best.pt \\
+        --classifier runs/tiplu/classifier/best.pt --out models
+
+``python -m vision.train ...`` takes the same arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shutil
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from scorer import CLASS_NAMES
+from vision.dataset import Sample, iter_samples
+from vision.detector import CLASSIFIER_FILE, CROP_H, CROP_MARGIN, CROP_W, DETECTOR_FILE, crop_corner
+
+CONFIG_DIR = Path(__file__).resolve().parent / "train_config"
+DEFAULT_DETECTOR_YAML = CONFIG_DIR / "yolo11n-corner.yaml"
+OPSET = 17
+
+
+class TrainError(ValueError):
+    """Training cannot start; the message says what to install or which path to fix."""
+
+
+def offline_environment(config_dir: Path | None = None) -> Path:
+    """Make Ultralytics work with no network: no downloads, no auto-install, a local font.
+
+    Ultralytics fetches ``Arial.ttf`` into its config dir for plots unless it finds one, so
+    the bundled DejaVu Sans is copied there under that name. Call before importing it.
+
+    >>> offline_environment(Path("/tmp/tiplu-yolo-doctest")).joinpath("Arial.ttf").is_file()
+    True
+    """
+    cfg = config_dir or Path(os.environ.get("TIPLU_YOLO_CONFIG_DIR", "runs/yolo_config")).resolve()
+    cfg.mkdir(parents=True, exist_ok=True)
+    for name in ("Arial.ttf", "Arial.Unicode.ttf"):
+        if not (cfg / name).is_file():
+            shutil.copyfile(CONFIG_DIR / "DejaVuSans.ttf", cfg / name)
+    os.environ["YOLO_CONFIG_DIR"] = str(cfg)
+    os.environ["YOLO_OFFLINE"] = "1"
+    os.environ["YOLO_AUTOINSTALL"] = "0"
+    os.environ.setdefault("WANDB_MODE", "disabled")
+    return cfg
+
+
+def _ultralytics():  # type: ignore[no-untyped-def]
+    offline_environment()
+    try:
+        import ultralytics
+        from ultralytics import YOLO
+        from ultralytics.utils import SETTINGS
+    except ImportError as exc:
+        raise TrainError("training needs the train extra: pip install -e '.[train]'") from exc
+    off = {k: False for k in ("sync", "wandb", "mlflow", "comet", "clearml", "neptune", "dvc",
+                                "tensorboard", "raytune", "vscode_msg", "openvino_msg")}
+    SETTINGS.update({k: v for k, v in off.items() if k in SETTINGS})
+    return ultralytics, YOLO
+
+
+def train_detector(data: Path, *, epochs: int = 60, imgsz: int = 320, batch: int = 16,
+                   model: Path = DEFAULT_DETECTOR_YAML, weights: Path | None = None,
+                   resume: Path | None = None, project: Path = Path("runs/tiplu"),
+                   name: str = "detector", device: str = "cpu", workers: int = 2,
+                   patience: int = 100, fraction: float = 1.0) -> Path:
+    """Train the class-agnostic corner detector; returns the best checkpoint path.
+
+    ``weights`` fine-tunes from an earlier checkpoint (e.g. synthetic pre-training, then real
+    train split); ``resume`` continues an interrupted run with its own saved arguments.
+    """
+    _, YOLO = _ultralytics()
+    if resume is not None:
+        if not resume.is_file():
+            raise TrainError(f"{resume}: no such checkpoint to resume (look in {project}/*/weights/last.pt)")
+        yolo = YOLO(str(resume))
+        yolo.train(resume=True)
+    else:
+        if not Path(data).is_file():
+            raise TrainError(f"{data}: no data.yaml; run 'python -m vision.dataset import-real' first")
+        yolo = YOLO(str(model))
+        if weights is not None:
+            yolo = yolo.load(str(weights))
+        yolo.train(data=str(data), epochs=epochs, imgsz=imgsz, batch=batch, device=device,
+                   workers=workers, single_cls=True, project=str(project.resolve()), name=name,
+                   exist_ok=True, pretrained=False, amp=device != "cpu", plots=False,
+                   patience=patience, fraction=fraction, seed=0, deterministic=False,
+                   degrees=15.0, scale=0.5, fliplr=0.5, mosaic=1.0, close_mosaic=5,
+                   hsv_s=0.6, hsv_v=0.5, cache=True)
+    best = Path(yolo.trainer.best)
+    return best if best.is_file() else Path(yolo.trainer.last)
+
+
+BACKGROUND = len(CLASS_NAMES)  # classifier output 53: "not a corner" (rejects stage-1 false hits)
+
+
+def _augment_box(rng: np.random.Generator, box: np.ndarray, img_w: int, img_h: int) -> np.ndarray:
+    """Jitter a pixel box the way stage-1 boxes differ from labels (shift and scale ~10%)."""
+    x1, y1, x2, y2 = box
+    w, h = x2 - x1, y2 - y1
+    dx, dy = rng.normal(0, 0.07, 2) * (w, h)
+    sw, sh = np.exp(rng.normal(0, 0.1, 2))
+    cx, cy = (x1 + x2) / 2 + dx, (y1 + y2) / 2 + dy
+    return np.array([cx - w * sw / 2, cy - h * sh / 2, cx + w * sw / 2, cy + h * sh / 2])
+
+
+def _augment_pixels(rng: np.random.Generator, crop: np.ndarray) -> np.ndarray:
+    """Photometric changes seen on real tables: 180-degree turn, light, blur, noise, grey."""
+    if rng.random() < 0.5:
+        crop = crop[::-1, ::-1]
+    out = crop.astype(np.float32)
+    out = out * rng.uniform(0.6, 1.4) + rng.uniform(-40, 40)
+    out = out * rng.uniform(0.85, 1.15, 3)[None, None, :]
+    if rng.random() < 0.15:
+        out = out.mean(axis=2, keepdims=True).repeat(3, axis=2)
+    if rng.random() < 0.3:
+        out = cv2.GaussianBlur(out, (3, 3), rng.uniform(0.3, 1.2))
+    if rng.random() < 0.3:
+        out = out + rng.normal(0, rng.uniform(2, 10), out.shape)
+    return np.clip(out, 0, 255).astype(np.uint8)
+
+
+def _iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    x1 = np.maximum(a[0], b[:, 0]); y1 = np.maximum(a[1], b[:, 1])
+    x2 = np.minimum(a[2], b[:, 2]); y2 = np.minimum(a[3], b[:, 3])
+    inter = np.clip(x2 - x1, 0, None) * np.clip(y2 - y1, 0, None)
+    area = (a[2] - a[0]) * (a[3] - a[1]) + (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1]) - inter
+    return inter / np.maximum(area, 1e-9)
+
+
+def build_crops(samples: Sequence[Sample], copies: int = 8, background: float = 0.3,
+                seed: int = 0, max_images: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Augmented classifier crops from labelled photos: (N, 48, 32, 3) uint8 BGR and labels.
+
+    Each labelled corner gives ``copies`` jittered crops; ``background`` times as many crops
+    again come from random same-sized boxes that do not overlap a label (class 53).
+    """
+    rng = np.random.default_rng(seed)
+    xs: list[np.ndarray] = []
+    ys: list[int] = []
+    items = list(samples)
+    if max_images is not None and len(items) > max_images:
+        items = [items[i] for i in rng.choice(len(items), max_images, replace=False)]
+    for s in items:
+        if not s.boxes:
+            continue
+        img = cv2.imread(str(s.image))
+        if img is None:
+            continue
+        h, w = img.shape[:2]
+        boxes = np.array([[b.x1 * w, b.y1 * h, b.x2 * w, b.y2 * h] for b in s.boxes])
+        for b, box in zip(s.boxes, boxes):
+            for _ in range(copies):
+                xs.append(_augment_pixels(rng, crop_corner(img, _augment_box(rng, box, w, h))))
+                ys.append(b.cls)
+        n_bg = int(round(len(boxes) * copies * background))
+        for _ in range(n_bg):
+            ref = boxes[rng.integers(len(boxes))]
+            bw, bh = (ref[2] - ref[0]) * rng.uniform(0.7, 1.4), (ref[3] - ref[1]) * rng.uniform(0.7, 1.4)
+            if rng.random() < 0.5:
+                cx, cy = ref[0] + rng.normal(0, 2.0) * bw, ref[1] + rng.normal(0, 2.0) * bh
+            else:
+                cx, cy = rng.uniform(0, w), rng.uniform(0, h)
+            cand = np.array([cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2])
+            if _iou(cand, boxes).max() > 0.1:
+                continue
+            xs.append(_augment_pixels(rng, crop_corner(img, cand)))
+            ys.append(BACKGROUND)
+    if not xs:
+        raise TrainError("no labelled corners found to train the classifier on")
+    return np.stack(xs), np.array(ys, dtype=np.int64)
+
+
+def corner_net(num_classes: int = BACKGROUND + 1):  # type: ignore[no-untyped-def]
+    """The stage-2 crop classifier: an 8-layer CNN, ~0.3 M parameters, ~17 M MACs per 3x48x32 crop."""
+    import torch.nn as nn
+
+    def block(cin: int, cout: int) -> list[nn.Module]:
+        return [nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.SiLU()]
+
+    return nn.Sequential(
+        *block(3, 16), nn.MaxPool2d(2),
+        *block(16, 32), *block(32, 32), nn.MaxPool2d(2),
+        *block(32, 64), *block(64, 64), nn.MaxPool2d(2),
+        *block(64, 128), *block(128, 128), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.2),
+        nn.Linear(128, num_classes))
+
+
+def _to_tensor(crops: np.ndarray):  # type: ignore[no-untyped-def]
+    import torch
+    return torch.from_numpy(np.ascontiguousarray(crops[..., ::-1].transpose(0, 3, 1, 2))).float() / 255.0
+
+
+def train_classifier(datasets: Sequence[Path], *, epochs: int = 30, copies: int = 8,
+                     out: Path = Path("runs/tiplu/classifier"), resume: Path | None = None,
+                     weights: Path | None = None, batch: int = 128, lr: float = 2e-3,
+                     max_images: int | None = None, seed: int = 0,
+                     val_data: Path | None = None) -> Path:
+    """Train the crop classifier on the train splits of YOLO folders; returns ``best.pt``.
+
+    Saves ``last.pt`` every epoch (``resume`` continues it) and ``best.pt`` at the lowest
+    training loss. ``val_data`` only prints accuracy on its val crops: it never selects.
+    """
+    try:
+        import torch
+    except ImportError as exc:
+        raise TrainError("training needs the train extra: pip install -e '.[train]'") from exc
+    torch.manual_seed(seed)
+    samples: list[Sample] = []
+    for d in datasets:
+        d = Path(d)
+        root = d / "train" if (d / "train" / "images").is_dir() else d
+        samples.extend(iter_samples(root))
+    t0 = time.time()
+    x, y = build_crops(samples, copies=copies, seed=seed, max_images=max_images)
+    print(f"classifier: {len(x)} crops from {len(samples)} images in {time.time() - t0:.0f}s", flush=True)
+    vx = vy = None
+    if val_data is not None:
+        vroot = Path(val_data)
+        vs = list(iter_samples(vroot / "val" if (vroot / "val" / "images").is_dir() else vroot))
+        vx, vy = build_crops(vs, copies=1, background=0.0, seed=seed + 1)
+    net = corner_net()
+    opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=5e-4)
+    start = 0
+    if resume is not None or weights is not None:
+        ck = torch.load(str(resume or weights), map_location="cpu", weights_only=False)
+        net.load_state_dict(ck["model"])
+        if resume is not None:
+            opt.load_state_dict(ck["optimizer"])
+            start = ck["epoch"] + 1
+    steps = math.ceil(len(x) / batch)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=max(1, epochs * steps))
+    for _ in range(start * steps):
+        sched.step()
+    out.mkdir(parents=True, exist_ok=True)
+    xt, yt = _to_tensor(x), torch.from_numpy(y)
+    best_score = -math.inf
+    loss_fn = torch.nn.CrossEntropyLoss(label_smoothing=0.05)
+    for epoch in range(start, epochs):
+        net.train()
+        perm = torch.randperm(len(xt))
+        total = 0.0
+        for i in range(steps):
+            idx = perm[i * batch:(i + 1) * batch]
+            opt.zero_grad()
+            loss = loss_fn(net(xt[idx]), yt[idx])
+            loss.backward()
+            opt.step()
+            sched.step()
+            total += float(loss.detach()) * len(idx)
+        score = -total / len(xt)
+        msg = f"epoch {epoch + 1}/{epochs} loss {total / len(xt):.4f}"
+        if vx is not None:
+            acc = classifier_accuracy(net, vx, vy)
+            msg += f" val_acc {acc:.4f}"
+        print(msg, flush=True)
+        ck = {"model": net.state_dict(), "optimizer": opt.state_dict(), "epoch": epoch,
+              "classes": list(CLASS_NAMES) + ["BACKGROUND"]}
+        torch.save(ck, out / "last.pt")
+        if score >= best_score:
+            best_score = score
+            torch.save(ck, out / "best.pt")
+    return out / "best.pt"
+
+
+def classifier_accuracy(net, crops: np.ndarray, labels: np.ndarray) -> float:  # type: ignore[no-untyped-def]
+    """Top-1 accuracy of the crop classifier on fixed crops."""
+    import torch
+    net.eval()
+    with torch.no_grad():
+        pred = torch.cat([net(_to_tensor(crops[i:i + 512])).argmax(1) for i in range(0, len(crops), 512)])
+    return float((pred.numpy() == labels).mean())
+
+
+def export_models(detector: Path, classifier: Path | None, out: Path = Path("models"),
+                  imgsz: int = 320, metrics: dict[str, object] | None = None) -> list[Path]:
+    """Write ``corners.onnx``, ``corner_classifier.onnx``, ``classes.txt`` and ``model.json``.
+
+    The detector is exported with a dynamic input size (so the app may run it at 320, 416
+    or 640 px), opset 17, which ONNX Runtime >= 1.14 runs; no torch is needed afterwards.
+    """
+    _, YOLO = _ultralytics()
+    import torch
+
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        import onnxslim  # noqa: F401
+        simplify = True
+    except ImportError:
+        simplify = False
+    onnx_path = Path(YOLO(str(detector)).export(format="onnx", imgsz=imgsz, dynamic=True, opset=OPSET,
+                                                  simplify=simplify, device="cpu"))
+    written = [out / DETECTOR_FILE]
+    shutil.copyfile(onnx_path, written[0])
+    if classifier is not None:
+        net = corner_net()
+        net.load_state_dict(torch.load(str(classifier), map_location="cpu", weights_only=False)["model"])
+        net.eval()
+        torch.onnx.export(net, torch.zeros(1, 3, CROP_H, CROP_W), str(out / CLASSIFIER_FILE), dynamo=False,
+                          opset_version=OPSET, input_names=["crops"], output_names=["logits"],
+                          dynamic_axes={"crops": {0: "n"}, "logits": {0: "n"}})
+        written.append(out / CLASSIFIER_FILE)
+    (out / "classes.txt").write_text("\n".join(CLASS_NAMES) + "\n")
+    info = {"format": "tiplu-corners-v1", "stages": 2 if classifier is not None else 1, "imgsz": imgsz,
+            "crop_w": CROP_W, "crop_h": CROP_H, "crop_margin": CROP_MARGIN, "nms_iou": 0.6,
+            "opset": OPSET, "classifier_outputs": list(CLASS_NAMES) + ["BACKGROUND"],
+            "metrics": metrics or {}}
+    (out / "model.json").write_text(json.dumps(info, indent=2) + "\n")
+    written += [out / "classes.txt", out / "model.json"]
+    return written
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``tiplu train`` (sub-commands detector, classifier, export)."""
+    sub = parser.add_subparsers(dest="stage", required=True)
+    det = sub.add_parser("detector", help="stage 1: class-agnostic corner YOLO (Ultralytics)")
+    det.add_argument("data", type=Path, nargs="?", default=Path("data/real/data.yaml"), help="data.yaml")
+    det.add_argument("--model", type=Path, default=DEFAULT_DETECTOR_YAML, help="architecture yaml")
+    det.add_argument("--weights", type=Path, default=None, help="fine-tune from this checkpoint")
+    det.add_argument("--resume", type=Path, default=None, help="continue an interrupted run (last.pt)")
+    det.add_argument("--epochs", type=int, default=60)
+    det.add_argument("--imgsz", type=int, default=320)
+    det.add_argument("--batch", type=int, default=16)
+    det.add_argument("--device", default="cpu", help="cpu, 0 (first GPU), ...")
+    det.add_argument("--workers", type=int, default=2)
+    det.add_argument("--fraction", type=float, default=1.0, help="use this share of the train images")
+    det.add_argument("--name", default="detector")
+    det.add_argument("--project", type=Path, default=Path("runs/tiplu"))
+    cls = sub.add_parser("classifier", help="stage 2: crop classifier (53 cards + background)")
+    cls.add_argument("data", type=Path, nargs="+", help="YOLO folders (their train/ split if present)")
+    cls.add_argument("--epochs", type=int, default=20)
+    cls.add_argument("--copies", type=int, default=6, help="augmented crops per labelled corner")
+    cls.add_argument("--max-images", type=int, default=None, help="sample at most this many images")
+    cls.add_argument("--batch", type=int, default=128)
+    cls.add_argument("--lr", type=float, default=2e-3)
+    cls.add_argument("--weights", type=Path, default=None, help="fine-tune from this checkpoint")
+    cls.add_argument("--resume", type=Path, default=None, help="continue from last.pt")
+    cls.add_argument("--out", type=Path, default=Path("runs/tiplu/classifier"))
+    exp = sub.add_parser("export", help="write the ONNX models, classes.txt and model.json")
+    exp.add_argument("--detector", type=Path, required=True, help="stage-1 best.pt")
+    exp.add_argument("--classifier", type=Path, default=None, help="stage-2 best.pt")
+    exp.add_argument("--imgsz", type=int, default=320, help="default inference size recorded in model.json")
+    exp.add_argument("--out", type=Path, default=Path("models"))
+
+
+def run(args: argparse.Namespace) -> int:
+    """``tiplu train``: run one stage; exit 2 with a message when inputs are missing."""
+    try:
+        if args.stage == "detector":
+            best = train_detector(args.data, epochs=args.epochs, imgsz=args.imgsz, batch=args.batch,
+                                  model=args.model, weights=args.weights, resume=args.resume,
+                                  project=args.project, name=args.name, device=args.device,
+                                  workers=args.workers, fraction=args.fraction)
+            print(f"detector weights: {best}")
+        elif args.stage == "classifier":
+            best = train_classifier(args.data, epochs=args.epochs, copies=args.copies, out=args.out,
+                                    resume=args.resume, weights=args.weights, batch=args.batch,
+                                    lr=args.lr, max_images=args.max_images)
+            print(f"classifier weights: {best}")
+        else:
+            for p in export_models(args.detector, args.classifier, args.out, args.imgsz):
+                print(f"wrote {p} ({p.stat().st_size / 1e6:.2f} MB)")
+    except (TrainError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=__import__("sys").stderr)
+        return 2
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m vision.train {detector,classifier,export} ...``."""
+    ap = argparse.ArgumentParser(prog="python -m vision.train", description=__doc__.split("\n")[0])
+    add_arguments(ap)
+    return run(ap.parse_args(argv))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
