@@ -168,7 +168,8 @@ class RuleSet:
 
     @property
     def lower_is_better(self) -> bool:
-        return self.family.lower_is_better
+        """Penalty points (rummy) unless rounds are settled in points as they go."""
+        return self.family.lower_is_better and not self.options.get("per_round_settlement", False)
 
     def __getitem__(self, name: str) -> Any:
         if name not in self.options:

@@ -1,0 +1,137 @@
+"""Maal points (RULES.md 2.4): what a player's cards are worth once the tiplu is known.
+
+Each physical card counts in one line only, and the grouping that gives the
+player the most points is used: a marriage is not always best.
+
+>>> from scorer import get_rules, parse_cards, parse_card
+>>> result = maal_points(parse_cards("10C JC QC QC"), get_rules(), parse_card("JC"))
+>>> result.total, [(i.label, i.points) for i in result.items]
+(12, [('marriage', 10), ('poplu', 2)])
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from itertools import product
+from typing import Any, Iterable, Sequence
+
+from scorer.cards import Card, card_names, check_copies
+from scorer.errors import HandError
+from scorer.rules import RuleSet
+from scorer.wilds import Wilds, copy_limits, wild_cards
+
+#: points for 1, 2 or 3 copies of a jhiplu or poplu face
+NEIGHBOUR_POINTS = (0, 2, 5, 10)
+TIPLU_SINGLE = 3
+MARRIAGE_SINGLE = 10
+TUNNELA_BONUS_ORDINARY = 5
+TUNNELA_BONUS_JOKER = 10
+TUNNELA_BONUS_NEIGHBOUR = 20
+
+
+@dataclass(frozen=True)
+class MaalItem:
+    """One line of a maal breakdown: a label, the cards it uses, its points."""
+
+    label: str
+    cards: tuple[Card, ...]
+    points: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"label": self.label, "cards": card_names(self.cards), "points": self.points}
+
+
+@dataclass(frozen=True)
+class MaalResult:
+    """A player's maal: the total and the itemised lines that make it up."""
+
+    total: int
+    items: tuple[MaalItem, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"total": self.total, "items": [item.to_dict() for item in self.items]}
+
+
+def _copies_label(label: str, n: int) -> str:
+    return label if n == 1 else f"{label} ×{n}"
+
+
+def _core_items(counts: Counter[Card], rules: RuleSet, wilds: Wilds) -> list[MaalItem]:
+    """Best lines for tiplu, jhiplu and poplu copies: try every number of marriages."""
+    tiplu, jhiplu, poplu = wilds.tiplu, wilds.jhiplu, wilds.poplu
+    assert tiplu is not None and jhiplu is not None and poplu is not None
+    t, j, p = counts[tiplu], counts[jhiplu], counts[poplu]
+    tiplu_points = (0, TIPLU_SINGLE, rules["tiplu_pair"])
+    marriage_points = (0, MARRIAGE_SINGLE, rules["double_marriage"])
+    best: list[MaalItem] = []
+    best_total = -1
+    for marriages in range(min(t, j, p, 2) + 1):
+        items = []
+        if marriages:
+            items.append(MaalItem(_copies_label("marriage", marriages),
+                                  (jhiplu, tiplu, poplu) * marriages, marriage_points[marriages]))
+        for label, card, n, table in (("tiplu", tiplu, t, tiplu_points), ("jhiplu", jhiplu, j, NEIGHBOUR_POINTS),
+                                      ("poplu", poplu, p, NEIGHBOUR_POINTS)):
+            left = n - marriages
+            if left:
+                items.append(MaalItem(_copies_label(label, left), (card,) * left, table[left]))
+        total = sum(i.points for i in items)
+        if total > best_total:
+            best, best_total = items, total
+    return best
+
+
+def _tunnela_bonus(card: Card, wilds: Wilds) -> int:
+    if card in (wilds.jhiplu, wilds.poplu):
+        return TUNNELA_BONUS_NEIGHBOUR
+    if card in wilds.ordinary_jokers:
+        return TUNNELA_BONUS_JOKER
+    return TUNNELA_BONUS_ORDINARY
+
+
+def maal_points(cards: Sequence[Card], rules: RuleSet, tiplu: Card, *, seen: bool = True,
+                dealt_tunnelas: Iterable[Card] = ()) -> MaalResult:
+    """Maal of one player's cards for a ``tiplu`` (nepali rules).
+
+    ``dealt_tunnelas`` names cards of which the player was dealt all three
+    copies and showed them before the first draw; the three copies must be in
+    ``cards``. With ``tunnela_requires_seen`` (default) an unseen player gets no
+    tunnela bonus. Whether an unseen player's maal counts at all (``murder``)
+    is settled in :func:`scorer.settle.settle_round`.
+    """
+    if rules.name != "nepali":
+        raise HandError("maal is part of the nepali rules; the rummy rules score penalty points")
+    wilds = wild_cards(rules, tiplu=tiplu)
+    counts = check_copies(cards, rules.decks, rules.printed_jokers, copy_limits(rules, wilds))
+    tunnelas = list(dict.fromkeys(dealt_tunnelas))
+    for card in tunnelas:
+        if card.is_joker:
+            raise HandError("printed jokers cannot form a dealt tunnela")
+        if counts[card] < 3:
+            raise HandError(f"dealt tunnela {card}: the cards hold {counts[card]} of its 3 copies")
+    if not seen and rules["tunnela_requires_seen"]:
+        tunnelas = []
+    best: list[MaalItem] = []
+    best_total = -1
+    # a dealt tunnela either earns its bonus (its 3 cards then count nowhere else) or not
+    for claims in product((True, False), repeat=len(tunnelas)):
+        left = Counter(counts)
+        items = []
+        for card, claimed in zip(tunnelas, claims):
+            if claimed:
+                left[card] -= 3
+                items.append(MaalItem("dealt tunnela", (card,) * 3, _tunnela_bonus(card, wilds)))
+        items.extend(_core_items(left, rules, wilds))
+        for card in sorted(wilds.alter, key=str):
+            if left[card]:
+                items.append(MaalItem(_copies_label("alter", left[card]), (card,) * left[card],
+                                      rules["alter_points"] * left[card]))
+        jokers = left[Card(0, "*")] if rules.printed_jokers else 0
+        if jokers:
+            items.append(MaalItem(_copies_label("printed joker", jokers), (Card(0, "*"),) * jokers,
+                                  rules["printed_joker_points"] * jokers))
+        total = sum(i.points for i in items)
+        if total > best_total:
+            best, best_total = items, total
+    return MaalResult(best_total, tuple(best))
