@@ -60,6 +60,7 @@ class SvgDeck:
     jokers: tuple[str, ...]
     license: str
     package: str
+    four_corners: bool = False
 
     def element_id(self, card: str) -> str:
         rank, suit = _RANK_OF[card[:-1]], card[-1]
@@ -70,28 +71,23 @@ class SvgDeck:
         return self.path.exists()
 
 
-def _kde(name: str, folder: str, file: str, license: str, jokers: tuple[str, ...] = ()) -> SvgDeck:
+def _kde(name: str, folder: str, file: str, license: str, jokers: tuple[str, ...] = (),
+         four: bool = False) -> SvgDeck:
     return SvgDeck(name, CARDDECKS / folder / file, "{rank}_{suit}", jokers, license,
-                   "kdegames-card-data-kf5")
+                   "kdegames-card-data-kf5", four)
 
 
 #: The SVG decks that render well (see vision/DECKS.md for the ones left out).
 SVG_DECKS: tuple[SvgDeck, ...] = (
     _kde("standard", "svg-standard", "standard.svgz", "GPL-2+"),
     _kde("ancient-egyptians", "svg-ancient-egyptians", "Ancient_Egyptians.svgz", "GPL-2+"),
-    _kde("dondorf", "svg-dondorf", "dondorf.svgz", "GPL-2+", ("joker",)),
+    _kde("dondorf", "svg-dondorf", "dondorf.svgz", "GPL-2+", ("joker",), four=True),
     _kde("gm-paris", "svg-gm-paris", "paris.svgz", "GPL-2+"),
     _kde("jolly-royal", "svg-jolly-royal", "jolly-royal.svgz", "GPL-2+"),
     _kde("nicu-ornamental", "svg-nicu-ornamental", "ornamental.svgz", "GPL-2+",
          ("black_joker", "red_joker")),
     _kde("nicu-white", "svg-nicu-white", "white.svgz", "GPL-2+", ("black_joker", "red_joker")),
-    _kde("oxygen", "svg-oxygen", "oxygen.svgz", "GPL-2+"),
-    _kde("oxygen-air", "svg-oxygen-air", "oxygen-air.svgz", "GPL-2+", ("joker",)),
-    _kde("oxygen-white", "svg-oxygen-white", "oxygen-white.svgz", "GPL-2+", ("joker",)),
     _kde("penguins", "svg-penguins", "penguins.svgz", "GPL-3+ (Tux notice)"),
-    _kde("tigullio-international", "svg-tigullio-international", "tigullio-international.svgz",
-         "LGPL-2+"),
-    _kde("xskat-french", "svg-xskat-french", "french.svgz", "GPL-2+"),
     SvgDeck("aisleriot-bonded", AISLERIOT / "bonded.svgz", "{suit}_{rank}",
             ("joker_black", "joker_red"), "GPL-3+", "aisleriot"),
 )
@@ -101,6 +97,12 @@ EXCLUDED: dict[str, str] = {
     "xskat-german": "German suits (hearts, bells, leaves, acorns): not French-suited cards",
     "konqi-modern": "cards are embedded 72x96 bitmaps (too coarse), and rsvg-convert cannot "
                     "export them ('has no dimensions')",
+    "oxygen": "rank at the top-right and suit pip at the bottom-left: no rank + pip corner index",
+    "oxygen-air": "same layout as oxygen (rank and pip in different corners)",
+    "oxygen-white": "same layout as oxygen (rank and pip in different corners)",
+    "tigullio-international": "grey gradient paper and the rank touching the first body pip: the "
+                              "index cannot be separated from the picture",
+    "xskat-french": "cards are embedded bitmaps; rsvg-convert cannot export them ('no dimensions')",
     "future": "'Future Simple' is a sci-fi design with no rank + pip corner index",
 }
 
@@ -187,7 +189,8 @@ def render_deck(deck: SvgDeck, cache_dir: Path | None = None, *, force: bool = F
                     img = cv2.resize(img, (FACE_WIDTH, round(img.shape[0] * FACE_WIDTH / img.shape[1])),
                                      interpolation=cv2.INTER_AREA)
                 img[img[..., 3] <= 200] = 0
-                face = face_from_image(card, deck.name, img)
+                face = face_from_image(card, deck.name, img,
+                                       four=deck.four_corners and card != "JOKER")
             except FaceError as err:
                 meta[card] = {"error": str(err)}
                 continue
@@ -230,7 +233,8 @@ def _retry_with_prior(deck: SvgDeck, src: Path, zoom: float, tmp: Path, folder: 
                              interpolation=cv2.INTER_AREA)
         img[img[..., 3] <= 200] = 0
         try:
-            face = face_from_image(card, deck.name, img, prior)
+            face = face_from_image(card, deck.name, img, prior,
+                                   four=deck.four_corners and card != "JOKER")
         except FaceError as err:
             meta[card] = {"error": str(err)}
             continue
@@ -251,7 +255,8 @@ def load_svg_faces(deck: SvgDeck, cache_dir: Path | None = None) -> dict[str, Fa
         if img is None:
             continue
         prior = tuple(info["prior"]) if "prior" in info else None
-        faces[card] = face_from_image(card, deck.name, img, prior)  # type: ignore[arg-type]
+        faces[card] = face_from_image(card, deck.name, img, prior,  # type: ignore[arg-type]
+                                      four=deck.four_corners and card != "JOKER")
     return faces
 
 
@@ -311,7 +316,8 @@ def contact_sheet(faces: Iterable[Face], columns: int = 14, width: int = 120) ->
         bgr = (img[..., :3] * a + np.float32((90, 140, 90)) * (1 - a)).astype(np.uint8)
         bgr[face.ink == INK_TL] = (bgr[face.ink == INK_TL] * 0.5 + np.array((0, 128, 0))).astype(np.uint8)
         bgr[face.ink == INK_BR] = (bgr[face.ink == INK_BR] * 0.5 + np.array((128, 0, 0))).astype(np.uint8)
-        for b, col in ((face.index_tl, (0, 200, 0)), (face.index_br, (200, 0, 0))):
+        for corner, b in face.boxes.items():
+            col = (0, 200, 0) if corner == "tl" else (200, 0, 0)
             cv2.rectangle(bgr, (b[0], b[1]), (b[2] - 1, b[3] - 1), col, 2)
         s = width / img.shape[1]
         tile = cv2.resize(bgr, (width, int(img.shape[0] * s)), interpolation=cv2.INTER_AREA)

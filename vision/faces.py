@@ -27,7 +27,9 @@ from scorer import CLASS_NAMES, TipluError
 #: Width in pixels at which every face is stored (the scene renderer scales down from here).
 FACE_WIDTH = 300
 #: Ink codes in :attr:`Face.ink`.
-INK_TL, INK_BR = 1, 2
+INK_TL, INK_BR, INK_TR, INK_BL = 1, 2, 3, 4
+#: Corner name -> ink code. Most decks print two indices (tl, br); some print four.
+CORNER_CODES: dict[str, int] = {"tl": INK_TL, "br": INK_BR, "tr": INK_TR, "bl": INK_BL}
 
 Box = tuple[int, int, int, int]
 
@@ -53,7 +55,13 @@ class Face:
     index_tl: Box
     index_br: Box
     ink: np.ndarray
+    extra: tuple[tuple[str, Box], ...] = ()
     _levels: dict[int, "Face"] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def boxes(self) -> dict[str, Box]:
+        """Corner name ("tl", "br", and "tr"/"bl" on four-index decks) -> index box."""
+        return {"tl": self.index_tl, "br": self.index_br} | dict(self.extra)
 
     @property
     def size(self) -> tuple[int, int]:
@@ -83,7 +91,7 @@ def _downscale(face: Face, factor: int) -> Face:
     nw, nh = max(1, w // factor), max(1, h // factor)
     image = cv2.resize(face.image, (nw, nh), interpolation=cv2.INTER_AREA)
     ink = np.zeros((nh, nw), np.uint8)
-    for code in (INK_TL, INK_BR):
+    for code in CORNER_CODES.values():
         m = cv2.resize((face.ink == code).astype(np.uint8) * 255, (nw, nh),
                        interpolation=cv2.INTER_AREA)
         ink[m >= 96] = code
@@ -93,7 +101,8 @@ def _downscale(face: Face, factor: int) -> Face:
         return (int(b[0] * sx), int(b[1] * sy), max(int(b[0] * sx) + 1, int(np.ceil(b[2] * sx))),
                 max(int(b[1] * sy) + 1, int(np.ceil(b[3] * sy))))
 
-    return Face(face.card, face.deck, image, scale(face.index_tl), scale(face.index_br), ink)
+    return Face(face.card, face.deck, image, scale(face.index_tl), scale(face.index_br), ink,
+                tuple((c, scale(b)) for c, b in face.extra))
 
 
 # --------------------------------------------------------------------------- index finding
@@ -119,8 +128,8 @@ def ink_mask(image: np.ndarray, threshold: float = 60.0) -> np.ndarray:
     return (diff > threshold) & (image[..., 3] > 200)
 
 
-def find_corner_index(image: np.ndarray, *, max_w: float = 0.24, max_h: float = 0.36,
-                      gap: float = 0.035) -> tuple[Box, np.ndarray]:
+def find_corner_index(image: np.ndarray, *, max_w: float = 0.24, max_h: float = 0.45,
+                      gap: float = 0.07) -> tuple[Box, np.ndarray]:
     """Find the top-left corner index of a rendered card face.
 
     Takes the ink components in the top-left window (``max_w`` x ``max_h`` of the card) that
@@ -145,7 +154,7 @@ def find_corner_index(image: np.ndarray, *, max_w: float = 0.24, max_h: float = 
             continue
         if x + cw >= ww - 1 or y + ch >= wh - 1:
             continue
-        if cw > 0.2 * w or ch > 0.3 * h:
+        if cw > 0.2 * w or ch > 0.3 * h or max(cw, ch) < 0.03 * h:
             continue
         comps.append((x, y, x + cw, y + ch, i))
     if not comps:
@@ -188,7 +197,8 @@ def index_in_prior(image: np.ndarray, prior: tuple[float, float, float, float]
 
 
 def face_from_image(card: str, deck: str, image: np.ndarray,
-                    prior: tuple[float, float, float, float] | None = None) -> Face:
+                    prior: tuple[float, float, float, float] | None = None,
+                    four: bool = False) -> Face:
     """Build a :class:`Face` from a BGRA card image by finding both corner indices.
 
     The bottom-right index is found by running :func:`find_corner_index` on the image
@@ -206,7 +216,14 @@ def face_from_image(card: str, deck: str, image: np.ndarray,
     ink = np.zeros((h, w), np.uint8)
     ink[tl_mask] = INK_TL
     ink[rb_mask[::-1, ::-1]] = INK_BR
-    return Face(card, deck, image, tl, br, ink)
+    extra: list[tuple[str, Box]] = []
+    if four:
+        tr, tr_mask = find(np.ascontiguousarray(image[:, ::-1]))
+        bl, bl_mask = find(np.ascontiguousarray(image[::-1]))
+        extra = [("tr", (w - tr[2], tr[1], w - tr[0], tr[3])), ("bl", (bl[0], h - bl[3], bl[2], h - bl[1]))]
+        ink[tr_mask[:, ::-1]] = INK_TR
+        ink[bl_mask[::-1]] = INK_BL
+    return Face(card, deck, image, tl, br, ink, tuple(extra))
 
 
 # --------------------------------------------------------------------------- drawn faces
@@ -443,10 +460,10 @@ def draw_face(card: str, style: DrawStyle = DrawStyle()) -> Face:
         mx = max(4, int(0.2 * w) - bw)
     ink = np.zeros((h, w), np.uint8)
     _paint(img, block, mx, my, color)
-    ink[my:my + bh, mx:mx + bw][block > 80] = INK_TL
+    ink[my:my + bh, mx:mx + bw][block > 40] = INK_TL
     rot = block[::-1, ::-1]
     bx, by = w - mx - bw, h - my - bh
     _paint(img, rot, bx, by, color)
-    ink[by:by + bh, bx:bx + bw][rot > 80] = INK_BR
+    ink[by:by + bh, bx:bx + bw][rot > 40] = INK_BR
     img = np.dstack([img, _rounded_alpha(w, h, int(0.05 * w))])
     return Face(card, style.name, img, (mx, my, mx + bw, my + bh), (bx, by, bx + bw, by + bh), ink)

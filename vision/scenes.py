@@ -28,7 +28,7 @@ import numpy as np
 from scorer import CLASS_NAMES
 from vision.backgrounds import make_background
 from vision.decks import Deck, drawn_decks
-from vision.faces import INK_BR, INK_TL, DRAWN_STYLES, Face, draw_face
+from vision.faces import CORNER_CODES, DRAWN_STYLES, Face, draw_face
 
 Rng = np.random.Generator
 
@@ -326,6 +326,9 @@ def _camera(rng: Rng, w: int, h: int, strength: float) -> np.ndarray:
     return cv2.getPerspectiveTransform(src, dst.astype(np.float32))
 
 
+_CORNER_TURN = {"tl": 0.0, "br": 180.0, "tr": 0.0, "bl": 180.0}
+
+
 def _wrap(deg: float) -> float:
     """An angle in degrees folded into (-180, 180]."""
     deg = math.fmod(deg, 360.0)
@@ -496,7 +499,7 @@ def render_scene(rng: Rng, scene: str = "table", *, size: tuple[int, int] = (128
                                      borderMode=cv2.BORDER_CONSTANT, borderValue=0)
         ink = cv2.warpPerspective(face.ink, hroi, (rw, rh), flags=cv2.INTER_NEAREST,
                                   borderMode=cv2.BORDER_CONSTANT, borderValue=0)
-        totals = {code: int((ink == code).sum()) for code in (INK_TL, INK_BR)}
+        totals = {code: int((ink == code).sum()) for code in CORNER_CODES.values()}
         ink_rois.append((x0, y0, ink, totals))
         cx0, cy0, cx1, cy1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
         sl = (slice(cy0 - y0, cy1 - y0), slice(cx0 - x0, cx1 - x0))
@@ -536,7 +539,7 @@ def render_scene(rng: Rng, scene: str = "table", *, size: tuple[int, int] = (128
             continue
         ink_c = ink[cy0 - y0:cy1 - y0, cx0 - x0:cx1 - x0]
         mine = idmap[cy0:cy1, cx0:cx1] == idx
-        for code, corner in ((INK_TL, "tl"), (INK_BR, "br")):
+        for corner, code in CORNER_CODES.items():
             total = totals[code]
             if total == 0:
                 continue
@@ -559,7 +562,7 @@ def render_scene(rng: Rng, scene: str = "table", *, size: tuple[int, int] = (128
             geo_boxes.append({"class": lab.class_id, "name": lab.name, "card_id": idx,
                               "corner": corner, "bbox": [lab.x0, lab.y0, lab.x1, lab.y1],
                               "visible": lab.visible, "outline": outline,
-                              "angle": round(angle if corner == "tl" else _wrap(angle + 180), 2)})
+                              "angle": round(_wrap(angle + _CORNER_TURN[corner]), 2)})
     geometry = {"size": [w, h], "scene": scene, "card_px": round(card_px, 2),
                 "min_visible": min_visible, "cards": geo_cards, "boxes": geo_boxes}
     return RenderedScene(image, tuple(labels), geometry)

@@ -1,0 +1,194 @@
+"""The synthetic table generator: determinism, labels on the rendered corners, geometry.
+
+These tests use the OpenCV-drawn faces only (no Debian package needed); the SVG deck test
+is skipped when ``kdegames-card-data-kf5`` or ``rsvg-convert`` is missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+from collections import Counter
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from scorer import CLASS_NAMES
+from vision.decks import Deck, drawn_decks, installed_svg_decks, load_svg_faces, svg_deck
+from vision.faces import CORNER_CODES, DRAWN_STYLES, FaceError, draw_face, face_from_image
+from vision.generate import add_arguments, generate_dataset, parse_size, run
+from vision.scenes import MIN_VISIBLE, SCENE_TYPES, SceneError, render_scene
+
+
+@pytest.fixture(scope="module")
+def one_deck() -> list[Deck]:
+    return drawn_decks()[:1]
+
+
+def _digest(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file() and p.name != "data.yaml"}
+
+
+def test_same_seed_gives_identical_files(tmp_path: Path) -> None:
+    a = generate_dataset(tmp_path / "a", 4, seed=7, size=(320, 320), crop=True, decks="drawn")
+    b = generate_dataset(tmp_path / "b", 4, seed=7, size=(320, 320), crop=True, decks="drawn")
+    c = generate_dataset(tmp_path / "c", 4, seed=8, size=(320, 320), crop=True, decks="drawn")
+    da, db, dc = _digest(tmp_path / "a"), _digest(tmp_path / "b"), _digest(tmp_path / "c")
+    assert a.count == b.count == 4 and a.boxes == b.boxes
+    assert da == db
+    assert da != dc
+
+
+def test_dataset_layout_and_label_lines(tmp_path: Path) -> None:
+    out = tmp_path / "set"
+    summary = generate_dataset(out, 5, seed=2, size=(320, 240), decks="drawn", val_fraction=0.4)
+    assert (summary.train, summary.val) == (3, 2)
+    assert (out / "classes.txt").read_text().split("\n")[:53] == list(CLASS_NAMES)
+    yaml = (out / "data.yaml").read_text()
+    assert "nc: 53" in yaml and "train: train.txt" in yaml and "  52: 'JOKER'" in yaml
+    listed = (out / "train.txt").read_text().split() + (out / "val.txt").read_text().split()
+    assert sorted(Path(p).name for p in listed) == sorted(p.name for p in (out / "images").iterdir())
+    for label in (out / "labels").iterdir():
+        geo = json.loads((out / "geometry" / f"{label.stem}.json").read_text())
+        lines = label.read_text().splitlines()
+        assert len(lines) == len(geo["boxes"])
+        for line, box in zip(lines, geo["boxes"]):
+            cls, cx, cy, w, h = line.split()
+            assert 0 <= int(cls) < 53 and CLASS_NAMES[int(cls)] == box["name"]
+            for v in (cx, cy, w, h):
+                assert 0.0 <= float(v) <= 1.0
+            x0, y0, x1, y1 = box["bbox"]
+            assert float(cx) == pytest.approx((x0 + x1) / 2 / 320, abs=1e-5)
+            assert float(h) == pytest.approx((y1 - y0) / 240, abs=1e-5)
+
+
+def _inside(poly: np.ndarray, x: float, y: float, tol: float = 2.5) -> bool:
+    return cv2.pointPolygonTest(poly.astype(np.float32), (float(x), float(y)), True) >= -tol
+
+
+@pytest.mark.parametrize("scene", SCENE_TYPES)
+def test_boxes_sit_on_ink_inside_their_card(scene: str, one_deck: list[Deck]) -> None:
+    """On a plain background with no effects, every box holds dark/red index ink and lies
+    inside the outline of the card it names."""
+    rng = np.random.default_rng(11)
+    r = render_scene(rng, scene, size=(800, 600), decks=one_deck, effects=False,
+                     background="plain")
+    assert r.labels, "a scene should show at least one corner"
+    cards = {c["id"]: c for c in r.geometry["cards"]}
+    paper = np.array(DRAWN_STYLES[0].paper, np.float32)
+    for lab in r.labels:
+        card = cards[lab.card_id]
+        assert card["card"] == lab.name
+        poly = np.array(card["outline"])
+        assert _inside(poly, (lab.x0 + lab.x1) / 2, (lab.y0 + lab.y1) / 2, tol=0), lab
+        slack = 0.5 * max(lab.x1 - lab.x0, lab.y1 - lab.y0) + 2
+        for x, y in ((lab.x0, lab.y0), (lab.x1, lab.y0), (lab.x0, lab.y1), (lab.x1, lab.y1)):
+            assert _inside(poly, x, y, tol=slack), (lab, card["outline"])
+        patch = r.image[int(lab.y0):int(np.ceil(lab.y1)), int(lab.x0):int(np.ceil(lab.x1))]
+        diff = np.abs(patch.astype(np.float32) - paper).sum(axis=2)
+        assert (diff > 150).mean() > 0.08, f"box {lab} holds almost no ink"
+
+
+def test_identical_copies_are_all_labelled(one_deck: list[Deck]) -> None:
+    """A tunnela of three identical cards: three physical cards, each with its own tl box."""
+    r = render_scene(np.random.default_rng(3), "tunnela", size=(800, 600), decks=one_deck,
+                     cards=["7H"] * 3, effects=False, card_px=160)
+    assert [c["card"] for c in r.geometry["cards"]] == ["7H"] * 3
+    assert len({c["group"] for c in r.geometry["cards"]}) == 1
+    tl_ids = {b.card_id for b in r.labels if b.corner == "tl"}
+    assert tl_ids == {0, 1, 2}
+    assert {b.name for b in r.labels} == {"7H"}
+
+
+def test_fixed_cards_in_order_and_single_cards_show_both_corners(one_deck: list[Deck]) -> None:
+    cards = ["AS", "10D", "JOKER"]
+    r = render_scene(np.random.default_rng(5), "single", size=(900, 500), decks=one_deck,
+                     cards=cards, effects=False, card_px=120)
+    assert [c["card"] for c in r.geometry["cards"]] == cards
+    per_card = Counter(b.card_id for b in r.labels)
+    assert per_card == Counter({0: 2, 1: 2, 2: 2})
+    for b in r.geometry["boxes"]:
+        assert b["corner"] in ("tl", "br") and b["visible"] >= MIN_VISIBLE
+
+
+def test_meld_row_hides_covered_corners(one_deck: list[Deck]) -> None:
+    """In an overlapped meld only the last card keeps its bottom-right index."""
+    r = render_scene(np.random.default_rng(4), "meld_row", size=(900, 600), decks=one_deck,
+                     cards=["5S", "6S", "7S"], effects=False, card_px=150)
+    corners = {(b.card_id, b.corner) for b in r.labels}
+    assert {(0, "tl"), (1, "tl"), (2, "tl"), (2, "br")} <= corners
+    assert (0, "br") not in corners and (1, "br") not in corners
+
+
+@pytest.mark.parametrize("threshold,expect_fewer", [(0.95, True), (0.3, False)])
+def test_visibility_threshold_changes_labels(threshold: float, expect_fewer: bool,
+                                             one_deck: list[Deck]) -> None:
+    kw = dict(size=(640, 640), decks=one_deck, crop=True, card_px=120)
+    base = render_scene(np.random.default_rng(9), "fan", **kw)
+    other = render_scene(np.random.default_rng(9), "fan", min_visible=threshold, **kw)
+    assert np.array_equal(base.image, other.image)
+    if expect_fewer:
+        assert len(other.labels) <= len(base.labels)
+        assert all(b.visible >= threshold for b in other.labels)
+    else:
+        assert len(other.labels) >= len(base.labels)
+
+
+@pytest.mark.parametrize("card", ["AS", "10H", "QD", "7C", "JOKER"])
+def test_drawn_face_index_boxes_hold_the_ink(card: str) -> None:
+    face = draw_face(card)
+    for corner, (x0, y0, x1, y1) in face.boxes.items():
+        ink = face.ink == CORNER_CODES[corner]
+        ys, xs = np.nonzero(ink)
+        assert (xs.min(), ys.min(), xs.max() + 1, ys.max() + 1) == (x0, y0, x1, y1)
+    w, h = face.size
+    assert face.index_br == (w - face.index_tl[2], h - face.index_tl[3],
+                             w - face.index_tl[0], h - face.index_tl[1])
+
+
+def test_index_finder_recovers_a_drawn_index() -> None:
+    face = draw_face("9S")
+    found = face_from_image("9S", "probe", face.image)
+    for got, want in ((found.index_tl, face.index_tl), (found.index_br, face.index_br)):
+        assert np.allclose(got, want, atol=3), (got, want)
+
+
+@pytest.mark.parametrize("bad", [("XS", FaceError), ("", FaceError)])
+def test_bad_card_names_are_refused(bad: tuple[str, type]) -> None:
+    with pytest.raises(bad[1]):
+        draw_face(bad[0])
+
+
+def test_bad_requests_raise_scene_errors(one_deck: list[Deck]) -> None:
+    with pytest.raises(SceneError, match="unknown scene"):
+        render_scene(np.random.default_rng(0), "poker", decks=one_deck)
+    with pytest.raises(SceneError, match="too small"):
+        render_scene(np.random.default_rng(0), "single", size=(10, 10), decks=one_deck)
+
+
+@pytest.mark.parametrize("text,size", [("1280x960", (1280, 960)), ("640", (640, 640))])
+def test_parse_size(text: str, size: tuple[int, int]) -> None:
+    assert parse_size(text) == size
+
+
+def test_cli_run_writes_a_dataset(tmp_path: Path) -> None:
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    args = parser.parse_args([str(tmp_path / "cli"), "--count", "2", "--seed", "1", "--size",
+                              "256x192", "--decks", "drawn"])
+    assert run(args) == 0
+    assert len(list((tmp_path / "cli" / "labels").iterdir())) == 2
+
+
+@pytest.mark.skipif(not installed_svg_decks(), reason="SVG card decks or rsvg-convert missing")
+def test_svg_deck_faces_have_tight_indices(tmp_path: Path) -> None:
+    faces = load_svg_faces(svg_deck("standard"), tmp_path)
+    assert len(faces) == 52
+    for face in faces.values():
+        w, h = face.size
+        x0, y0, x1, y1 = face.index_tl
+        assert x1 < 0.25 * w and y1 < 0.45 * h and (x1 - x0) > 0.04 * w
