@@ -1,0 +1,278 @@
+"""The HTML pages through Flask's test client: every route, the forms, CSRF, table code, escaping."""
+
+from __future__ import annotations
+
+import re
+from markupsafe import escape
+from pathlib import Path
+from typing import Callable
+
+import pytest
+from flask.testing import FlaskClient
+
+from scorer import RULE_FAMILIES, get_rules
+from scorer.settle import PlayerRound, settle_round
+from web.app import create_app
+from web_support import PLAYERS, nepali_round
+
+
+def errors_in(html: str) -> list[str]:
+    return re.findall(r'class="error"[^>]*>([^<]+)<', html)
+
+
+def test_every_page_answers(client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    client.post(f"/api/sessions/{sid}/rounds", json=nepali_round())
+    pages = ["/", "/sessions/new", f"/sessions/{sid}", f"/sessions/{sid}/rounds/new", f"/sessions/{sid}/rounds/1",
+             f"/sessions/{sid}/rounds/1/edit", f"/sessions/{sid}/history", f"/sessions/{sid}/end", "/licenses",
+             "/static/vendor/chart.umd.min.js", "/static/tiplu.js", "/static/tiplu.css"]
+    for page in pages:
+        response = client.get(page)
+        assert response.status_code == 200, page
+    assert client.get("/sessions/999").status_code == 404
+    assert client.get(f"/sessions/{sid}/rounds/7").status_code == 404
+    assert "does not exist" in client.get("/sessions/999").get_data(as_text=True)
+
+
+def test_new_session_form_offers_every_option_with_its_default(client: FlaskClient) -> None:
+    html = client.get("/sessions/new").get_data(as_text=True)
+    for family_name, family in RULE_FAMILIES.items():
+        for option in family.options:
+            field = f"opt_{family_name}_{option.name}"
+            assert f'name="{field}"' in html, field
+            assert str(escape(option.help)) in html
+            if option.kind == "int":
+                assert re.search(rf'name="{field}"[^>]*value="{option.default}"', html), field
+            elif option.kind == "bool":
+                tag = re.search(rf'<input type="checkbox" name="{field}"[^>]*>', html).group(0)
+                assert ("checked" in tag) == option.default, field
+
+
+def test_create_session_with_the_form(client: FlaskClient) -> None:
+    form = {"rules": "nepali", "player0": "Anna", "player1": "Ben", "player2": "Carla", "rounds_planned": "6",
+            "opt_nepali_tiplu_pair": "8", "opt_nepali_murder": "on", "opt_nepali_players_max": "5",
+            "opt_nepali_direction": "counter-clockwise"}
+    response = client.post("/sessions/new", data=form)
+    assert response.status_code == 302
+    sid = int(response.location.rstrip("/").split("/")[-1])
+    data = client.get(f"/api/sessions/{sid}").get_json()
+    assert data["players"] == ["Anna", "Ben", "Carla"]
+    assert data["options"]["tiplu_pair"] == 8 and data["options"]["murder"] is True
+    assert data["options"]["tunnela_requires_seen"] is False, "an unticked box is off"
+    assert data["direction"] == "counter-clockwise" and data["rounds_planned"] == 6
+
+
+@pytest.mark.parametrize("form, message", [
+    ({"rules": "nepali", "player0": "Anna"}, "2 to 5 players"),
+    ({"rules": "rummy", "player0": "A", "player1": "B"}, "3 to 6 players"),
+    ({"rules": "nepali", "player0": "A", "player1": "B", "opt_nepali_seen_fee": "x"}, "not a whole number"),
+    ({"rules": "bridge", "player0": "A", "player1": "B"}, "rules"),
+])
+def test_bad_session_form_shows_the_error_and_keeps_input(client: FlaskClient, form: dict, message: str) -> None:
+    response = client.post("/sessions/new", data=form)
+    assert response.status_code == 400
+    html = response.get_data(as_text=True)
+    assert any(message in e for e in errors_in(html)), errors_in(html)
+    assert client.get("/api/sessions").get_json()["sessions"] == []
+
+
+def round_form(**overrides: str) -> dict[str, str]:
+    form = {"tiplu": "JC", "winner": "Anna", "finish": "melds", "p0_seen": "on", "p0_maal": "5",
+            "p1_seen": "on", "p1_maal": "2", "p2_seen": "on", "p2_maal": "10", "p3_maal": "3"}
+    form.update(overrides)
+    return {k: v for k, v in form.items() if v is not None}
+
+
+def test_round_entry_edit_and_delete_through_the_pages(client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    response = client.post(f"/sessions/{sid}/rounds/new", data=round_form())
+    assert response.status_code == 302 and response.location.endswith(f"/sessions/{sid}/rounds/1")
+    result = client.get(response.location).get_data(as_text=True)
+    expected = settle_round(get_rules("nepali"), [
+        PlayerRound("Anna", 5, True), PlayerRound("Ben", 2, True), PlayerRound("Carla", 10, True),
+        PlayerRound("Dan", 3, False)], "Anna", "melds")
+    for payment in expected.payments:
+        assert payment.reason in result
+    for name, points in expected.net.items():
+        assert re.search(rf'data-player="{name}">.*?{re.escape(format(points, "+d"))}', result, re.S)
+
+    client.post(f"/sessions/{sid}/rounds/new", data=round_form(p1_cards="10C JC QC", p1_maal=""))
+    data = client.get(f"/api/sessions/{sid}").get_json()
+    assert data["rounds"][1]["players"]["Ben"]["cards"] == ["10C", "JC", "QC"]
+
+    edit_page = client.get(f"/sessions/{sid}/rounds/2/edit").get_data(as_text=True)
+    assert 'value="10C JC QC"' in edit_page
+    edited = client.post(f"/sessions/{sid}/rounds/1/edit", data=round_form(winner="Carla"))
+    assert edited.status_code == 302
+    assert client.get(f"/api/sessions/{sid}/rounds/1").get_json()["winner"] == "Carla"
+
+    deleted = client.post(f"/sessions/{sid}/rounds/1/delete")
+    assert deleted.status_code == 302
+    rounds = client.get(f"/api/sessions/{sid}").get_json()["rounds"]
+    assert len(rounds) == 1 and rounds[0]["players"]["Ben"]["cards"] == ["10C", "JC", "QC"]
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"p1_maal": "two"}, "not a whole number"),
+    ({"winner": "Dan"}, "must have seen"),
+    ({"p1_cards": "QS QS QS QS", "p1_maal": ""}, "'QS' appears 4 times"),
+    ({"tiplu": "ZZ"}, "unknown suit"),
+])
+def test_bad_round_form_re_renders_with_the_error(client: FlaskClient, make_session: Callable[..., int],
+                                                  overrides: dict, message: str) -> None:
+    sid = make_session()
+    response = client.post(f"/sessions/{sid}/rounds/new", data=round_form(**overrides))
+    assert response.status_code == 400
+    html = response.get_data(as_text=True)
+    assert any(message in e.replace("&#39;", "'") for e in errors_in(html)), errors_in(html)
+    assert 'name="p0_maal" min="0" inputmode="numeric" value="5"' in html, "typed values are kept"
+    assert client.get(f"/api/sessions/{sid}").get_json()["rounds"] == []
+
+
+def test_form_submission_token_prevents_double_rounds(client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    form = round_form(submission="tap-once")
+    assert client.post(f"/sessions/{sid}/rounds/new", data=form).status_code == 302
+    assert client.post(f"/sessions/{sid}/rounds/new", data=form).status_code == 302
+    assert len(client.get(f"/api/sessions/{sid}").get_json()["rounds"]) == 1
+
+
+def test_preview_returns_the_scorers_numbers(client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    good = client.post(f"/sessions/{sid}/rounds/preview", data=round_form())
+    assert good.status_code == 200 and sum(good.get_json()["round"]["net"].values()) == 0
+    bad = client.post(f"/sessions/{sid}/rounds/preview", data=round_form(p2_maal="x"))
+    assert bad.status_code == 400 and "not a whole number" in bad.get_json()["error"]
+    assert client.get(f"/api/sessions/{sid}").get_json()["rounds"] == []
+
+
+def test_rummy_round_form(client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session(["A", "B", "C"], rules="rummy")
+    page = client.get(f"/sessions/{sid}/rounds/new").get_data(as_text=True)
+    assert 'name="turned"' in page and 'name="tiplu"' not in page and "p0_penalty" in page
+    response = client.post(f"/sessions/{sid}/rounds/new", data={
+        "turned": "7D", "winner": "A", "p1_penalty": "25", "p2_cards": "2S 3S 4S KD", "p2_wrong_close": "on"})
+    assert response.status_code == 302, errors_in(response.get_data(as_text=True))
+    rnd = client.get(f"/api/sessions/{sid}/rounds/1").get_json()
+    assert rnd["players"]["B"]["penalty"] == 25 and rnd["players"]["C"]["wrong_close"] is True
+    assert rnd["players"]["C"]["cards"] == ["2S", "3S", "4S", "KD"]
+
+
+def test_end_and_reopen(client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    client.post(f"/api/sessions/{sid}/rounds", json=nepali_round())
+    page = client.post(f"/sessions/{sid}/end", data={"action": "end"}).get_data(as_text=True)
+    winners = client.get(f"/api/sessions/{sid}").get_json()["winners"]
+    assert all(w in page for w in winners) and "Reopen" in page
+    assert client.post(f"/sessions/{sid}/rounds/new", data=round_form()).status_code == 400
+    assert client.post(f"/sessions/{sid}/end", data={"action": "reopen"}).status_code == 302
+    assert client.post(f"/sessions/{sid}/rounds/new", data=round_form()).status_code == 302
+
+
+def test_ledger_page_has_chart_data_and_exports(client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    client.post(f"/api/sessions/{sid}/rounds", json=nepali_round())
+    client.post(f"/api/sessions/{sid}/rounds", json=nepali_round(winner="Carla"))
+    html = client.get(f"/sessions/{sid}").get_data(as_text=True)
+    assert 'id="totals-chart"' in html and "vendor/chart.umd.min.js" in html
+    assert f"/api/sessions/{sid}/export.csv" in html and f"/api/sessions/{sid}/export.json" in html
+    assert "cdn" not in html.lower()
+    totals = client.get(f"/api/sessions/{sid}").get_json()["totals"]
+    for name in PLAYERS:
+        assert f'data-player="{name}">{totals[name]}<' in html
+
+
+def test_player_names_are_escaped(client: FlaskClient, make_session: Callable[..., int]) -> None:
+    evil = "<script>alert(1)</script>"
+    sid = make_session([evil, "Ben"])
+    client.post(f"/api/sessions/{sid}/rounds", json={"players": {evil: {"seen": True, "maal": 1}, "Ben": {}},
+                                                     "winner": evil, "finish": "melds"})
+    for page in ("/", f"/sessions/{sid}", f"/sessions/{sid}/rounds/1", f"/sessions/{sid}/rounds/new",
+                 f"/sessions/{sid}/history", f"/sessions/{sid}/end"):
+        html = client.get(page).get_data(as_text=True)
+        assert evil not in html, page
+        assert "&lt;script&gt;" in html, page
+
+
+def test_csp_header_allows_only_own_scripts(client: FlaskClient) -> None:
+    policy = client.get("/").headers["Content-Security-Policy"]
+    assert "script-src 'self'" in policy and "unsafe-inline" not in policy
+
+
+def test_csrf_is_required_on_forms_but_not_the_api(tmp_path: Path) -> None:
+    app = create_app({"DATABASE": str(tmp_path / "c.db"), "SECRET_KEY": "k", "TESTING": True})
+    client = app.test_client()
+    refused = client.post("/sessions/new", data={"rules": "nepali", "player0": "A", "player1": "B"})
+    assert refused.status_code == 400 and "reload the page" in refused.get_data(as_text=True)
+    page = client.get("/sessions/new").get_data(as_text=True)
+    token = re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
+    accepted = client.post("/sessions/new", data={"csrf_token": token, "rules": "nepali", "player0": "A",
+                                                  "player1": "B"})
+    assert accepted.status_code == 302
+    assert client.post("/api/sessions", json={"players": ["A", "B"]}).status_code == 201
+
+
+LAN = {"REMOTE_ADDR": "192.168.1.23"}
+
+
+def test_table_code_guards_writes_from_the_network(tmp_path: Path) -> None:
+    app = create_app({"DATABASE": str(tmp_path / "t.db"), "SECRET_KEY": "k", "TESTING": True,
+                      "WTF_CSRF_ENABLED": False, "TABLE_CODE": "482913"})
+    client = app.test_client()
+    body = {"players": ["A", "B"]}
+    refused = client.post("/api/sessions", json=body, environ_base=LAN)
+    assert refused.status_code == 403 and "X-Table-Code" in refused.get_json()["error"]
+    wrong = client.post("/api/sessions", json=body, environ_base=LAN, headers={"X-Table-Code": "000000"})
+    assert wrong.status_code == 403
+    assert client.get("/api/sessions", environ_base=LAN).status_code == 200, "reading needs no code"
+    assert client.post("/api/sessions", json=body, environ_base={"REMOTE_ADDR": "127.0.0.1"}).status_code == 201
+    ok = client.post("/api/sessions", json=body, environ_base=LAN, headers={"X-Table-Code": "482913"})
+    assert ok.status_code == 201
+
+    form = {"rules": "nepali", "player0": "A", "player1": "B"}
+    redirected = client.post("/sessions/new", data=form, environ_base=LAN)
+    assert redirected.status_code == 302 and "/code" in redirected.location
+    assert client.post("/code", data={"code": "nope"}, environ_base=LAN).status_code == 400
+    entered = client.post("/code", data={"code": "482913", "next": "/sessions/new"}, environ_base=LAN)
+    assert entered.status_code == 302 and entered.location.endswith("/sessions/new")
+    assert client.post("/sessions/new", data=form, environ_base=LAN).status_code == 302
+    assert len(client.get("/api/sessions").get_json()["sessions"]) == 3
+
+
+@pytest.mark.parametrize("target, expected", [
+    ("/sessions/1", "/sessions/1"), ("https://evil.example/x", "/"), ("//evil.example", "/"), ("", "/"),
+])
+def test_code_page_redirects_only_within_the_site(tmp_path: Path, target: str, expected: str) -> None:
+    app = create_app({"DATABASE": str(tmp_path / "r.db"), "SECRET_KEY": "k", "WTF_CSRF_ENABLED": False,
+                      "TABLE_CODE": "1234"})
+    response = app.test_client().post("/code", data={"code": "1234", "next": target}, environ_base=LAN)
+    assert response.location == expected
+
+
+def test_unexpected_errors_show_no_traceback(app, client: FlaskClient) -> None:
+    @app.get("/boom")
+    def boom() -> str:
+        raise RuntimeError("secret internals")
+
+    api_app = app
+
+    @api_app.get("/api/boom")
+    def api_boom() -> str:
+        raise RuntimeError("secret internals")
+
+    for url in ("/boom", "/api/boom"):
+        response = client.get(url)
+        assert response.status_code == 500
+        text = response.get_data(as_text=True)
+        assert "secret internals" not in text and "Traceback" not in text and "nothing was saved" in text
+    assert client.get("/api/boom").get_json()["error"]
+
+
+def test_default_database_lives_in_the_instance_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TIPLU_DB", raising=False)
+    monkeypatch.setenv("TIPLU_SECRET_KEY", "k")
+    app = create_app({"TESTING": True})
+    assert app.config["DATABASE"] == str(Path(app.instance_path) / "tiplu.db")
+    monkeypatch.setenv("TIPLU_DB", str(tmp_path / "env.db"))
+    assert create_app({"TESTING": True}).config["DATABASE"] == str(tmp_path / "env.db")
+    assert (tmp_path / "env.db").exists()
