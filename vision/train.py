@@ -302,6 +302,10 @@ def export_models(detector: Path, classifier: Path | None, out: Path = Path("mod
     _, YOLO = _ultralytics()
     import torch
 
+    import warnings
+
+    warnings.filterwarnings("ignore", message=".*legacy TorchScript-based ONNX export.*")
+    warnings.filterwarnings("ignore", message="The feature will be removed.*")
     out.mkdir(parents=True, exist_ok=True)
     try:
         import onnxslim  # noqa: F401
