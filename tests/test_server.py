@@ -1,0 +1,196 @@
+"""A real ``tiplu serve`` process (waitress): restarts, kill -9 during writes, four phones at once."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from web_support import PLAYERS, nepali_round
+
+pytestmark = pytest.mark.server
+
+
+def serve_command() -> list[str]:
+    script = Path(sys.executable).with_name("tiplu")
+    if script.exists():
+        return [str(script), "serve"]
+    return [sys.executable, "-m", "web.serve"]
+
+
+class Server:
+    """One server process on a free port, with a tiny JSON client."""
+
+    def __init__(self, db_path: Path, *extra: str) -> None:
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "TIPLU_SECRET_KEY": "server-test"}
+        self.process = subprocess.Popen([*serve_command(), "--port", "0", "--db", str(db_path), "--no-qr", *extra],
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+        self.output: list[str] = []
+        deadline = time.monotonic() + 30
+        self.base = ""
+        while time.monotonic() < deadline:
+            line = self.process.stdout.readline()  # type: ignore[union-attr]
+            if not line:
+                break
+            self.output.append(line)
+            match = re.search(r"open (http://127\.0\.0\.1:\d+)/", line)
+            if match:
+                self.base = match.group(1)
+            if "Press Ctrl-C" in line:
+                break
+        if not self.base:
+            self.kill()
+            raise RuntimeError("server did not start:\n" + "".join(self.output))
+        threading.Thread(target=self._drain, daemon=True).start()
+
+    def _drain(self) -> None:
+        for line in self.process.stdout:  # type: ignore[union-attr]
+            self.output.append(line)
+
+    def call(self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
+             ) -> tuple[int, Any]:
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.base + path, data=data, method=method,
+                                         headers={"Content-Type": "application/json", **(headers or {})})
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                raw = response.read()
+                return response.status, json.loads(raw) if raw else None
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read() or b"null")
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+
+@pytest.fixture
+def server_factory(tmp_path: Path) -> Iterator[Any]:
+    started: list[Server] = []
+
+    def start(*extra: str) -> Server:
+        server = Server(tmp_path / "served.db", *extra)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.kill()
+
+
+def test_rounds_survive_kill_9_and_restart(server_factory: Any, tmp_path: Path) -> None:
+    server = server_factory()
+    status, body = server.call("POST", "/api/sessions", {"players": PLAYERS, "rules": "nepali"})
+    assert status == 201
+    sid = body["id"]
+    posted = []
+    for winner in ("Anna", "Carla", "Ben"):
+        status, rnd = server.call("POST", f"/api/sessions/{sid}/rounds", nepali_round(winner=winner))
+        assert status == 201
+        posted.append(rnd)
+    assert server.call("PUT", f"/api/sessions/{sid}/rounds/2", nepali_round(winner="Anna"))[0] == 200
+    before = server.call("GET", f"/api/sessions/{sid}")[1]
+    server.kill()
+
+    again = server_factory()
+    after = again.call("GET", f"/api/sessions/{sid}")[1]
+    assert after["rounds"] == before["rounds"] and after["totals"] == before["totals"]
+    assert [r["winner"] for r in after["rounds"]] == ["Anna", "Anna", "Ben"]
+
+
+def test_kill_9_in_the_middle_of_writes_loses_no_committed_round(server_factory: Any, tmp_path: Path) -> None:
+    server = server_factory()
+    sid = server.call("POST", "/api/sessions", {"players": PLAYERS})[1]["id"]
+    acknowledged: list[int] = []
+    stop = threading.Event()
+
+    def writer() -> None:
+        while not stop.is_set():
+            try:
+                status, rnd = server.call("POST", f"/api/sessions/{sid}/rounds", nepali_round())
+            except (OSError, urllib.error.URLError):
+                return
+            if status == 201:
+                acknowledged.append(rnd["number"])
+
+    threads = [threading.Thread(target=writer) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + 20
+    while len(acknowledged) < 15 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    server.kill()
+    stop.set()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert len(acknowledged) >= 15
+
+    with sqlite3.connect(tmp_path / "served.db") as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    again = server_factory()
+    session = again.call("GET", f"/api/sessions/{sid}")[1]
+    stored = {r["number"] for r in session["rounds"]}
+    assert set(acknowledged) <= stored
+    assert sorted(stored) == list(range(1, len(stored) + 1))
+    for rnd in session["rounds"]:
+        assert sum(rnd["net"].values()) == 0
+        assert len(rnd["players"]) == len(PLAYERS)
+    assert again.call("POST", f"/api/sessions/{sid}/rounds", nepali_round())[0] == 201
+
+
+def test_four_phones_post_fifty_rounds_each(server_factory: Any) -> None:
+    server = server_factory()
+    sid = server.call("POST", "/api/sessions", {"players": PLAYERS})[1]["id"]
+    failures: list[Any] = []
+    winners = ["Anna", "Ben", "Carla"]
+
+    def phone(index: int) -> None:
+        for n in range(50):
+            payload = nepali_round(winner=winners[(index + n) % 3],
+                                   Dan={"seen": False, "maal": (index * 50 + n) % 11})
+            status, body = server.call("POST", f"/api/sessions/{sid}/rounds", payload,
+                                       headers={"Idempotency-Key": f"phone{index}-round{n}"})
+            if status != 201:
+                failures.append((index, n, status, body))
+
+    started = time.monotonic()
+    threads = [threading.Thread(target=phone, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=240)
+    elapsed = time.monotonic() - started
+    assert failures == []
+    session = server.call("GET", f"/api/sessions/{sid}")[1]
+    assert [r["number"] for r in session["rounds"]] == list(range(1, 201))
+    for rnd in session["rounds"]:
+        assert sum(rnd["net"].values()) == 0
+    assert session["totals"] == {p: sum(r["net"][p] for r in session["rounds"]) for p in PLAYERS}
+    print(f"200 rounds from 4 clients in {elapsed:.1f} s")
+
+
+def test_served_on_the_network_needs_the_table_code(server_factory: Any) -> None:
+    server = server_factory("--host", "0.0.0.0", "--table-code", "246810")
+    text = "".join(server.output)
+    assert "table code: 246810" in text
+    assert server.call("GET", "/api/sessions")[0] == 200
+    lan = re.search(r"open (http://(?!127\.)[\d.]+:\d+)/", text)
+    if lan is None:
+        pytest.skip("this machine has no LAN address to test from")
+    server.base = lan.group(1)
+    refused = server.call("POST", "/api/sessions", {"players": PLAYERS})
+    assert refused[0] == 403 and "X-Table-Code" in refused[1]["error"]
+    assert server.call("POST", "/api/sessions", {"players": PLAYERS}, headers={"X-Table-Code": "246810"})[0] == 201
