@@ -61,6 +61,7 @@ class SvgDeck:
     license: str
     package: str
     four_corners: bool = False
+    window: tuple[float, float] = (0.24, 0.45)
 
     def element_id(self, card: str) -> str:
         rank, suit = _RANK_OF[card[:-1]], card[-1]
@@ -72,21 +73,22 @@ class SvgDeck:
 
 
 def _kde(name: str, folder: str, file: str, license: str, jokers: tuple[str, ...] = (),
-         four: bool = False) -> SvgDeck:
+         four: bool = False, window: tuple[float, float] = (0.24, 0.45)) -> SvgDeck:
     return SvgDeck(name, CARDDECKS / folder / file, "{rank}_{suit}", jokers, license,
-                   "kdegames-card-data-kf5", four)
+                   "kdegames-card-data-kf5", four, window)
 
 
 #: The SVG decks that render well (see vision/DECKS.md for the ones left out).
 SVG_DECKS: tuple[SvgDeck, ...] = (
     _kde("standard", "svg-standard", "standard.svgz", "GPL-2+"),
     _kde("ancient-egyptians", "svg-ancient-egyptians", "Ancient_Egyptians.svgz", "GPL-2+"),
-    _kde("dondorf", "svg-dondorf", "dondorf.svgz", "GPL-2+", ("joker",), four=True),
+    _kde("dondorf", "svg-dondorf", "dondorf.svgz", "GPL-2+", four=True),
     _kde("gm-paris", "svg-gm-paris", "paris.svgz", "GPL-2+"),
     _kde("jolly-royal", "svg-jolly-royal", "jolly-royal.svgz", "GPL-2+"),
     _kde("nicu-ornamental", "svg-nicu-ornamental", "ornamental.svgz", "GPL-2+",
-         ("black_joker", "red_joker")),
-    _kde("nicu-white", "svg-nicu-white", "white.svgz", "GPL-2+", ("black_joker", "red_joker")),
+         ("black_joker", "red_joker"), window=(0.3, 0.45)),
+    _kde("nicu-white", "svg-nicu-white", "white.svgz", "GPL-2+", ("black_joker", "red_joker"),
+         window=(0.3, 0.45)),
     _kde("penguins", "svg-penguins", "penguins.svgz", "GPL-3+ (Tux notice)"),
     SvgDeck("aisleriot-bonded", AISLERIOT / "bonded.svgz", "{suit}_{rank}",
             ("joker_black", "joker_red"), "GPL-3+", "aisleriot"),
@@ -190,7 +192,8 @@ def render_deck(deck: SvgDeck, cache_dir: Path | None = None, *, force: bool = F
                                      interpolation=cv2.INTER_AREA)
                 img[img[..., 3] <= 200] = 0
                 face = face_from_image(card, deck.name, img,
-                                       four=deck.four_corners and card != "JOKER")
+                                       four=deck.four_corners and card != "JOKER",
+                                   window=deck.window)
             except FaceError as err:
                 meta[card] = {"error": str(err)}
                 continue
@@ -234,7 +237,8 @@ def _retry_with_prior(deck: SvgDeck, src: Path, zoom: float, tmp: Path, folder: 
         img[img[..., 3] <= 200] = 0
         try:
             face = face_from_image(card, deck.name, img, prior,
-                                   four=deck.four_corners and card != "JOKER")
+                                   four=deck.four_corners and card != "JOKER",
+                                   window=deck.window)
         except FaceError as err:
             meta[card] = {"error": str(err)}
             continue
@@ -256,7 +260,8 @@ def load_svg_faces(deck: SvgDeck, cache_dir: Path | None = None) -> dict[str, Fa
             continue
         prior = tuple(info["prior"]) if "prior" in info else None
         faces[card] = face_from_image(card, deck.name, img, prior,  # type: ignore[arg-type]
-                                      four=deck.four_corners and card != "JOKER")
+                                      four=deck.four_corners and card != "JOKER",
+                                   window=deck.window)
     return faces
 
 

@@ -68,6 +68,22 @@ class Face:
         """(width, height) in pixels."""
         return self.image.shape[1], self.image.shape[0]
 
+    def pip_mask(self) -> np.ndarray:
+        """Bool HxW: the suit-pip part of every corner index (the rest of the ink is the rank).
+
+        Used to measure how much of the rank and of the pip stay visible under overlaps.
+        The index is split at the widest blank band across its reading direction (rank
+        above pip for upright corners, below for turned ones); jokers have no pip.
+        """
+        if -1 not in self._levels:
+            mask = np.zeros(self.ink.shape, bool)
+            if self.card != "JOKER":
+                for corner, box in self.boxes.items():
+                    mask |= _pip_part(self.ink == CORNER_CODES[corner], box,
+                                      upright=corner in ("tl", "tr"))
+            self._levels[-1] = mask  # type: ignore[assignment]
+        return self._levels[-1]  # type: ignore[return-value]
+
     def at_most(self, width: float) -> "Face":
         """This face halved until its width is at most twice ``width`` (a mipmap level).
 
@@ -84,6 +100,28 @@ class Face:
         if level not in self._levels:
             self._levels[level] = _downscale(self, 2 ** level)
         return self._levels[level]
+
+
+def _pip_part(ink: np.ndarray, box: Box, upright: bool) -> np.ndarray:
+    x0, y0, x1, y1 = box
+    rows = ink[y0:y1, x0:x1].any(axis=1)
+    n = len(rows)
+    best, best_len, run_start = int(n * 0.55), 0, None
+    for i in range(int(n * 0.2), int(n * 0.8) + 1):
+        blank = i < n and not rows[i]
+        if blank and run_start is None:
+            run_start = i
+        if not blank and run_start is not None:
+            if i - run_start > best_len:
+                best, best_len = (run_start + i) // 2, i - run_start
+            run_start = None
+    split = y0 + best if upright else y1 - (n - best)
+    out = np.zeros(ink.shape, bool)
+    if upright:
+        out[split:y1, x0:x1] = ink[split:y1, x0:x1]
+    else:
+        out[y0:split, x0:x1] = ink[y0:split, x0:x1]
+    return out
 
 
 def _downscale(face: Face, factor: int) -> Face:
@@ -134,7 +172,7 @@ def find_corner_index(image: np.ndarray, *, max_w: float = 0.24, max_h: float = 
 
     Takes the ink components in the top-left window (``max_w`` x ``max_h`` of the card) that
     do not touch the window's inner edges (frames, borders and big pips do), starts from the
-    one nearest the corner and grows the group by components at most ``gap`` x width away.
+    biggest one that begins near the corner (the rank glyph, not a printer's mark) and grows the group by components at most ``gap`` x width away.
     Returns the tight box and the index ink mask (bool, full card size).
 
     Raises :class:`FaceError` when nothing index-like is there.
@@ -159,9 +197,10 @@ def find_corner_index(image: np.ndarray, *, max_w: float = 0.24, max_h: float = 
         comps.append((x, y, x + cw, y + ch, i))
     if not comps:
         raise FaceError("no corner index found in the top-left of the card")
-    comps.sort(key=lambda c: c[0] + c[1])
-    box = list(comps[0][:4])
-    members = {comps[0][4]}
+    near = [c for c in comps if c[0] < 0.12 * w and c[1] < 0.12 * h] or comps
+    seed = max(near, key=lambda c: (c[2] - c[0]) * (c[3] - c[1]))
+    box = list(seed[:4])
+    members = {seed[4]}
     g = gap * w
     grown = True
     while grown:
@@ -178,6 +217,9 @@ def find_corner_index(image: np.ndarray, *, max_w: float = 0.24, max_h: float = 
     mask = np.zeros((h, w), bool)
     mask[:wh, :ww] = np.isin(labels, list(members))
     return (box[0], box[1], box[2], box[3]), mask
+
+
+Window = tuple[float, float]
 
 
 def index_in_prior(image: np.ndarray, prior: tuple[float, float, float, float]
@@ -198,7 +240,7 @@ def index_in_prior(image: np.ndarray, prior: tuple[float, float, float, float]
 
 def face_from_image(card: str, deck: str, image: np.ndarray,
                     prior: tuple[float, float, float, float] | None = None,
-                    four: bool = False) -> Face:
+                    four: bool = False, window: Window = (0.24, 0.45)) -> Face:
     """Build a :class:`Face` from a BGRA card image by finding both corner indices.
 
     The bottom-right index is found by running :func:`find_corner_index` on the image
@@ -209,7 +251,12 @@ def face_from_image(card: str, deck: str, image: np.ndarray,
     if card not in CLASS_NAMES:
         raise FaceError(f"{card!r} is not a card class; use one of {', '.join(CLASS_NAMES[:4])}...")
     h, w = image.shape[:2]
-    find = find_corner_index if prior is None else (lambda im: index_in_prior(im, prior))
+    if prior is None:
+        def find(im: np.ndarray) -> tuple[Box, np.ndarray]:
+            return find_corner_index(im, max_w=window[0], max_h=window[1])
+    else:
+        def find(im: np.ndarray) -> tuple[Box, np.ndarray]:
+            return index_in_prior(im, prior)
     tl, tl_mask = find(image)
     rb, rb_mask = find(np.ascontiguousarray(image[::-1, ::-1]))
     br = (w - rb[2], h - rb[3], w - rb[0], h - rb[1])

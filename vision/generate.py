@@ -165,6 +165,45 @@ def generate_dataset(out_dir: str | os.PathLike, count: int, seed: int = 0, *,
                    time.time() - t0)
 
 
+def study_visibility(count: int = 300, seed: int = 0, decks: str = "drawn",
+                     readable_rank: float = 0.6, readable_pip: float = 0.5,
+                     verbose: bool = True) -> dict[float, float]:
+    """Measure which :data:`~vision.scenes.MIN_VISIBLE` threshold best predicts a readable corner.
+
+    Renders ``count`` crops (all scene types), records every partly visible corner with the
+    visible fraction of its whole index, of its rank glyph and of its pip, and calls a corner
+    *readable* when at least ``readable_rank`` of the rank and ``readable_pip`` of the pip
+    show. Returns threshold -> agreement (share of partly-hidden corners where
+    ``visible >= threshold`` equals *readable*); prints the table when ``verbose``.
+    Example: ``study_visibility(400, 0, "train")``.
+    """
+    decks_list = load_decks(decks)
+    rows = []
+    for i in range(count):
+        rng = np.random.default_rng([seed, i])
+        scene = SCENE_TYPES[i % len(SCENE_TYPES)]
+        r = render_scene(rng, scene, size=(640, 640), decks=decks_list, crop=True,
+                         min_visible=1e-3, parts=True)
+        for b in r.geometry["boxes"]:
+            if b["name"] != "JOKER" and b["visible_pip"] >= 0 and b["visible_rank"] >= 0:
+                rows.append((b["visible"], b["visible_rank"], b["visible_pip"]))
+    arr = np.array(rows)
+    partial = arr[arr[:, 0] < 0.999]
+    readable = (partial[:, 1] >= readable_rank) & (partial[:, 2] >= readable_pip)
+    table = {}
+    for t in np.round(np.arange(0.1, 1.0, 0.05), 2):
+        table[float(t)] = float(((partial[:, 0] >= t) == readable).mean())
+    if verbose:
+        print(f"corners: {len(arr)}, fully visible: {len(arr) - len(partial)}, "
+              f"partly hidden: {len(partial)}, of those readable: {int(readable.sum())}")
+        hist, edges = np.histogram(partial[:, 0], bins=10, range=(0, 1))
+        print("visible-fraction histogram of partly hidden corners:",
+              " ".join(f"{e:.1f}:{h}" for e, h in zip(edges, hist)))
+        for t, agree in table.items():
+            print(f"threshold {t:.2f}: agreement {agree:.3f}")
+    return table
+
+
 def _append_list(path: Path, lines: list[str]) -> None:
     old = path.read_text().splitlines() if path.exists() else []
     merged = sorted(set(old) | set(lines))

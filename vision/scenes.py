@@ -33,7 +33,7 @@ from vision.faces import CORNER_CODES, DRAWN_STYLES, Face, draw_face
 Rng = np.random.Generator
 
 #: A corner is labelled when at least this fraction of its index ink is visible.
-MIN_VISIBLE = 0.6
+MIN_VISIBLE = 0.75
 #: Card height / width used to lay cards out (real faces keep their own aspect).
 ASPECT = 1.4
 SCENE_TYPES: tuple[str, ...] = ("meld_row", "fan", "tunnela", "maal_spread", "single", "table")
@@ -408,8 +408,8 @@ def render_scene(rng: Rng, scene: str = "table", *, size: tuple[int, int] = (128
                  decks: Sequence[Deck] | None = None, cards: Sequence[str] | None = None,
                  card_px: float | None = None, crop: bool = False, effects: bool = True,
                  background: str | None = None, camera: float | None = None,
-                 min_visible: float = MIN_VISIBLE, designs_per_scene: int | None = None
-                 ) -> RenderedScene:
+                 min_visible: float = MIN_VISIBLE, designs_per_scene: int | None = None,
+                 parts: bool = False) -> RenderedScene:
     """Render one table scene and label every visible corner index.
 
     ``scene`` is one of :data:`SCENE_TYPES`; ``cards`` fixes the cards laid (in layout
@@ -417,7 +417,9 @@ def render_scene(rng: Rng, scene: str = "table", *, size: tuple[int, int] = (128
     (default: the layout fills the picture, or 50-260 px in ``crop`` mode, where the view is
     centred on a random card and cards may run off the edges); ``effects=False`` gives a
     clean picture (flat light, no blur/noise/shadows) for ground-truth tests;
-    ``camera`` is the perspective strength (0 = straight above).
+    ``camera`` is the perspective strength (0 = straight above). ``parts=True`` adds
+    ``visible_rank`` / ``visible_pip`` to each geometry box (used to choose
+    :data:`MIN_VISIBLE`).
 
     ``geometry`` = ``{"size": [w, h], "scene": str, "cards": [{"id", "card", "deck", "group",
     "outline": [[x, y] x4 TL,TR,BR,BL], "angle", "z"}], "boxes": [{"class", "name", "card_id",
@@ -477,6 +479,7 @@ def render_scene(rng: Rng, scene: str = "table", *, size: tuple[int, int] = (128
     shadow_dir = rng.normal(0, 1, 2)
     shadow_dir = shadow_dir / (np.linalg.norm(shadow_dir) + 1e-6)
     ink_rois: list[tuple[int, int, np.ndarray, dict[int, int]]] = []
+    pip_rois: list[np.ndarray | None] = []
     outlines: list[np.ndarray] = []
     for idx, (c, face, quad) in enumerate(zip(laid, faces, corners)):
         poly = _apply_h(table_to_img, quad)
@@ -490,6 +493,7 @@ def render_scene(rng: Rng, scene: str = "table", *, size: tuple[int, int] = (128
         x1, y1 = np.ceil(poly.max(axis=0)).astype(int) + 2
         if x1 <= 0 or y1 <= 0 or x0 >= w or y0 >= h or (x1 - x0) * (y1 - y0) > 16 * w * h:
             ink_rois.append((0, 0, np.zeros((0, 0), np.uint8), {}))
+            pip_rois.append(None)
             continue
         shift = np.array([[1, 0, -x0], [0, 1, -y0], [0, 0, 1]], np.float64)
         hroi = shift @ hm
@@ -501,6 +505,8 @@ def render_scene(rng: Rng, scene: str = "table", *, size: tuple[int, int] = (128
                                   borderMode=cv2.BORDER_CONSTANT, borderValue=0)
         totals = {code: int((ink == code).sum()) for code in CORNER_CODES.values()}
         ink_rois.append((x0, y0, ink, totals))
+        pip_rois.append(cv2.warpPerspective(face.pip_mask().astype(np.uint8), hroi, (rw, rh),
+                                            flags=cv2.INTER_NEAREST) if parts else None)
         cx0, cy0, cx1, cy1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
         sl = (slice(cy0 - y0, cy1 - y0), slice(cx0 - x0, cx1 - x0))
         alpha = warped[..., 3] / 255.0
@@ -558,11 +564,20 @@ def render_scene(rng: Rng, scene: str = "table", *, size: tuple[int, int] = (128
                 continue
             lab = BoxLabel(CLASS_ID[c.card], c.card, *[round(v, 2) for v in box], idx, corner,
                            round(frac, 3))
+            extra: dict[str, float] = {}
+            pip_roi = pip_rois[idx]
+            if pip_roi is not None:
+                pip_c = pip_roi[cy0 - y0:cy1 - y0, cx0 - x0:cx1 - x0] > 0
+                pip_full = (ink == code) & (pip_roi > 0)
+                rank_full = (ink == code) & (pip_roi == 0)
+                for part, full, sel in (("pip", pip_full, pip_c), ("rank", rank_full, ~pip_c)):
+                    tot = int(full.sum())
+                    extra[f"visible_{part}"] = round(int((vis & sel).sum()) / tot, 3) if tot else -1.0
             labels.append(lab)
             geo_boxes.append({"class": lab.class_id, "name": lab.name, "card_id": idx,
                               "corner": corner, "bbox": [lab.x0, lab.y0, lab.x1, lab.y1],
                               "visible": lab.visible, "outline": outline,
-                              "angle": round(_wrap(angle + _CORNER_TURN[corner]), 2)})
+                              "angle": round(_wrap(angle + _CORNER_TURN[corner]), 2)} | extra)
     geometry = {"size": [w, h], "scene": scene, "card_px": round(card_px, 2),
                 "min_visible": min_visible, "cards": geo_cards, "boxes": geo_boxes}
     return RenderedScene(image, tuple(labels), geometry)
