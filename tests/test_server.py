@@ -2,79 +2,19 @@
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import signal
 import sqlite3
-import subprocess
-import sys
 import threading
 import time
 import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 
-from web_support import PLAYERS, nepali_round
+from web_support import PLAYERS, Server, nepali_round
 
 pytestmark = pytest.mark.server
-
-
-def serve_command() -> list[str]:
-    script = Path(sys.executable).with_name("tiplu")
-    if script.exists():
-        return [str(script), "serve"]
-    return [sys.executable, "-m", "web.serve"]
-
-
-class Server:
-    """One server process on a free port, with a tiny JSON client."""
-
-    def __init__(self, db_path: Path, *extra: str) -> None:
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", "TIPLU_SECRET_KEY": "server-test"}
-        self.process = subprocess.Popen([*serve_command(), "--port", "0", "--db", str(db_path), "--no-qr", *extra],
-                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-        self.output: list[str] = []
-        deadline = time.monotonic() + 30
-        self.base = ""
-        while time.monotonic() < deadline:
-            line = self.process.stdout.readline()  # type: ignore[union-attr]
-            if not line:
-                break
-            self.output.append(line)
-            match = re.search(r"open (http://127\.0\.0\.1:\d+)/", line)
-            if match:
-                self.base = match.group(1)
-            if "Press Ctrl-C" in line:
-                break
-        if not self.base:
-            self.kill()
-            raise RuntimeError("server did not start:\n" + "".join(self.output))
-        threading.Thread(target=self._drain, daemon=True).start()
-
-    def _drain(self) -> None:
-        for line in self.process.stdout:  # type: ignore[union-attr]
-            self.output.append(line)
-
-    def call(self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
-             ) -> tuple[int, Any]:
-        data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(self.base + path, data=data, method=method,
-                                         headers={"Content-Type": "application/json", **(headers or {})})
-        try:
-            with urllib.request.urlopen(request, timeout=30) as response:
-                raw = response.read()
-                return response.status, json.loads(raw) if raw else None
-        except urllib.error.HTTPError as error:
-            return error.code, json.loads(error.read() or b"null")
-
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            os.kill(self.process.pid, signal.SIGKILL)
-        self.process.wait(timeout=10)
 
 
 @pytest.fixture
@@ -194,3 +134,41 @@ def test_served_on_the_network_needs_the_table_code(server_factory: Any) -> None
     refused = server.call("POST", "/api/sessions", {"players": PLAYERS})
     assert refused[0] == 403 and "X-Table-Code" in refused[1]["error"]
     assert server.call("POST", "/api/sessions", {"players": PLAYERS}, headers={"X-Table-Code": "246810"})[0] == 201
+
+
+def test_demo_session_is_optional_and_marked(server_factory: Any) -> None:
+    server = server_factory("--demo")
+    assert "demo session created" in "".join(server.output)
+    sessions = server.call("GET", "/api/sessions")[1]["sessions"]
+    assert len(sessions) == 1 and sessions[0]["demo"] is True
+    demo = server.call("GET", f"/api/sessions/{sessions[0]['id']}")[1]
+    assert demo["rounds"] and all(sum(r["net"].values()) == 0 for r in demo["rounds"])
+
+
+@pytest.mark.parametrize("host, loopback", [
+    ("127.0.0.1", True), ("localhost", True), ("::1", True), ("127.0.0.2", True),
+    ("0.0.0.0", False), ("192.168.1.5", False), ("::", False),
+])
+def test_loopback_hosts(host: str, loopback: bool) -> None:
+    from web.serve import is_loopback_host
+    assert is_loopback_host(host) is loopback
+
+
+def test_urls_list_lan_addresses_only_when_listening_everywhere() -> None:
+    from web.serve import lan_addresses, urls_for
+    assert urls_for("127.0.0.1", 8000) == ["http://127.0.0.1:8000/"]
+    everywhere = urls_for("0.0.0.0", 8000)
+    assert everywhere[0] == "http://127.0.0.1:8000/"
+    assert everywhere[1:] == [f"http://{ip}:8000/" for ip in lan_addresses()]
+    assert all(not ip.startswith("127.") for ip in lan_addresses())
+
+
+def test_serve_reports_a_port_in_use(tmp_path: Path) -> None:
+    import socket
+
+    from web.serve import main
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["--port", str(port), "--db", str(tmp_path / "p.db"), "--no-qr"]) == 2

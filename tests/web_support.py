@@ -2,6 +2,17 @@
 
 from __future__ import annotations
 
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
 from typing import Any
 
 PLAYERS = ["Anna", "Ben", "Carla", "Dan"]
@@ -14,3 +25,57 @@ def nepali_round(winner: str | None = "Anna", finish: str | None = "melds", tipl
                                "Carla": {"seen": True, "maal": 10}, "Dan": {"seen": False, "maal": 3}}
     entries.update(players)
     return {"tiplu": tiplu, "winner": winner, "finish": finish, "players": entries}
+
+
+def serve_command() -> list[str]:
+    script = Path(sys.executable).with_name("tiplu")
+    if script.exists():
+        return [str(script), "serve"]
+    return [sys.executable, "-m", "web.serve"]
+
+
+class Server:
+    """One server process on a free port, with a tiny JSON client."""
+
+    def __init__(self, db_path: Path, *extra: str) -> None:
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "TIPLU_SECRET_KEY": "server-test"}
+        self.process = subprocess.Popen([*serve_command(), "--port", "0", "--db", str(db_path), "--no-qr", *extra],
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+        self.output: list[str] = []
+        deadline = time.monotonic() + 30
+        self.base = ""
+        while time.monotonic() < deadline:
+            line = self.process.stdout.readline()  # type: ignore[union-attr]
+            if not line:
+                break
+            self.output.append(line)
+            match = re.search(r"open (http://127\.0\.0\.1:\d+)/", line)
+            if match:
+                self.base = match.group(1)
+            if "Press Ctrl-C" in line:
+                break
+        if not self.base:
+            self.kill()
+            raise RuntimeError("server did not start:\n" + "".join(self.output))
+        threading.Thread(target=self._drain, daemon=True).start()
+
+    def _drain(self) -> None:
+        for line in self.process.stdout:  # type: ignore[union-attr]
+            self.output.append(line)
+
+    def call(self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
+             ) -> tuple[int, Any]:
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.base + path, data=data, method=method,
+                                         headers={"Content-Type": "application/json", **(headers or {})})
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                raw = response.read()
+                return response.status, json.loads(raw) if raw else None
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read() or b"null")
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=10)

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 from flask import Blueprint, Response, abort, current_app, flash, jsonify, redirect, render_template, request, url_for
 from werkzeug.datastructures import MultiDict
 
-from scorer import ALL_FACES, RULE_FAMILIES, TipluError
+from scorer import ALL_FACES, RULE_FAMILIES, TipluError, get_rules
 from scorer.rules import DEFAULT_FAMILY
 from web import ledger
 from web.app import TABLE_CODE_COOKIE, table_code_ok
@@ -36,7 +36,7 @@ def card_faces() -> list[dict[str, str]]:
     faces = []
     for card in ALL_FACES:
         if card.is_joker:
-            faces.append({"value": "JOKER", "rank": "🃏", "suit": "", "colour": "joker"})
+            faces.append({"value": "JOKER", "rank": "JK", "suit": "★", "colour": "joker"})
         else:
             faces.append({"value": str(card), "rank": card.rank_name, "suit": SUIT_SYMBOL[card.suit],
                           "colour": "red" if card.is_red else "black"})
@@ -155,8 +155,10 @@ def form_values(rnd: Mapping[str, Any], session: Mapping[str, Any]) -> MultiDict
 def render_round_form(session: Mapping[str, Any], form: Mapping[str, str], *, number: int | None,
                       error: str | None = None) -> tuple[str, int]:
     dealer = (session["rounds"][number - 1]["dealer"] if number else session["next_dealer"])
+    jokers = get_rules(session["rules"], session["options"]).printed_jokers > 0
     return render_template("round_form.html", session=session, form=form, number=number, error=error,
-                           dealer=dealer, submission=secrets.token_urlsafe(16)), 400 if error else 200
+                           dealer=dealer, jokers=jokers, submission=secrets.token_urlsafe(16)), \
+        400 if error else 200
 
 
 @bp.route("/sessions/<session_id>/rounds/new", methods=["GET", "POST"])
