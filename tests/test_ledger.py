@@ -181,3 +181,12 @@ def test_deleting_a_session_keeps_its_audit(db: sqlite_utils.Database) -> None:
     assert db.execute("SELECT count(*) FROM rounds").fetchone()[0] == 0
     row = db.execute("SELECT action FROM audit WHERE session_id = ? ORDER BY id DESC", [sid]).fetchone()
     assert row[0] == "delete session"
+
+
+def test_check_ledger_command(runner, client, make_session) -> None:
+    sid = make_session()
+    client.post(f"/api/sessions/{sid}/rounds", json=nepali_round())
+    result = runner.invoke(args=["check-ledger"])
+    assert result.exit_code == 0
+    assert "integrity: ok" in result.output and "journal_mode: wal" in result.output
+    assert "rounds: 1" in result.output and "m001_initial" in result.output

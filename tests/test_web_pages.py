@@ -276,3 +276,13 @@ def test_default_database_lives_in_the_instance_folder(tmp_path: Path, monkeypat
     monkeypatch.setenv("TIPLU_DB", str(tmp_path / "env.db"))
     assert create_app({"TESTING": True}).config["DATABASE"] == str(tmp_path / "env.db")
     assert (tmp_path / "env.db").exists()
+
+
+def test_ledger_says_when_the_agreed_rounds_are_played(client: FlaskClient,
+                                                       make_session: Callable[..., int]) -> None:
+    sid = make_session(rounds_planned=2)
+    notice = "agreed rounds are played"
+    client.post(f"/api/sessions/{sid}/rounds", json=nepali_round())
+    assert notice not in client.get(f"/sessions/{sid}").get_data(as_text=True)
+    client.post(f"/api/sessions/{sid}/rounds", json=nepali_round())
+    assert notice in client.get(f"/sessions/{sid}").get_data(as_text=True)

@@ -215,8 +215,38 @@ def close_db(_error: BaseException | None = None) -> None:
         db.close()
 
 
+def check_ledger(path: str | os.PathLike[str]) -> dict[str, object]:
+    """What to look at after a crash: SQLite's integrity check, migrations and row counts.
+
+    >>> check_ledger(":memory:")["integrity"]
+    'ok'
+    """
+    db = open_db(path)
+    try:
+        return {
+            "path": str(path),
+            "integrity": db.execute("PRAGMA integrity_check").fetchone()[0],
+            "journal_mode": db.execute("PRAGMA journal_mode").fetchone()[0],
+            "migrations": [m.name for m in migrations.applied(db)],
+            "sessions": db.execute("SELECT count(*) FROM sessions").fetchone()[0],
+            "rounds": db.execute("SELECT count(*) FROM rounds").fetchone()[0],
+        }
+    finally:
+        db.close()
+
+
 def init_app(app: Flask) -> None:
     """Resolve the file, migrate it once at start-up and close connections after each request."""
     app.config["DATABASE"] = database_path(app)
     open_db(app.config["DATABASE"]).close()
     app.teardown_appcontext(close_db)
+
+    @app.cli.command("check-ledger")
+    def check_ledger_command() -> None:
+        """Check the ledger file (integrity, schema version, counts)."""
+        import click
+        report = check_ledger(app.config["DATABASE"])
+        for key, value in report.items():
+            click.echo(f"{key}: {', '.join(value) if isinstance(value, list) else value}")
+        if report["integrity"] != "ok":
+            raise SystemExit(1)

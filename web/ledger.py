@@ -19,6 +19,7 @@ import csv
 import hashlib
 import io
 import json
+import sqlite3
 import unicodedata
 from datetime import datetime, timezone
 from typing import Any, Mapping, Sequence
@@ -104,6 +105,12 @@ def _options(value: Any) -> Mapping[str, Any]:
     return value
 
 
+def _last_id(cursor: sqlite3.Cursor) -> int:
+    if cursor.lastrowid is None:
+        raise RuntimeError("SQLite returned no row id for an insert")
+    return int(cursor.lastrowid)
+
+
 def _player_id(db: sqlite_utils.Database, name: str) -> int:
     db.execute("INSERT OR IGNORE INTO players(name, created_at) VALUES (?, ?)", [name, now()])
     return db.execute("SELECT id FROM players WHERE name = ?", [name]).fetchone()[0]
@@ -137,7 +144,7 @@ def create_session(db: sqlite_utils.Database, players: Any, rules: Any = "nepali
             "INSERT INTO sessions(title, rules, options, rounds_planned, first_dealer, demo, created_at) "
             "VALUES (?,?,?,?,?,?,?)",
             [title_text, ruleset.name, _dumps(dict(ruleset.options)), planned, first_dealer, int(demo), now()])
-        session_id = int(cursor.lastrowid)
+        session_id = _last_id(cursor)
         for seat, name in enumerate(names):
             db.execute("INSERT INTO session_players(session_id, seat, player_id) VALUES (?,?,?)",
                        [session_id, seat, _player_id(db, name)])
@@ -374,7 +381,7 @@ def add_round(db: sqlite_utils.Database, session_id: Any, payload: Any, *,
             "VALUES (?,?,?,?,?,?,?,?,?)",
             [session["id"], number, scored.tiplu, scored.turned, scored.winner, scored.finish,
              _dumps(scored.settlement), stamp, stamp])
-        _store_lines(db, session["id"], int(cursor.lastrowid), scored)
+        _store_lines(db, session["id"], _last_id(cursor), scored)
         _recompute(db, session, players, rules, number)
         result = _round_dict(db, _round_row(db, session["id"], number), session["rules"])
         _audit(db, session["id"], "add round", round_number=number, after=result, source=source)
