@@ -286,3 +286,28 @@ def test_ledger_says_when_the_agreed_rounds_are_played(client: FlaskClient,
     assert notice not in client.get(f"/sessions/{sid}").get_data(as_text=True)
     client.post(f"/api/sessions/{sid}/rounds", json=nepali_round())
     assert notice in client.get(f"/sessions/{sid}").get_data(as_text=True)
+
+
+def test_secret_key_is_kept_in_the_instance_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from flask import Flask
+
+    from web.app import _secret_key
+    monkeypatch.delenv("TIPLU_SECRET_KEY", raising=False)
+    app = Flask("keytest", instance_path=str(tmp_path / "instance"))
+    first = _secret_key(app)
+    assert len(first) == 64 and _secret_key(app) == first
+    assert (tmp_path / "instance" / "secret_key").stat().st_mode & 0o777 == 0o600
+
+
+def test_resubmitting_a_saved_form_with_other_values_explains(client: FlaskClient,
+                                                              make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    client.post(f"/sessions/{sid}/rounds/new", data=round_form(submission="t1"))
+    again = client.post(f"/sessions/{sid}/rounds/new", data=round_form(submission="t1", winner="Ben"))
+    assert again.status_code == 400
+    assert any("already saved" in e for e in errors_in(again.get_data(as_text=True)))
+    fresh = re.search(r'name="submission" value="([^"]+)"', again.get_data(as_text=True)).group(1)
+    assert fresh != "t1"
+    saved = client.post(f"/sessions/{sid}/rounds/new", data=round_form(submission=fresh, winner="Ben"))
+    assert saved.status_code == 302
+    assert [r["winner"] for r in client.get(f"/api/sessions/{sid}").get_json()["rounds"]] == ["Anna", "Ben"]

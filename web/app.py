@@ -18,6 +18,7 @@ import ipaddress
 import logging
 import os
 import secrets
+import time
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -49,10 +50,19 @@ def _secret_key(app: Flask) -> str:
     path = Path(app.instance_path) / "secret_key"
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            handle.write(secrets.token_hex(32))
-    return path.read_text().strip()
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass
+        else:
+            with os.fdopen(fd, "w") as handle:
+                handle.write(secrets.token_hex(32))
+    for _attempt in range(50):
+        key = path.read_text().strip()
+        if key:
+            return key
+        time.sleep(0.01)
+    raise RuntimeError(f"{path} is empty: delete it and start again")
 
 
 def is_loopback(address: str | None) -> bool:

@@ -42,6 +42,10 @@ class ConflictError(TipluError):
     """A change the session's state forbids, e.g. new rules after the first round (HTTP 409)."""
 
 
+class KeyReusedError(ConflictError):
+    """An ``Idempotency-Key`` (or a form's submission token) already used for a different round."""
+
+
 def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
@@ -366,7 +370,7 @@ def add_round(db: sqlite_utils.Database, session_id: Any, payload: Any, *,
                                 [session["id"], idempotency_key]).fetchone()
             if stored is not None:
                 if stored[0] != digest:
-                    raise ConflictError("Idempotency-Key was already used for a different round; "
+                    raise KeyReusedError("Idempotency-Key was already used for a different round; "
                                         "send a new key for a new round")
                 return json.loads(stored[1]), True
         _check_open(session)
@@ -547,7 +551,7 @@ def export_json(db: sqlite_utils.Database, session_id: Any) -> dict[str, Any]:
 
 
 __all__ = [
-    "ConflictError", "InputError", "NotFoundError", "add_round", "audit_trail", "create_session",
+    "ConflictError", "InputError", "KeyReusedError", "NotFoundError", "add_round", "audit_trail", "create_session",
     "delete_round", "delete_session", "end_session", "export_csv", "export_json", "get_round", "get_session",
     "list_sessions", "player_dict", "preview_round", "standings", "update_round", "update_session",
 ]

@@ -170,6 +170,10 @@ def new_round(session_id: str) -> Any:
             rnd, _replayed = ledger.add_round(db, session["id"], round_payload(request.form, session),
                                               idempotency_key=request.form.get("submission") or None,
                                               source=source())
+        except ledger.KeyReusedError:
+            return render_round_form(session, request.form, number=None, error=_(
+                "This form was already saved as a round, with other values. Check the ledger; "
+                "to save these values as a new round, press Save again."))
         except TipluError as exc:
             return render_round_form(session, request.form, number=None, error=str(exc))
         return redirect(url_for("views.round_page", session_id=session["id"], number=rnd["number"]))
