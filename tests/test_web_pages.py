@@ -311,3 +311,16 @@ def test_resubmitting_a_saved_form_with_other_values_explains(client: FlaskClien
     saved = client.post(f"/sessions/{sid}/rounds/new", data=round_form(submission=fresh, winner="Ben"))
     assert saved.status_code == 302
     assert [r["winner"] for r in client.get(f"/api/sessions/{sid}").get_json()["rounds"]] == ["Anna", "Ben"]
+
+
+def test_a_round_without_a_winner_from_the_form(client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    response = client.post(f"/sessions/{sid}/rounds/new", data=round_form(winner="", finish="melds"))
+    assert response.status_code == 302, errors_in(response.get_data(as_text=True))
+    rnd = client.get(f"/api/sessions/{sid}/rounds/1").get_json()
+    assert rnd["winner"] is None and rnd["finish"] is None
+    assert sum(rnd["net"].values()) == 0
+    expected = settle_round(get_rules("nepali"), [
+        PlayerRound("Anna", 5, True), PlayerRound("Ben", 2, True), PlayerRound("Carla", 10, True),
+        PlayerRound("Dan", 3, False)], None, None)
+    assert rnd["payments"] == expected.to_dict()["payments"]

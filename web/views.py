@@ -103,7 +103,8 @@ def session_page(session_id: str) -> str:
 def round_payload(form: Mapping[str, str], session: Mapping[str, Any]) -> dict[str, Any]:
     """The round form as the API's payload (fields left empty are left out)."""
     rummy = session["rules"] == "rummy"
-    payload: dict[str, Any] = {"winner": form.get("winner") or None, "finish": form.get("finish") or None}
+    winner = form.get("winner") or None
+    payload: dict[str, Any] = {"winner": winner, "finish": (form.get("finish") or None) if winner else None}
     if rummy:
         payload["turned"] = form.get("turned", "").strip() or None
     else:
