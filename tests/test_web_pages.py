@@ -324,3 +324,25 @@ def test_a_round_without_a_winner_from_the_form(client: FlaskClient, make_sessio
         PlayerRound("Anna", 5, True), PlayerRound("Ben", 2, True), PlayerRound("Carla", 10, True),
         PlayerRound("Dan", 3, False)], None, None)
     assert rnd["payments"] == expected.to_dict()["payments"]
+
+
+def test_settings_before_and_after_the_first_round(client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session(["Anna", "Ben", "Carla"], options={"tiplu_pair": 8})
+    page = client.get(f"/sessions/{sid}/settings").get_data(as_text=True)
+    assert 'name="player2" value="Carla"' in page
+    assert re.search(r'name="opt_nepali_tiplu_pair"[^>]*value="8"', page)
+    form = {"rules": "nepali", "player0": "Anna", "player1": "Ben", "player2": "Carla", "player3": "Dan",
+            "opt_nepali_tiplu_pair": "8", "opt_nepali_seen_fee": "4", "opt_nepali_players_max": "5",
+            "opt_nepali_direction": "clockwise", "title": "Friday", "rounds_planned": "8"}
+    assert client.post(f"/sessions/{sid}/settings", data=form).status_code == 302
+    data = client.get(f"/api/sessions/{sid}").get_json()
+    assert data["players"] == PLAYERS and data["options"]["seen_fee"] == 4 and data["title"] == "Friday"
+
+    client.post(f"/api/sessions/{sid}/rounds", json=nepali_round())
+    locked = client.get(f"/sessions/{sid}/settings").get_data(as_text=True)
+    assert "fixed once the first round" in locked and "disabled" in locked
+    crafted = {**form, "player3": "", "opt_nepali_seen_fee": "9", "title": "Saturday", "rounds_planned": "10"}
+    assert client.post(f"/sessions/{sid}/settings", data=crafted).status_code == 302
+    after = client.get(f"/api/sessions/{sid}").get_json()
+    assert after["players"] == PLAYERS and after["options"]["seen_fee"] == 4
+    assert after["title"] == "Saturday" and after["rounds_planned"] == 10

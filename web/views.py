@@ -91,6 +91,47 @@ def new_session() -> Any:
                            default_family=DEFAULT_FAMILY), status
 
 
+def settings_form(session: Mapping[str, Any]) -> MultiDict[str, str]:
+    """A stored session as new-session form fields, to prefill the settings form."""
+    values: MultiDict[str, str] = MultiDict({"rules": session["rules"], "title": session["title"] or "",
+                                             "rounds_planned": str(session["rounds_planned"] or "")})
+    for seat, name in enumerate(session["players"]):
+        values[f"player{seat}"] = name
+    for spec in RULE_FAMILIES[session["rules"]].options:
+        value = session["options"][spec.name]
+        key = f"opt_{session['rules']}_{spec.name}"
+        if spec.kind != "bool":
+            values[key] = str(value)
+        elif value:
+            values[key] = "on"
+    return values
+
+
+@bp.route("/sessions/<session_id>/settings", methods=["GET", "POST"])
+def session_settings(session_id: str) -> Any:
+    """Change the title and agreed rounds any time; players and rules only before the first round."""
+    db = get_db()
+    session = ledger.get_session(db, session_id)
+    error = None
+    form: Mapping[str, str] = settings_form(session)
+    if request.method == "POST":
+        form = request.form
+        try:
+            if session["options_locked"]:
+                changes = {"title": form.get("title", ""),
+                           "rounds_planned": form.get("rounds_planned", "").strip() or None}
+            else:
+                changes = session_form_values(form)
+            ledger.update_session(db, session["id"], changes, source=source())
+        except TipluError as exc:
+            error = str(exc)
+        else:
+            flash(_("Settings saved."))
+            return redirect(url_for("views.session_page", session_id=session["id"]))
+    return render_template("session_new.html", error=error, form=form, max_seats=MAX_SEATS,
+                           default_family=session["rules"], session=session), 400 if error else 200
+
+
 @bp.get("/sessions/<session_id>")
 def session_page(session_id: str) -> str:
     session = ledger.get_session(get_db(), session_id)
