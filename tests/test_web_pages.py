@@ -36,6 +36,7 @@ def test_every_page_answers(client: FlaskClient, make_session: Callable[..., int
 
 def test_new_session_form_offers_every_option_with_its_default(client: FlaskClient) -> None:
     html = client.get("/sessions/new").get_data(as_text=True)
+    assert "Start session" in html and "disabled" not in html
     for family_name, family in RULE_FAMILIES.items():
         for option in family.options:
             field = f"opt_{family_name}_{option.name}"

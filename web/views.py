@@ -129,7 +129,7 @@ def session_settings(session_id: str) -> Any:
             flash(_("Settings saved."))
             return redirect(url_for("views.session_page", session_id=session["id"]))
     return render_template("session_new.html", error=error, form=form, max_seats=MAX_SEATS,
-                           default_family=session["rules"], session=session), 400 if error else 200
+                           default_family=session["rules"], session=session, edit=session), 400 if error else 200
 
 
 @bp.get("/sessions/<session_id>")
