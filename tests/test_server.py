@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 import threading
@@ -172,3 +173,24 @@ def test_serve_reports_a_port_in_use(tmp_path: Path) -> None:
         taken.listen()
         port = taken.getsockname()[1]
         assert main(["--port", str(port), "--db", str(tmp_path / "p.db"), "--no-qr"]) == 2
+
+
+def test_the_same_key_posted_at_once_by_four_clients_adds_one_round(server_factory: Any) -> None:
+    server = server_factory()
+    sid = server.call("POST", "/api/sessions", {"players": PLAYERS})[1]["id"]
+    answers: list[tuple[int, Any]] = []
+    gate = threading.Barrier(4)
+
+    def post() -> None:
+        gate.wait()
+        answers.append(server.call("POST", f"/api/sessions/{sid}/rounds", nepali_round(),
+                                   headers={"Idempotency-Key": "double-tap"}))
+
+    threads = [threading.Thread(target=post) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert [status for status, _ in answers] == [201] * 4
+    assert len({json.dumps(body, sort_keys=True) for _, body in answers}) == 1
+    assert len(server.call("GET", f"/api/sessions/{sid}")[1]["rounds"]) == 1
