@@ -272,10 +272,12 @@ def test_unexpected_errors_show_no_traceback(app, client: FlaskClient) -> None:
 def test_default_database_lives_in_the_instance_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TIPLU_DB", raising=False)
     monkeypatch.setenv("TIPLU_SECRET_KEY", "k")
-    app = create_app({"TESTING": True})
-    assert app.config["DATABASE"] == str(Path(app.instance_path) / "tiplu.db")
+    app = create_app({"TESTING": True, "INSTANCE_PATH": str(tmp_path / "instance")})
+    assert app.config["DATABASE"] == str(tmp_path / "instance" / "tiplu.db")
+    assert (tmp_path / "instance" / "tiplu.db").exists()
     monkeypatch.setenv("TIPLU_DB", str(tmp_path / "env.db"))
-    assert create_app({"TESTING": True}).config["DATABASE"] == str(tmp_path / "env.db")
+    assert create_app({"TESTING": True, "INSTANCE_PATH": str(tmp_path / "instance")}).config["DATABASE"] == \
+        str(tmp_path / "env.db")
     assert (tmp_path / "env.db").exists()
 
 

@@ -101,8 +101,14 @@ def error_response(message: str, status: int) -> Response | tuple[str, int]:
 
 
 def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
-    """Build the app. ``test_config`` overrides settings (``DATABASE``, ``TABLE_CODE``, ...)."""
-    app = Flask(__name__, instance_relative_config=True)
+    """Build the app. ``test_config`` overrides settings (``DATABASE``, ``TABLE_CODE``, ...).
+
+    ``INSTANCE_PATH`` (or ``$TIPLU_INSTANCE``) moves the instance folder, where the
+    default ledger ``tiplu.db`` and the secret key live.
+    """
+    instance = (test_config or {}).get("INSTANCE_PATH") or os.environ.get("TIPLU_INSTANCE")
+    app = Flask(__name__, instance_relative_config=True,
+                instance_path=os.path.abspath(str(instance)) if instance else None)
     max_mb = int(os.environ.get("TIPLU_MAX_UPLOAD_MB", DEFAULT_MAX_UPLOAD_MB))
     app.config.from_mapping(
         DATABASE=None,
