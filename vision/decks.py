@@ -62,6 +62,7 @@ class SvgDeck:
     package: str
     four_corners: bool = False
     window: tuple[float, float] = (0.24, 0.45)
+    prior_repair: bool = True
 
     def element_id(self, card: str) -> str:
         rank, suit = _RANK_OF[card[:-1]], card[-1]
@@ -81,7 +82,8 @@ def _kde(name: str, folder: str, file: str, license: str, jokers: tuple[str, ...
 #: The SVG decks that render well (see vision/DECKS.md for the ones left out).
 SVG_DECKS: tuple[SvgDeck, ...] = (
     _kde("standard", "svg-standard", "standard.svgz", "GPL-2+"),
-    _kde("ancient-egyptians", "svg-ancient-egyptians", "Ancient_Egyptians.svgz", "GPL-2+"),
+    SvgDeck("ancient-egyptians", CARDDECKS / "svg-ancient-egyptians" / "Ancient_Egyptians.svgz",
+            "{rank}_{suit}", (), "GPL-2+", "kdegames-card-data-kf5", prior_repair=False),
     _kde("dondorf", "svg-dondorf", "dondorf.svgz", "GPL-2+", four=True),
     _kde("gm-paris", "svg-gm-paris", "paris.svgz", "GPL-2+"),
     _kde("jolly-royal", "svg-jolly-royal", "jolly-royal.svgz", "GPL-2+"),
@@ -90,8 +92,8 @@ SVG_DECKS: tuple[SvgDeck, ...] = (
     _kde("nicu-white", "svg-nicu-white", "white.svgz", "GPL-2+", ("black_joker", "red_joker"),
          window=(0.3, 0.45)),
     _kde("penguins", "svg-penguins", "penguins.svgz", "GPL-3+ (Tux notice)"),
-    SvgDeck("aisleriot-bonded", AISLERIOT / "bonded.svgz", "{suit}_{rank}",
-            ("joker_black", "joker_red"), "GPL-3+", "aisleriot"),
+    SvgDeck("aisleriot-bonded", AISLERIOT / "bonded.svgz", "{suit}_{rank}", (), "GPL-3+",
+            "aisleriot", four_corners=True),
 )
 
 #: Decks excluded after looking at their contact sheets; name -> reason (also in DECKS.md).
@@ -110,6 +112,9 @@ EXCLUDED: dict[str, str] = {
 
 #: The design kept out of training so a test set of an unseen design can be made.
 HOLDOUT_DECK = "nicu-white"
+#: Decks that share glyphs: holding one out keeps its siblings out of training too.
+FAMILIES: dict[str, tuple[str, ...]] = {"nicu-white": ("nicu-ornamental",),
+                                        "nicu-ornamental": ("nicu-white",)}
 
 _BONDED_RANKS = {1: "1", 11: "jack", 12: "queen", 13: "king"}
 
@@ -223,12 +228,35 @@ def _prior_box(meta: dict[str, dict], folder: Path) -> tuple[float, float, float
     return (max(0.0, x0 - mw), max(0.0, y0 - mh), x1 + mw, y1 + mh)
 
 
+def _off_prior(info: dict, prior: tuple[float, float, float, float], folder: Path,
+               card: str) -> bool:
+    """True when a found top-left index is not where the deck's number cards have theirs
+    (its centre outside the prior box, or under a quarter of the prior's area); the
+    bottom-right index is checked turned 180 degrees."""
+    if card == "JOKER" or "tl" not in info:
+        return False
+    img = cv2.imread(str(folder / f"{card}.png"), cv2.IMREAD_UNCHANGED)
+    h, w = img.shape[:2]
+    prior_area = (prior[2] - prior[0]) * (prior[3] - prior[1])
+    bx0, by0, bx1, by1 = info["br"]
+    for x0, y0, x1, y1 in (info["tl"], (w - bx1, h - by1, w - bx0, h - by0)):
+        cx, cy = (x0 + x1) / 2 / w, (y0 + y1) / 2 / h
+        area = (x1 - x0) * (y1 - y0) / (w * h)
+        inside = prior[0] <= cx <= prior[2] and prior[1] <= cy <= prior[3]
+        if not inside or area < 0.25 * prior_area:
+            return True
+    return False
+
+
 def _retry_with_prior(deck: SvgDeck, src: Path, zoom: float, tmp: Path, folder: Path,
                       meta: dict[str, dict]) -> None:
     prior = _prior_box(meta, folder)
     if prior is None:
         return
-    for card in [c for c, v in meta.items() if "error" in v]:
+    for card in [c for c, v in meta.items() if "error" in v or _off_prior(v, prior, folder, c)]:
+        if not deck.prior_repair:
+            meta[card] = {"error": "the index runs into the picture; card left out"}
+            continue
         element = _element_for(deck, card)
         img = _crop_card(_rsvg(src, element, zoom, tmp / "c.png"))
         if abs(img.shape[1] - FACE_WIDTH) > 2:
@@ -291,7 +319,8 @@ def load_decks(which: str = "train", *, holdout: str = HOLDOUT_DECK,
                cache_dir: Path | None = None, names: Sequence[str] | None = None) -> list[Deck]:
     """The designs for a data split.
 
-    ``which``: ``"train"`` = drawn decks + every installed SVG deck except ``holdout``;
+    ``which``: ``"train"`` = drawn decks + every installed SVG deck except ``holdout`` and
+    its :data:`FAMILIES` siblings;
     ``"holdout"`` = only the ``holdout`` deck; ``"drawn"`` = only drawn decks; ``"svg"`` =
     installed SVG decks except the holdout. ``names`` restricts SVG decks further.
     """
@@ -306,7 +335,8 @@ def load_decks(which: str = "train", *, holdout: str = HOLDOUT_DECK,
     if which == "drawn":
         return decks
     for deck in installed_svg_decks():
-        if (deck.name == holdout and which != "all") or (names and deck.name not in names):
+        held = deck.name == holdout or deck.name in FAMILIES.get(holdout, ())
+        if (held and which != "all") or (names and deck.name not in names):
             continue
         decks.append(Deck(deck.name, load_svg_faces(deck, cache_dir), deck.license))
     return decks

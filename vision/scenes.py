@@ -34,6 +34,8 @@ Rng = np.random.Generator
 
 #: A corner is labelled when at least this fraction of its index ink is visible.
 MIN_VISIBLE = 0.75
+#: How much likelier a real (SVG) design is picked for a scene than a drawn one.
+SVG_WEIGHT = 3.0
 #: Card height / width used to lay cards out (real faces keep their own aspect).
 ASPECT = 1.4
 SCENE_TYPES: tuple[str, ...] = ("meld_row", "fan", "tunnela", "maal_spread", "single", "table")
@@ -434,8 +436,9 @@ def render_scene(rng: Rng, scene: str = "table", *, size: tuple[int, int] = (128
     if not decks:
         raise SceneError("no card designs to draw from")
     n_designs = designs_per_scene or int(rng.choice([1, 1, 2, 3]))
+    p = np.array([1.0 if d.name.startswith("drawn-") else SVG_WEIGHT for d in decks])
     designs = [decks[int(i)] for i in rng.choice(len(decks), size=min(n_designs, len(decks)),
-                                                 replace=False)]
+                                                 replace=False, p=p / p.sum())]
     supply = CardSupply(rng, cards)
     laid = LAYOUTS[scene](rng, supply, "")
     if cards is not None and not supply.exhausted:

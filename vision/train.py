@@ -98,15 +98,13 @@ def train_detector(data: Path, *, epochs: int = 60, imgsz: int = 320, batch: int
     else:
         if not Path(data).is_file():
             raise TrainError(f"{data}: no data.yaml; run 'python -m vision.dataset import-real' first")
-        yolo = YOLO(str(model))
-        if weights is not None:
-            yolo = yolo.load(str(weights))
+        yolo = YOLO(str(weights if weights is not None else model))
         yolo.train(data=str(data), epochs=epochs, imgsz=imgsz, batch=batch, device=device,
                    workers=workers, single_cls=True, project=str(project.resolve()), name=name,
-                   exist_ok=True, pretrained=False, amp=device != "cpu", plots=False,
+                   exist_ok=True, pretrained=str(weights) if weights is not None else False, amp=device != "cpu", plots=False,
                    patience=patience, fraction=fraction, seed=0, deterministic=False,
                    degrees=15.0, scale=0.5, fliplr=0.5, mosaic=1.0, close_mosaic=5,
-                   hsv_s=0.6, hsv_v=0.5, cache=True)
+                   hsv_s=0.6, hsv_v=0.5, cache=True, warmup_epochs=1.0 if weights else 3.0)
     best = Path(yolo.trainer.best)
     return best if best.is_file() else Path(yolo.trainer.last)
 
