@@ -20,6 +20,7 @@ from flask import Blueprint, Response, jsonify, request, url_for
 from scorer import RULE_FAMILIES
 from web import ledger
 from web.db import get_db
+from web.i18n import _
 from web.rounds import InputError
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -29,15 +30,16 @@ def json_body() -> dict[str, Any]:
     """The request's JSON object, or an :class:`InputError` saying what is wrong with it."""
     raw = request.get_data(cache=True)
     if not raw.strip():
-        raise InputError("send a JSON object in the request body")
+        raise InputError(_("send a JSON object in the request body"))
     try:
         payload = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
-        raise InputError("the body is not UTF-8 text; send JSON") from None
+        raise InputError(_("the body is not UTF-8 text; send JSON")) from None
     except json.JSONDecodeError as error:
-        raise InputError(f"malformed JSON at line {error.lineno} column {error.colno}: {error.msg}") from None
+        raise InputError(_("malformed JSON at line %(line)s column %(column)s: %(why)s", line=error.lineno,
+                           column=error.colno, why=error.msg)) from None
     if not isinstance(payload, dict):
-        raise InputError("send a JSON object ({...}), not a list or a single value")
+        raise InputError(_("send a JSON object ({...}), not a list or a single value"))
     return payload
 
 
@@ -66,11 +68,11 @@ def create_session() -> tuple[Response, int, dict[str, str]]:
     payload = json_body()
     unknown = set(payload) - {"players", "rules", "options", "rounds_planned", "title", "first_dealer"}
     if unknown:
-        raise InputError(f"unknown field {', '.join(sorted(map(repr, unknown)))} "
-                         "(use players, rules, options, rounds_planned, title, first_dealer)")
+        raise InputError(_("unknown field %(fields)s (use %(allowed)s)", fields=", ".join(sorted(map(repr, unknown))),
+                           allowed="players, rules, options, rounds_planned, title, first_dealer"))
     first = payload.get("first_dealer", 0)
     if isinstance(first, bool) or not isinstance(first, int):
-        raise InputError("first_dealer: give the dealer's seat number, 0 for the first player")
+        raise InputError(_("first_dealer: give the dealer's seat number, 0 for the first player"))
     db = get_db()
     session_id = ledger.create_session(db, payload.get("players"), payload.get("rules", "nepali"),
                                        payload.get("options"), rounds_planned=payload.get("rounds_planned"),
@@ -105,7 +107,7 @@ def end_session(session_id: str) -> Response:
         payload = json_body()
         ended = payload.get("ended", True)
         if not isinstance(ended, bool):
-            raise InputError("ended: give true to end the session or false to reopen it")
+            raise InputError(_("ended: give true to end the session or false to reopen it"))
     return jsonify(ledger.end_session(get_db(), session_id, ended=ended, source=source()))
 
 

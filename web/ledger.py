@@ -28,6 +28,7 @@ import sqlite_utils
 
 from scorer import RuleSet, TipluError, get_rules
 from web.db import write
+from web.i18n import _
 from web.rounds import InputError, ScoredRound, player_dict, score_round
 
 MAX_NAME_LENGTH = 40
@@ -61,32 +62,33 @@ def clean_name(name: Any) -> str:
     'Anna'
     """
     if not isinstance(name, str):
-        raise InputError(f"player name {name!r}: write it as text")
+        raise InputError(_("player name %(name)r: write it as text", name=name))
     text = " ".join(name.split())
     if not text:
-        raise InputError("player name is empty: give every player a name")
+        raise InputError(_("player name is empty: give every player a name"))
     if len(text) > MAX_NAME_LENGTH:
-        raise InputError(f"player name '{text[:MAX_NAME_LENGTH]}…' is too long (at most {MAX_NAME_LENGTH} characters)")
+        raise InputError(_("player name '%(name)s…' is too long (at most %(n)s characters)",
+                           name=text[:MAX_NAME_LENGTH], n=MAX_NAME_LENGTH))
     if any(unicodedata.category(ch).startswith("C") for ch in text):
-        raise InputError(f"player name {text!r}: remove control characters")
+        raise InputError(_("player name %(name)r: remove control characters", name=text))
     return text
 
 
 def check_players(names: Any, rules: RuleSet) -> list[str]:
     """Clean the seat list and check its size against the family's 2-6 limits."""
     if not isinstance(names, list):
-        raise InputError("players: give a list of names in seat order, e.g. [\"Anna\", \"Ben\", \"Carla\"]")
+        raise InputError(_('players: give a list of names in seat order, e.g. ["Anna", "Ben", "Carla"]'))
     cleaned = [clean_name(n) for n in names]
     seen: set[str] = set()
     for name in cleaned:
         if name.casefold() in seen:
-            raise InputError(f"players: '{name}' is given twice (names must differ)")
+            raise InputError(_("players: '%(name)s' is given twice (names must differ)", name=name))
         seen.add(name.casefold())
     low, high = rules.players_min, rules.players_max
     if not low <= len(cleaned) <= high:
-        hint = " (set players_max to 6 for six)" if high < 6 and len(cleaned) == 6 else ""
-        raise InputError(f"players: the {rules.name} rules need {low} to {high} players, "
-                         f"got {len(cleaned)}{hint}")
+        hint = _(" (set players_max to 6 for six)") if high < 6 and len(cleaned) == 6 else ""
+        raise InputError(_("players: the %(rules)s rules need %(low)s to %(high)s players, got %(n)s",
+                           rules=rules.name, low=low, high=high, n=len(cleaned)) + hint)
     return cleaned
 
 
@@ -94,10 +96,10 @@ def _rounds_planned(value: Any) -> int | None:
     if value in (None, ""):
         return None
     if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, str) and value.strip().isdigit())):
-        raise InputError(f"rounds_planned: '{value}' is not a whole number")
+        raise InputError(_("rounds_planned: '%(value)s' is not a whole number", value=value))
     number = int(value)
     if not 1 <= number <= MAX_ROUNDS_PLANNED:
-        raise InputError(f"rounds_planned: {number} is not between 1 and {MAX_ROUNDS_PLANNED}")
+        raise InputError(_("rounds_planned: %(n)s is not between 1 and %(max)s", n=number, max=MAX_ROUNDS_PLANNED))
     return number
 
 
@@ -105,7 +107,7 @@ def _options(value: Any) -> Mapping[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise InputError("options: give an object of house-rule options, e.g. {\"tiplu_pair\": 8}")
+        raise InputError(_('options: give an object of house-rule options, e.g. {"tiplu_pair": 8}'))
     return value
 
 
@@ -136,13 +138,14 @@ def create_session(db: sqlite_utils.Database, players: Any, rules: Any = "nepali
     Players are found by name (ignoring case) and reused across sessions.
     """
     if not isinstance(rules, str):
-        raise InputError("rules: give the rule family's name, e.g. \"nepali\" or \"rummy\"")
+        raise InputError(_('rules: give the rule family\'s name, e.g. "nepali" or "rummy"'))
     ruleset = get_rules(rules, _options(options))
     names = check_players(players, ruleset)
     planned = _rounds_planned(rounds_planned)
     title_text = " ".join(str(title or "").split())[:80]
     if not 0 <= first_dealer < len(names):
-        raise InputError(f"first_dealer: seat {first_dealer} does not exist (0 to {len(names) - 1})")
+        raise InputError(_("first_dealer: seat %(seat)s does not exist (0 to %(last)s)", seat=first_dealer,
+                           last=len(names) - 1))
     with write(db):
         cursor = db.execute(
             "INSERT INTO sessions(title, rules, options, rounds_planned, first_dealer, demo, created_at) "
@@ -162,10 +165,10 @@ def _session_row(db: sqlite_utils.Database, session_id: Any) -> dict[str, Any]:
     try:
         key = int(session_id)
     except (TypeError, ValueError):
-        raise NotFoundError(f"session '{session_id}' does not exist") from None
+        raise NotFoundError(_("session '%(id)s' does not exist", id=session_id)) from None
     row = db.execute("SELECT * FROM sessions WHERE id = ?", [key]).fetchone()
     if row is None:
-        raise NotFoundError(f"session {key} does not exist")
+        raise NotFoundError(_("session %(id)s does not exist", id=key))
     columns = [d[0] for d in db.execute("SELECT * FROM sessions LIMIT 0").description]
     return dict(zip(columns, row))
 
@@ -307,7 +310,7 @@ def _store_lines(db: sqlite_utils.Database, session_id: int, round_id: int, scor
                           [session_id]).fetchall())
     net = scored.settlement["net"]
     if set(net) != {line.name for line in scored.lines}:
-        raise InputError("the settlement does not name every player; nothing was saved")
+        raise InputError(_("the settlement does not name every player; nothing was saved"))
     for line in scored.lines:
         db.execute(
             "INSERT INTO round_players(round_id, seat, player_id, seen, seen_by, maal, maal_cards, maal_items, "
@@ -328,17 +331,17 @@ def _round_row(db: sqlite_utils.Database, session_id: int, number: Any) -> dict[
     try:
         key = int(number)
     except (TypeError, ValueError):
-        raise NotFoundError(f"round '{number}' does not exist") from None
+        raise NotFoundError(_("round '%(n)s' does not exist", n=number)) from None
     cursor = db.execute("SELECT * FROM rounds WHERE session_id = ? AND number = ?", [session_id, key])
     values = cursor.fetchone()
     if values is None:
-        raise NotFoundError(f"session {session_id} has no round {key}")
+        raise NotFoundError(_("session %(id)s has no round %(n)s", id=session_id, n=key))
     return dict(zip([d[0] for d in cursor.description], values))
 
 
 def _check_open(session: Mapping[str, Any]) -> None:
     if session["ended_at"]:
-        raise ConflictError(f"session {session['id']} has ended; reopen it to change its rounds")
+        raise ConflictError(_("session %(id)s has ended; reopen it to change its rounds", id=session["id"]))
 
 
 def request_hash(payload: Any) -> str:
@@ -361,7 +364,7 @@ def add_round(db: sqlite_utils.Database, session_id: Any, payload: Any, *,
     same transaction as the round.
     """
     if idempotency_key is not None and not (0 < len(idempotency_key) <= 200):
-        raise InputError("Idempotency-Key: use 1 to 200 characters")
+        raise InputError(_("Idempotency-Key: use 1 to 200 characters"))
     digest = request_hash(payload)
     with write(db):
         session = _session_row(db, session_id)
@@ -370,8 +373,8 @@ def add_round(db: sqlite_utils.Database, session_id: Any, payload: Any, *,
                                 [session["id"], idempotency_key]).fetchone()
             if stored is not None:
                 if stored[0] != digest:
-                    raise KeyReusedError("Idempotency-Key was already used for a different round; "
-                                        "send a new key for a new round")
+                    raise KeyReusedError(_("Idempotency-Key was already used for a different round; "
+                                          "send a new key for a new round"))
                 return json.loads(stored[1]), True
         _check_open(session)
         players = session_players(db, session["id"])
@@ -438,19 +441,20 @@ def delete_round(db: sqlite_utils.Database, session_id: Any, number: Any, *, sou
 def update_session(db: sqlite_utils.Database, session_id: Any, changes: Any, *, source: str = "") -> dict[str, Any]:
     """Change a session's title or planned rounds any time; rules, options and players only before round 1."""
     if not isinstance(changes, Mapping):
-        raise InputError("send the changes as a JSON object, e.g. {\"rounds_planned\": 8}")
+        raise InputError(_('send the changes as a JSON object, e.g. {"rounds_planned": 8}'))
     allowed = {"title", "rounds_planned", "rules", "options", "players", "first_dealer"}
     unknown = set(changes) - allowed
     if unknown:
-        raise InputError(f"unknown field {', '.join(sorted(map(repr, unknown)))} (use {', '.join(sorted(allowed))})")
+        raise InputError(_("unknown field %(fields)s (use %(allowed)s)", fields=", ".join(sorted(map(repr, unknown))),
+                           allowed=", ".join(sorted(allowed))))
     with write(db):
         session = _session_row(db, session_id)
         before = get_session(db, session["id"])
         has_rounds = bool(before["rounds"])
         locked = {"rules", "options", "players", "first_dealer"} & set(changes)
         if locked and has_rounds:
-            raise ConflictError(f"{', '.join(sorted(locked))} are fixed once the first round is played "
-                                "(start a new session to change them)")
+            raise ConflictError(_("%(fields)s are fixed once the first round is played "
+                                  "(start a new session to change them)", fields=", ".join(sorted(locked))))
         if "title" in changes:
             db.execute("UPDATE sessions SET title = ? WHERE id = ?",
                        [" ".join(str(changes["title"] or "").split())[:80], session["id"]])
@@ -460,14 +464,14 @@ def update_session(db: sqlite_utils.Database, session_id: Any, changes: Any, *, 
         if locked:
             name = changes.get("rules", session["rules"])
             if not isinstance(name, str):
-                raise InputError("rules: give the rule family's name, e.g. \"nepali\" or \"rummy\"")
+                raise InputError(_('rules: give the rule family\'s name, e.g. "nepali" or "rummy"'))
             options = changes["options"] if "options" in changes else (
                 json.loads(session["options"]) if name == session["rules"] else {})
             ruleset = get_rules(name, _options(options))
             names = check_players(changes.get("players", before["players"]), ruleset)
             first = changes.get("first_dealer", session["first_dealer"])
             if isinstance(first, bool) or not isinstance(first, int) or not 0 <= first < len(names):
-                raise InputError(f"first_dealer: give a seat number from 0 to {len(names) - 1}")
+                raise InputError(_("first_dealer: give a seat number from 0 to %(last)s", last=len(names) - 1))
             db.execute("UPDATE sessions SET rules = ?, options = ?, first_dealer = ? WHERE id = ?",
                        [ruleset.name, _dumps(dict(ruleset.options)), first, session["id"]])
             db.execute("DELETE FROM session_players WHERE session_id = ?", [session["id"]])

@@ -24,6 +24,7 @@ from scorer import Card, RuleSet, TipluError, check_copies, parse_card, parse_ca
 from scorer.maal import maal_points
 from scorer.rummy import penalty_points
 from scorer.settle import PlayerRound, settle_round
+from web.i18n import _
 
 FINISHES: tuple[str, ...] = ("melds", "dublees")
 NEPALI_FIELDS = frozenset({"seen", "seen_by", "maal", "cards", "dealt_tunnelas", "false_declaration"})
@@ -104,15 +105,15 @@ def whole_number(value: Any, what: str, *, minimum: int | None = 0) -> int:
     web.rounds.InputError: Ben's maal: '2.5' is not a whole number
     """
     if isinstance(value, bool) or value is None:
-        raise InputError(f"{what}: '{value}' is not a whole number")
+        raise InputError(_("%(what)s: '%(value)s' is not a whole number", what=what, value=value))
     if isinstance(value, int):
         number = value
     elif isinstance(value, str) and value.strip().lstrip("-").isdigit():
         number = int(value.strip())
     else:
-        raise InputError(f"{what}: '{value}' is not a whole number")
+        raise InputError(_("%(what)s: '%(value)s' is not a whole number", what=what, value=value))
     if minimum is not None and number < minimum:
-        raise InputError(f"{what}: {number} is below {minimum}")
+        raise InputError(_("%(what)s: %(number)s is below %(minimum)s", what=what, number=number, minimum=minimum))
     return number
 
 
@@ -127,14 +128,14 @@ def yes_no(value: Any, what: str) -> bool:
         return True
     if text in {"0", "false", "no", "off", "n", ""}:
         return False
-    raise InputError(f"{what}: '{value}' is not yes or no (use true or false)")
+    raise InputError(_("%(what)s: '%(value)s' is not yes or no (use true or false)", what=what, value=value))
 
 
 def _card(value: Any, what: str) -> Card | None:
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     if not isinstance(value, str):
-        raise InputError(f"{what}: '{value}' is not a card (write it like 'JC' or '10H')")
+        raise InputError(_("%(what)s: '%(value)s' is not a card (write it like 'JC' or '10H')", what=what, value=value))
     try:
         return parse_card(value)
     except TipluError as error:
@@ -149,7 +150,7 @@ def _cards(value: Any, what: str, rules: RuleSet) -> list[Card] | None:
         if not value.strip():
             return None
     elif not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise InputError(f"{what}: give the cards as a list of names like [\"10C\", \"JC\"]")
+        raise InputError(_('%(what)s: give the cards as a list of names like ["10C", "JC"]', what=what))
     try:
         cards = parse_cards(value)
         check_copies(cards, decks=rules.decks, jokers=rules.printed_jokers)
@@ -161,13 +162,14 @@ def _cards(value: Any, what: str, rules: RuleSet) -> list[Card] | None:
 def resolve_name(name: Any, players: Sequence[str], what: str) -> str:
     """Find a session player by name (exact, then ignoring case)."""
     if not isinstance(name, str) or not name.strip():
-        raise InputError(f"{what}: give a player's name (one of {', '.join(players)})")
+        raise InputError(_("%(what)s: give a player's name (one of %(players)s)", what=what, players=", ".join(players)))
     if name in players:
         return name
     folded = {p.casefold(): p for p in players}
     found = folded.get(name.strip().casefold())
     if found is None:
-        raise InputError(f"{what}: unknown player '{name}' (players: {', '.join(players)})")
+        raise InputError(_("%(what)s: unknown player '%(name)s' (players: %(players)s)", what=what, name=name,
+                           players=", ".join(players)))
     return found
 
 
@@ -178,37 +180,38 @@ def score_round(rules: RuleSet, players: Sequence[str], payload: Mapping[str, An
     the field to fix; nothing is stored here.
     """
     if not isinstance(payload, Mapping):
-        raise InputError("send the round as a JSON object with tiplu, winner, finish and players")
+        raise InputError(_("send the round as a JSON object with tiplu, winner, finish and players"))
     unknown = set(payload) - ROUND_FIELDS
     if unknown:
-        raise InputError(f"unknown field {', '.join(sorted(map(repr, unknown)))} "
-                         f"(use {', '.join(sorted(ROUND_FIELDS))})")
+        raise InputError(_("unknown field %(fields)s (use %(allowed)s)", fields=", ".join(sorted(map(repr, unknown))),
+                           allowed=", ".join(sorted(ROUND_FIELDS))))
     entries = payload.get("players")
     if not isinstance(entries, Mapping) or not entries:
-        raise InputError("players: give an object with one entry per player, "
-                         "e.g. {\"Anna\": {\"seen\": true, \"maal\": 5}}")
+        raise InputError(_('players: give an object with one entry per player, '
+                           'e.g. {"Anna": {"seen": true, "maal": 5}}'))
     by_name: dict[str, Mapping[str, Any]] = {}
     for raw_name, entry in entries.items():
         name = resolve_name(raw_name, players, "players")
         if name in by_name:
-            raise InputError(f"players: '{name}' is given twice")
+            raise InputError(_("players: '%(name)s' is given twice", name=name))
         if entry is None:
             entry = {}
         if not isinstance(entry, Mapping):
-            raise InputError(f"players.{name}: give an object like {{\"seen\": true, \"maal\": 5}}")
+            raise InputError(_('players.%(name)s: give an object like {"seen": true, "maal": 5}', name=name))
         by_name[name] = entry
     missing = [p for p in players if p not in by_name]
     if missing:
-        raise InputError(f"players: missing {', '.join(missing)} (give every player of the session)")
+        raise InputError(_("players: missing %(names)s (give every player of the session)", names=", ".join(missing)))
 
     winner = payload.get("winner")
     winner = None if winner in (None, "") else resolve_name(winner, players, "winner")
     finish = payload.get("finish")
     finish = None if finish in (None, "") else finish
     if finish is not None and finish not in FINISHES:
-        raise InputError(f"finish: '{finish}' is not one of {', '.join(FINISHES)} (or leave it empty)")
+        raise InputError(_("finish: '%(finish)s' is not one of %(allowed)s (or leave it empty)", finish=finish,
+                           allowed=", ".join(FINISHES)))
     if winner is None and finish is not None:
-        raise InputError("finish: a round without a winner has no finish (pick the winner or clear finish)")
+        raise InputError(_("finish: a round without a winner has no finish (pick the winner or clear finish)"))
     if winner is not None and finish is None:
         finish = "melds"
 
@@ -220,14 +223,15 @@ def score_round(rules: RuleSet, players: Sequence[str], payload: Mapping[str, An
 def _check_fields(name: str, entry: Mapping[str, Any], allowed: frozenset[str], family: str) -> None:
     unknown = set(entry) - allowed
     if unknown:
-        raise InputError(f"players.{name}: unknown field {', '.join(sorted(map(repr, unknown)))} "
-                         f"for {family} rules (use {', '.join(sorted(allowed))})")
+        raise InputError(_("players.%(name)s: unknown field %(fields)s for %(family)s rules (use %(allowed)s)",
+                           name=name, fields=", ".join(sorted(map(repr, unknown))), family=family,
+                           allowed=", ".join(sorted(allowed))))
 
 
 def _score_nepali(rules: RuleSet, players: Sequence[str], by_name: Mapping[str, Mapping[str, Any]],
                   payload: Mapping[str, Any], winner: str | None, finish: str | None) -> ScoredRound:
     if payload.get("turned") not in (None, ""):
-        raise InputError("turned: the nepali rules use a tiplu, not a turned card (send tiplu)")
+        raise InputError(_("turned: the nepali rules use a tiplu, not a turned card (send tiplu)"))
     tiplu = _card(payload.get("tiplu"), "tiplu")
     lines: list[PlayerLine] = []
     for seat, name in enumerate(players):
@@ -237,16 +241,17 @@ def _score_nepali(rules: RuleSet, players: Sequence[str], by_name: Mapping[str, 
         false_declaration = yes_no(entry.get("false_declaration"), f"players.{name}.false_declaration")
         seen_by = entry.get("seen_by") or None
         if seen_by is not None and seen_by not in FINISHES:
-            raise InputError(f"players.{name}.seen_by: '{seen_by}' is not one of {', '.join(FINISHES)}")
+            raise InputError(_("players.%(name)s.seen_by: '%(value)s' is not one of %(allowed)s", name=name,
+                                   value=seen_by, allowed=", ".join(FINISHES)))
         cards = _cards(entry.get("cards"), f"players.{name}.cards", rules)
         tunnelas = _cards(entry.get("dealt_tunnelas"), f"players.{name}.dealt_tunnelas", rules) or []
         number = entry.get("maal")
         has_number = number not in (None, "")
         if cards is not None and has_number:
-            raise InputError(f"players.{name}: give maal as a number or as cards, not both")
+            raise InputError(_("players.%(name)s: give maal as a number or as cards, not both", name=name))
         if cards is not None or tunnelas:
             if tiplu is None:
-                raise InputError(f"tiplu: needed to value {name}'s maal cards (tap the tiplu)")
+                raise InputError(_("tiplu: needed to value %(name)s's maal cards (tap the tiplu)", name=name))
             try:
                 result = maal_points(cards or [], rules, tiplu, seen=seen, dealt_tunnelas=tuple(tunnelas))
             except TipluError as error:
@@ -268,7 +273,7 @@ def _score_nepali(rules: RuleSet, players: Sequence[str], by_name: Mapping[str, 
 def _score_rummy(rules: RuleSet, players: Sequence[str], by_name: Mapping[str, Mapping[str, Any]],
                  payload: Mapping[str, Any], winner: str | None, finish: str | None) -> ScoredRound:
     if payload.get("tiplu") not in (None, ""):
-        raise InputError("tiplu: the rummy rules use a turned card, not a tiplu (send turned)")
+        raise InputError(_("tiplu: the rummy rules use a turned card, not a tiplu (send turned)"))
     turned = _card(payload.get("turned"), "turned")
     lines: list[PlayerLine] = []
     for seat, name in enumerate(players):
@@ -279,10 +284,10 @@ def _score_rummy(rules: RuleSet, players: Sequence[str], by_name: Mapping[str, M
         number = entry.get("penalty")
         has_number = number not in (None, "")
         if cards is not None and has_number:
-            raise InputError(f"players.{name}: give the penalty as a number or as cards, not both")
+            raise InputError(_("players.%(name)s: give the penalty as a number or as cards, not both", name=name))
         if cards is not None:
             if turned is None:
-                raise InputError(f"turned: needed to count {name}'s penalty cards (tap the turned card)")
+                raise InputError(_("turned: needed to count %(name)s's penalty cards (tap the turned card)", name=name))
             try:
                 result = penalty_points(cards, rules, turned)
             except TipluError as error:
