@@ -292,3 +292,21 @@ def test_rules_lists_every_option(client: FlaskClient) -> None:
     for name, family in RULE_FAMILIES.items():
         assert [o["name"] for o in data[name]["options"]] == [o.name for o in family.options]
         assert [o["default"] for o in data[name]["options"]] == [o.default for o in family.options]
+
+
+def test_dealt_tunnela_and_false_declaration_are_scored_and_kept(client: FlaskClient,
+                                                                  make_session: Callable[..., int]) -> None:
+    sid = make_session(options={"invalid_declaration_fine": 15})
+    cards = ["6H", "6H", "6H", "10C"]
+    payload = nepali_round(Ben={"seen": True, "cards": cards, "dealt_tunnelas": ["6H"]},
+                           Dan={"seen": False, "maal": 3, "false_declaration": True})
+    body = client.post(f"/api/sessions/{sid}/rounds", json=payload).get_json()
+    rules = get_rules("nepali", {"invalid_declaration_fine": 15})
+    maal = maal_points(parse_cards(cards), rules, parse_card("JC"), seen=True, dealt_tunnelas=[parse_card("6H")])
+    assert body["players"]["Ben"]["maal"] == maal.total
+    players = [PlayerRound("Anna", 5, True), PlayerRound("Ben", maal.total, True), PlayerRound("Carla", 10, True),
+               PlayerRound("Dan", 3, False, false_declaration=True)]
+    assert body["net"] == settle_round(rules, players, "Anna", "melds").to_dict()["net"]
+    stored = client.get(f"/api/sessions/{sid}/rounds/1").get_json()
+    assert stored["players"]["Ben"]["dealt_tunnelas"] == ["6H"]
+    assert stored["players"]["Dan"]["false_declaration"] is True

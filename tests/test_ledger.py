@@ -190,3 +190,21 @@ def test_check_ledger_command(runner, client, make_session) -> None:
     assert result.exit_code == 0
     assert "integrity: ok" in result.output and "journal_mode: wal" in result.output
     assert "rounds: 1" in result.output and "m001_initial" in result.output
+
+
+def test_an_old_ledger_is_upgraded_in_place(tmp_path: Path) -> None:
+    """A file made by the first schema version keeps its rounds when later migrations run."""
+    from web.db import connect
+    path = tmp_path / "old.db"
+    old = connect(path)
+    migrations.apply(old, stop_before="m002_false_declaration")
+    old.execute("INSERT INTO players(name, created_at) VALUES ('Anna', 'then')")
+    old.conn.commit()
+    assert "false_declaration" not in old["round_players"].columns_dict
+    old.close()
+    upgraded = open_db(path)
+    assert {"false_declaration", "dealt_tunnelas"} <= set(upgraded["round_players"].columns_dict)
+    assert upgraded.execute("SELECT name FROM players").fetchall() == [("Anna",)]
+    sid = ledger.create_session(upgraded, ["Anna", "Ben"], "nepali", {})
+    assert ledger.get_session(upgraded, sid)["players"] == ["Anna", "Ben"]
+    upgraded.close()

@@ -349,3 +349,16 @@ def test_settings_before_and_after_the_first_round(client: FlaskClient, make_ses
     after = client.get(f"/api/sessions/{sid}").get_json()
     assert after["players"] == PLAYERS and after["options"]["seen_fee"] == 4
     assert after["title"] == "Saturday" and after["rounds_planned"] == 10
+
+
+def test_dealt_tunnelas_and_false_declaration_from_the_form(client: FlaskClient,
+                                                            make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    form = round_form(p1_maal="", p1_cards="6H 6H 6H", p1_tunnelas="6H", p3_false_declaration="on")
+    assert client.post(f"/sessions/{sid}/rounds/new", data=form).status_code == 302
+    rnd = client.get(f"/api/sessions/{sid}/rounds/1").get_json()
+    assert rnd["players"]["Ben"]["dealt_tunnelas"] == ["6H"]
+    assert rnd["players"]["Dan"]["false_declaration"] is True
+    edit = client.get(f"/sessions/{sid}/rounds/1/edit").get_data(as_text=True)
+    assert 'name="p1_tunnelas" value="6H"' in edit
+    assert re.search(r'name="p3_false_declaration" checked', edit)

@@ -133,6 +133,12 @@ def m002_false_declaration(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE round_players ADD COLUMN false_declaration INTEGER NOT NULL DEFAULT 0")
 
 
+@migrations()
+def m003_dealt_tunnelas(db: sqlite_utils.Database) -> None:
+    """Keep the tunnelas a player showed at the deal (they change the maal bonus)."""
+    db.execute("ALTER TABLE round_players ADD COLUMN dealt_tunnelas TEXT")
+
+
 def connect(path: str | os.PathLike[str]) -> sqlite_utils.Database:
     """Open the file with the ledger's pragmas, without migrating it."""
     conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)

@@ -220,6 +220,7 @@ def _round_dict(db: sqlite_utils.Database, row: Mapping[str, Any], rules: str) -
                 "seen": bool(line["seen"]), "seen_by": line["seen_by"], "maal": line["maal"],
                 "cards": json.loads(line["maal_cards"]) if line["maal_cards"] else None,
                 "maal_items": json.loads(line["maal_items"]) if line["maal_items"] else [],
+                "dealt_tunnelas": json.loads(line["dealt_tunnelas"]) if line["dealt_tunnelas"] else [],
                 "false_declaration": bool(line["false_declaration"]), "net": line["net"], "total": line["total"]}
     settlement = json.loads(row["settlement"])
     return {"number": row["number"], "dealer": row["dealer"], "tiplu": row["tiplu"], "turned": row["turned"],
@@ -314,14 +315,15 @@ def _store_lines(db: sqlite_utils.Database, session_id: int, round_id: int, scor
     for line in scored.lines:
         db.execute(
             "INSERT INTO round_players(round_id, seat, player_id, seen, seen_by, maal, maal_cards, maal_items, "
-            "penalty, penalty_cards, penalty_detail, wrong_close, false_declaration, net, total) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,0)",
+            "penalty, penalty_cards, penalty_detail, wrong_close, false_declaration, dealt_tunnelas, net, total) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0)",
             [round_id, line.seat, ids[line.seat], int(line.seen), line.seen_by, line.maal,
              None if line.maal_cards is None else _dumps(list(line.maal_cards)),
              _dumps(list(line.maal_items)) if line.maal_items else None,
              line.penalty, None if line.penalty_cards is None else _dumps(list(line.penalty_cards)),
              None if line.penalty_detail is None else _dumps(line.penalty_detail),
-             int(line.wrong_close), int(line.false_declaration), int(net[line.name])])
+             int(line.wrong_close), int(line.false_declaration),
+             _dumps(list(line.dealt_tunnelas)) if line.dealt_tunnelas else None, int(net[line.name])])
     for position, payment in enumerate(scored.settlement["payments"]):
         db.execute("INSERT INTO payments(round_id, position, payer, payee, points, reason) VALUES (?,?,?,?,?,?)",
                    [round_id, position, payment["from"], payment["to"], int(payment["points"]), payment["reason"]])

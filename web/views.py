@@ -166,6 +166,10 @@ def round_payload(form: Mapping[str, str], session: Mapping[str, Any]) -> dict[s
                 entry["seen_by"] = form[f"p{seat}_seen_by"]
             if form.get(f"p{seat}_maal", "").strip():
                 entry["maal"] = form[f"p{seat}_maal"].strip()
+            if form.get(f"p{seat}_tunnelas", "").strip():
+                entry["dealt_tunnelas"] = form[f"p{seat}_tunnelas"].strip()
+            if f"p{seat}_false_declaration" in form:
+                entry["false_declaration"] = True
         players[name] = entry
     payload["players"] = players
     return payload
@@ -191,6 +195,10 @@ def form_values(rnd: Mapping[str, Any], session: Mapping[str, Any]) -> MultiDict
             values[f"p{seat}_seen_by"] = line["seen_by"]
         if line.get("wrong_close"):
             values[f"p{seat}_wrong_close"] = "on"
+        if line.get("dealt_tunnelas"):
+            values[f"p{seat}_tunnelas"] = " ".join(line["dealt_tunnelas"])
+        if line.get("false_declaration"):
+            values[f"p{seat}_false_declaration"] = "on"
     return values
 
 
