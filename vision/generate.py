@@ -34,7 +34,7 @@ import numpy as np
 
 from scorer import CLASS_NAMES
 from vision.decks import HOLDOUT_DECK, Deck, load_decks
-from vision.scenes import MIN_VISIBLE, SCENE_TYPES, SceneError, render_scene
+from vision.scenes import CROP_CARD_PX, MIN_VISIBLE, SCENE_TYPES, SceneError, render_scene
 
 #: How often each scene type is drawn when none is asked for.
 SCENE_WEIGHTS: dict[str, float] = {"table": 0.25, "meld_row": 0.2, "fan": 0.15, "tunnela": 0.15,
@@ -80,12 +80,12 @@ def _init_worker(decks: str, holdout: str, cache: str | None) -> None:
 
 
 def _one(job: tuple) -> tuple[str, int, bool]:
-    (out, seed, i, size, crop, scenes, weights, effects, min_visible, val, quality) = job
+    (out, seed, i, size, crop, scenes, weights, effects, min_visible, val, quality, px) = job
     decks: list[Deck] = _WORKER["decks"]
     rng = np.random.default_rng([seed, i])
     scene = scenes[int(rng.choice(len(scenes), p=weights))]
     r = render_scene(rng, scene, size=size, decks=decks, crop=crop, effects=effects,
-                     min_visible=min_visible)
+                     min_visible=min_visible, card_px_range=px)
     name = f"s{seed}_{i:06d}"
     q = quality if quality else int(rng.integers(55, 96))
     ok, buf = cv2.imencode(".jpg", r.image, [cv2.IMWRITE_JPEG_QUALITY, q])
@@ -108,12 +108,13 @@ def generate_dataset(out_dir: str | os.PathLike, count: int, seed: int = 0, *,
                      val_fraction: float = 0.1, scenes: Sequence[str] | None = None,
                      effects: bool = True, min_visible: float = MIN_VISIBLE,
                      quality: int | None = None, workers: int = 1, start: int = 0,
-                     cache_dir: str | None = None, progress: bool = False) -> Summary:
+                     cache_dir: str | None = None, progress: bool = False,
+                     card_px: tuple[float, float] = CROP_CARD_PX) -> Summary:
     """Render ``count`` scenes into ``out_dir`` (see the module doc for the layout).
 
     ``decks``: ``train`` (drawn + SVG decks except ``holdout``), ``holdout``, ``drawn`` or
-    ``svg``; ``crop`` centres the view on a card with cards 50-260 px wide (use a square
-    ``size`` such as 640x640); images with index ``i < val_fraction * count`` form the
+    ``svg``; ``crop`` centres the view on a card with cards ``card_px`` (min, max) px wide
+    (use a square ``size`` such as 640x640); images with index ``i < val_fraction * count`` form the
     validation list (``decks="holdout"`` puts everything in ``val.txt`` and ``test.txt``).
     ``start`` offsets the image indices, so a second run can extend a set.
     """
@@ -131,7 +132,7 @@ def generate_dataset(out_dir: str | os.PathLike, count: int, seed: int = 0, *,
     all_val = decks == "holdout"
     n_val = count if all_val else int(round(val_fraction * count))
     jobs = [(str(out), seed, i, tuple(size), crop, chosen, weights, effects, min_visible,
-             i - start < n_val, quality) for i in range(start, start + count)]
+             i - start < n_val, quality, tuple(card_px)) for i in range(start, start + count)]
     t0 = time.time()
     results: list[tuple[str, int, bool]] = []
     if workers > 1:
@@ -219,7 +220,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--size", type=parse_size, default=None,
                         help="image size WxH (default 1280x960, or 640x640 with --crop)")
     parser.add_argument("--crop", action="store_true",
-                        help="close crops at inference scale (cards 50-260 px wide)")
+                        help="close crops at inference scale (cards --card-px wide)")
+    parser.add_argument("--card-px", type=float, nargs=2, metavar=("MIN", "MAX"),
+                        default=CROP_CARD_PX, help="card width range in crop mode "
+                        f"(default {CROP_CARD_PX[0]:g} {CROP_CARD_PX[1]:g})")
     parser.add_argument("--decks", choices=("train", "holdout", "drawn", "svg"), default="train",
                         help="designs: train = drawn + SVG decks except the holdout one")
     parser.add_argument("--holdout-deck", default=HOLDOUT_DECK,
@@ -244,7 +248,7 @@ def run(args: argparse.Namespace) -> int:
                                    val_fraction=args.val_fraction, scenes=args.scenes,
                                    effects=not args.no_effects, min_visible=args.min_visible,
                                    quality=args.quality, workers=args.workers, start=args.start,
-                                   progress=True)
+                                   progress=True, card_px=tuple(args.card_px))
     except (SceneError, ValueError) as err:
         print(f"tiplu generate: {err}")
         return 2

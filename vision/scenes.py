@@ -34,6 +34,9 @@ Rng = np.random.Generator
 
 #: A corner is labelled when at least this fraction of its index ink is visible.
 MIN_VISIBLE = 0.75
+#: Card widths (px) drawn from in crop mode: 60 px puts a 10-15 px index in a 640 crop,
+#: 400 px matches close-up phone photos (the real dev set's indices are ~70x95 px).
+CROP_CARD_PX = (60.0, 400.0)
 #: How much likelier a real (SVG) design is picked for a scene than a drawn one.
 SVG_WEIGHT = 3.0
 #: Card height / width used to lay cards out (real faces keep their own aspect).
@@ -411,12 +414,14 @@ def render_scene(rng: Rng, scene: str = "table", *, size: tuple[int, int] = (128
                  card_px: float | None = None, crop: bool = False, effects: bool = True,
                  background: str | None = None, camera: float | None = None,
                  min_visible: float = MIN_VISIBLE, designs_per_scene: int | None = None,
-                 parts: bool = False) -> RenderedScene:
+                 parts: bool = False,
+                 card_px_range: tuple[float, float] = CROP_CARD_PX) -> RenderedScene:
     """Render one table scene and label every visible corner index.
 
     ``scene`` is one of :data:`SCENE_TYPES`; ``cards`` fixes the cards laid (in layout
     order, e.g. ``["7H"] * 3`` with ``"tunnela"``); ``card_px`` is the card width in pixels
-    (default: the layout fills the picture, or 50-260 px in ``crop`` mode, where the view is
+    (default: the layout fills the picture, or log-uniform in ``card_px_range`` in ``crop``
+    mode, where the view is
     centred on a random card and cards may run off the edges); ``effects=False`` gives a
     clean picture (flat light, no blur/noise/shadows) for ground-truth tests;
     ``camera`` is the perspective strength (0 = straight above). ``parts=True`` adds
@@ -461,7 +466,8 @@ def render_scene(rng: Rng, scene: str = "table", *, size: tuple[int, int] = (128
     span = np.maximum(hi - lo, 1e-3)
     if card_px is None:
         if crop:
-            card_px = float(np.exp(rng.uniform(np.log(50), np.log(260))))
+            lo_px, hi_px = card_px_range
+            card_px = float(np.exp(rng.uniform(np.log(lo_px), np.log(hi_px))))
         else:
             fill = rng.uniform(0.55, 0.95)
             card_px = float(min(w * fill / span[0], h * fill / span[1]))
