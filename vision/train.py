@@ -83,11 +83,12 @@ def train_detector(data: Path, *, epochs: int = 60, imgsz: int = 320, batch: int
                    model: Path = DEFAULT_DETECTOR_YAML, weights: Path | None = None,
                    resume: Path | None = None, project: Path = Path("runs/tiplu"),
                    name: str = "detector", device: str = "cpu", workers: int = 2,
-                   patience: int = 100, fraction: float = 1.0) -> Path:
+                   patience: int = 100, fraction: float = 1.0, single_cls: bool = True) -> Path:
     """Train the class-agnostic corner detector; returns the best checkpoint path.
 
     ``weights`` fine-tunes from an earlier checkpoint (e.g. synthetic pre-training, then real
     train split); ``resume`` continues an interrupted run with its own saved arguments.
+    ``single_cls=False`` trains the single-stage alternative (53 classes, no classifier).
     """
     _, YOLO = _ultralytics()
     if resume is not None:
@@ -100,7 +101,7 @@ def train_detector(data: Path, *, epochs: int = 60, imgsz: int = 320, batch: int
             raise TrainError(f"{data}: no data.yaml; run 'python -m vision.dataset import-real' first")
         yolo = YOLO(str(weights if weights is not None else model))
         yolo.train(data=str(data), epochs=epochs, imgsz=imgsz, batch=batch, device=device,
-                   workers=workers, single_cls=True, project=str(project.resolve()), name=name,
+                   workers=workers, single_cls=single_cls, project=str(project.resolve()), name=name,
                    exist_ok=True, pretrained=str(weights) if weights is not None else False, amp=device != "cpu", plots=False,
                    patience=patience, fraction=fraction, seed=0, deterministic=False,
                    degrees=15.0, scale=0.5, fliplr=0.5, mosaic=1.0, close_mosaic=5,
@@ -131,6 +132,10 @@ def _augment_pixels(rng: np.random.Generator, crop: np.ndarray) -> np.ndarray:
     out = out * rng.uniform(0.85, 1.15, 3)[None, None, :]
     if rng.random() < 0.15:
         out = out.mean(axis=2, keepdims=True).repeat(3, axis=2)
+    elif rng.random() < 0.15:
+        out = out[..., rng.permutation(3)]
+    if rng.random() < 0.1:
+        out = 255.0 - out
     if rng.random() < 0.3:
         out = cv2.GaussianBlur(out, (3, 3), rng.uniform(0.3, 1.2))
     if rng.random() < 0.3:
@@ -189,6 +194,76 @@ def build_crops(samples: Sequence[Sample], copies: int = 8, background: float = 
     return np.stack(xs), np.array(ys, dtype=np.int64)
 
 
+def face_crops(decks: Sequence[object], copies: int = 6, background: float = 0.3,
+               seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Classifier crops cut from rendered card faces (``vision.decks``), many designs cheaply.
+
+    Each face is laid on a random table colour, turned up to 15 degrees, shrunk to a random
+    photo scale, and each corner index box (jittered) is cropped like a detector box would
+    be; ``background`` adds index-sized crops of the card middle (pips, pictures) as class 53.
+    """
+    rng = np.random.default_rng(seed)
+    index = {n: i for i, n in enumerate(CLASS_NAMES)}
+    xs: list[np.ndarray] = []
+    ys: list[int] = []
+    for deck in decks:
+        for card, face in deck.faces.items():  # type: ignore[attr-defined]
+            if card not in index:
+                continue
+            bgra = face.image
+            h, w = bgra.shape[:2]
+            boxes = [np.array(b, float) for b in face.boxes.values()]
+            jobs = [(b, index[card]) for b in boxes for _ in range(copies)]
+            for _ in range(int(round(len(jobs) * background))):
+                ref = boxes[0]
+                bw, bh = ref[2] - ref[0], ref[3] - ref[1]
+                x0, y0 = rng.uniform(0, max(1, w - bw)), rng.uniform(0, max(1, h - bh))
+                cand = np.array([x0, y0, x0 + bw, y0 + bh])
+                if _iou(cand, np.array(boxes)).max() < 0.05:
+                    jobs.append((cand, BACKGROUND))
+            for box, label in jobs:
+                xs.append(_face_crop(rng, bgra, box))
+                ys.append(label)
+    if not xs:
+        raise TrainError("no card faces to crop; render them with 'python -m vision.decks' first")
+    return np.stack(xs), np.array(ys, dtype=np.int64)
+
+
+def _face_crop(rng: np.random.Generator, bgra: np.ndarray, box: np.ndarray) -> np.ndarray:
+    """One augmented crop of ``box`` from a BGRA face laid on a random table background."""
+    bw, bh = box[2] - box[0], box[3] - box[1]
+    s = int(max(bw, bh))
+    h, w = bgra.shape[:2]
+    x0, y0 = int(box[0]) - s, int(box[1]) - s
+    x1, y1 = int(box[2]) + s, int(box[3]) + s
+    region = np.zeros((y1 - y0, x1 - x0, 4), np.uint8)
+    sx0, sy0, sx1, sy1 = max(0, x0), max(0, y0), min(w, x1), min(h, y1)
+    region[sy0 - y0:sy1 - y0, sx0 - x0:sx1 - x0] = bgra[sy0:sy1, sx0:sx1]
+    bg = np.empty(region.shape[:2] + (3,), np.float32)
+    bg[:] = rng.uniform(0, 255, 3)
+    bg += rng.normal(0, rng.uniform(0, 25), bg.shape)
+    alpha = region[..., 3:4].astype(np.float32) / 255.0
+    img = region[..., :3].astype(np.float32) * alpha + bg * (1 - alpha)
+    img = np.clip(img, 0, 255).astype(np.uint8)
+    local = box - [x0, y0, x0, y0]
+    angle = rng.uniform(-15, 15)
+    centre = ((local[0] + local[2]) / 2, (local[1] + local[3]) / 2)
+    m = cv2.getRotationMatrix2D(centre, angle, 1.0)
+    img = cv2.warpAffine(img, m, (img.shape[1], img.shape[0]), borderMode=cv2.BORDER_REFLECT)
+    pts = np.array([[local[0], local[1], 1], [local[2], local[1], 1], [local[2], local[3], 1],
+                    [local[0], local[3], 1]]) @ m.T
+    rot = np.array([pts[:, 0].min(), pts[:, 1].min(), pts[:, 0].max(), pts[:, 1].max()])
+    f = float(np.exp(rng.uniform(np.log(0.2), np.log(1.0))))
+    img = cv2.resize(img, None, fx=f, fy=f, interpolation=cv2.INTER_AREA)
+    rot = rot * f
+    if rng.random() < 0.5:
+        img = cv2.rotate(img, cv2.ROTATE_90_CLOCKWISE)
+        hh = img.shape[1]
+        rot = np.array([hh - rot[3], rot[0], hh - rot[1], rot[2]])
+    crop = crop_corner(img, _augment_box(rng, rot, img.shape[1], img.shape[0]))
+    return _augment_pixels(rng, crop)
+
+
 def corner_net(num_classes: int = BACKGROUND + 1):  # type: ignore[no-untyped-def]
     """The stage-2 crop classifier: an 8-layer CNN, ~0.3 M parameters, ~17 M MACs per 3x48x32 crop."""
     import torch.nn as nn
@@ -213,7 +288,8 @@ def train_classifier(datasets: Sequence[Path], *, epochs: int = 30, copies: int 
                      out: Path = Path("runs/tiplu/classifier"), resume: Path | None = None,
                      weights: Path | None = None, batch: int = 128, lr: float = 2e-3,
                      max_images: int | None = None, seed: int = 0,
-                     val_data: Path | None = None) -> Path:
+                     val_data: Path | None = None, decks: str | None = None,
+                     face_copies: int = 6) -> Path:
     """Train the crop classifier on the train splits of YOLO folders; returns ``best.pt``.
 
     Saves ``last.pt`` every epoch (``resume`` continues it) and ``best.pt`` at the lowest
@@ -231,6 +307,10 @@ def train_classifier(datasets: Sequence[Path], *, epochs: int = 30, copies: int 
         samples.extend(iter_samples(root))
     t0 = time.time()
     x, y = build_crops(samples, copies=copies, seed=seed, max_images=max_images)
+    if decks:
+        from vision.decks import load_decks
+        fx, fy = face_crops(load_decks(decks), copies=face_copies, seed=seed)
+        x, y = np.concatenate([x, fx]), np.concatenate([y, fy])
     print(f"classifier: {len(x)} crops from {len(samples)} images in {time.time() - t0:.0f}s", flush=True)
     vx = vy = None
     if val_data is not None:
@@ -347,6 +427,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     det.add_argument("--workers", type=int, default=2)
     det.add_argument("--fraction", type=float, default=1.0, help="use this share of the train images")
     det.add_argument("--name", default="detector")
+    det.add_argument("--multi-class", action="store_true",
+                     help="single-stage variant: learn the 53 card classes instead of one 'corner' class")
     det.add_argument("--project", type=Path, default=Path("runs/tiplu"))
     cls = sub.add_parser("classifier", help="stage 2: crop classifier (53 cards + background)")
     cls.add_argument("data", type=Path, nargs="+", help="YOLO folders (their train/ split if present)")
@@ -357,6 +439,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     cls.add_argument("--lr", type=float, default=2e-3)
     cls.add_argument("--weights", type=Path, default=None, help="fine-tune from this checkpoint")
     cls.add_argument("--resume", type=Path, default=None, help="continue from last.pt")
+    cls.add_argument("--decks", default=None, choices=("train", "drawn", "svg"),
+                     help="also train on crops of rendered card faces (vision.decks; holdout deck excluded)")
+    cls.add_argument("--face-copies", type=int, default=6, help="augmented crops per face corner")
     cls.add_argument("--out", type=Path, default=Path("runs/tiplu/classifier"))
     exp = sub.add_parser("export", help="write the ONNX models, classes.txt and model.json")
     exp.add_argument("--detector", type=Path, required=True, help="stage-1 best.pt")
@@ -372,12 +457,14 @@ def run(args: argparse.Namespace) -> int:
             best = train_detector(args.data, epochs=args.epochs, imgsz=args.imgsz, batch=args.batch,
                                   model=args.model, weights=args.weights, resume=args.resume,
                                   project=args.project, name=args.name, device=args.device,
-                                  workers=args.workers, fraction=args.fraction)
+                                  workers=args.workers, fraction=args.fraction,
+                                  single_cls=not args.multi_class)
             print(f"detector weights: {best}")
         elif args.stage == "classifier":
             best = train_classifier(args.data, epochs=args.epochs, copies=args.copies, out=args.out,
                                     resume=args.resume, weights=args.weights, batch=args.batch,
-                                    lr=args.lr, max_images=args.max_images)
+                                    lr=args.lr, max_images=args.max_images, decks=args.decks,
+                                    face_copies=args.face_copies)
             print(f"classifier weights: {best}")
         else:
             for p in export_models(args.detector, args.classifier, args.out, args.imgsz):
