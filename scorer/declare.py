@@ -107,7 +107,7 @@ def check_hand(cards: Sequence[Card], rules: RuleSet, *, tiplu: Card | None = No
     if rules.name == "rummy":
         return _check_rummy(cards, rules, wilds, discards)
     closest = Partitioner(cards, wilds, "nepali").best_partial()
-    melds, pure = _nepali_melds(cards, wilds) if len(closest) >= NEPALI_MELDS else (None, 0)
+    melds, pure = find_melds(cards, wilds, NEPALI_MELDS, NEPALI_PURE) if len(closest) >= NEPALI_MELDS else (None, 0)
     if melds is not None and pure >= NEPALI_PURE:
         return DeclareResult(True, MELDS, tuple(melds), _pick_discard(cards, melds, discards), None)
     pairs = dublee_pairs(cards)
@@ -135,20 +135,22 @@ def check_hand(cards: Sequence[Card], rules: RuleSet, *, tiplu: Card | None = No
     return DeclareResult(False, None, tuple(closest), None, reason, tuple(unmatched))
 
 
-def _nepali_melds(cards: Sequence[Card], wilds: Wilds) -> tuple[list[tuple[Card, ...]] | None, int]:
-    """7 melds with as many pure ones as possible (up to 3), or (None, 0).
+def find_melds(cards: Sequence[Card], wilds: Wilds, melds_needed: int,
+               pure_needed: int) -> tuple[list[tuple[Card, ...]] | None, int]:
+    """``melds_needed`` disjoint nepali melds with as many pure ones as possible
+    (up to ``pure_needed``) and that number; (None, 0) when there are not enough melds.
 
     Pure melds use no wild acting as a wild, so they are few: try each choice of
-    up to 3 of them, then ask whether the rest holds the other melds.
+    up to ``pure_needed`` of them, then ask whether the rest holds the other melds.
     """
     pure_melds = Partitioner(cards, Wilds(wild_faces=frozenset()), "nepali", only_pure=True).all_melds()
-    for want in range(NEPALI_PURE, -1, -1):
+    for want in range(pure_needed, -1, -1):
         for chosen in combinations_with_replacement(pure_melds, want):
             rest = Counter(cards)
             rest.subtract(c for meld in chosen for c in meld)
             if min(rest.values(), default=0) < 0:
                 continue
-            others = Partitioner(list(rest.elements()), wilds, "nepali").reach(NEPALI_MELDS - want)
+            others = Partitioner(list(rest.elements()), wilds, "nepali").reach(melds_needed - want)
             if others is not None:
                 return [*chosen, *others], want
     return None, 0

@@ -74,8 +74,9 @@ class Partitioner:
         if a.suit != b.suit:
             return False
         gap = abs(a.rank - b.rank)
-        reach = max(self.sizes) - 1
-        return gap <= reach or 13 - gap + 1 <= reach  # ace high: A with Q/K
+        if min(a.rank, b.rank) == 1:  # an ace is also high: A sits next to K
+            gap = min(gap, 14 - max(a.rank, b.rank))
+        return gap <= max(self.sizes) - 1
 
     def melds_with(self, i: int, naturals_only: bool = False
                    ) -> list[tuple[tuple[int, ...], bool, tuple[tuple[int, int], ...]]]:

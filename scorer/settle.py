@@ -173,11 +173,11 @@ def _settle_nepali(rules: RuleSet, players: Sequence[PlayerRound], winner: str |
                 payments.append(Payment(p.name, winner, rules["unseen_fee"], "unseen fee"))
             if finish == "dublees":
                 payments.append(Payment(p.name, winner, rules["dublee_bonus"], "dublee finish bonus"))
-    fine = rules["invalid_declaration_fine"]
     for p in players:
-        if p.false_declaration and fine:
-            payments.extend(Payment(p.name, other, fine, "invalid declaration fine")
+        if p.false_declaration:
+            payments.extend(Payment(p.name, other, rules["invalid_declaration_fine"], "invalid declaration fine")
                             for other in order if other != p.name)
+    payments = [pay for pay in payments if pay.points]
     return Settlement(_net(order, payments), tuple(payments), tuple(adjustments), lower_is_better=False)
 
 

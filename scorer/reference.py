@@ -1,0 +1,61 @@
+"""A plain brute-force declare check: the reference the fast search is tested against.
+
+It tries every meld that holds the lowest remaining card, by card positions,
+with no memo, no pooling of wilds and no pruning. Far too slow for the app; it
+exists so tests and ``bench/`` can check and time :func:`scorer.declare.check_hand`.
+
+>>> from scorer import get_rules, parse_cards, parse_card
+>>> brute_force_finishes(parse_cards("3S 4S 5S 6H 6H 6H 9D 10D JD 2C 3C 4C KS KH KD 7D 8D JC JH 5C 5D"),
+...                      get_rules(), tiplu=parse_card("JS"))
+True
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+from typing import Sequence
+
+from scorer.cards import Card
+from scorer.declare import DUBLEES_TO_FINISH, NEPALI_MELDS, NEPALI_PURE, dublee_pairs
+from scorer.melds import classify_meld
+from scorer.rules import RuleSet
+from scorer.wilds import Wilds, wild_cards
+
+
+def brute_max_melds(cards: Sequence[Card], wilds: Wilds) -> int:
+    """Most disjoint 3-card nepali melds, by exhaustive search (small hands only)."""
+    cards = list(cards)
+    if len(cards) < 3:
+        return 0
+    first, rest = cards[0], cards[1:]
+    best = brute_max_melds(rest, wilds)
+    for a, b in combinations(range(len(rest)), 2):
+        if classify_meld((first, rest[a], rest[b]), wilds).is_meld:
+            remaining = [c for k, c in enumerate(rest) if k not in (a, b)]
+            best = max(best, 1 + brute_max_melds(remaining, wilds))
+    return best
+
+
+def brute_cover(cards: Sequence[Card], wilds: Wilds, melds_needed: int, pure_needed: int, discards: int) -> bool:
+    """Can ``melds_needed`` melds (``pure_needed`` of them pure) cover all cards but ``discards``?"""
+    cards = list(cards)
+    if not cards:
+        return melds_needed == 0 and pure_needed <= 0
+    first, rest = cards[0], cards[1:]
+    if discards and brute_cover(rest, wilds, melds_needed, pure_needed, discards - 1):
+        return True
+    for a, b in combinations(range(len(rest)), 2):
+        check = classify_meld((first, rest[a], rest[b]), wilds)
+        if check.is_meld:
+            remaining = [c for k, c in enumerate(rest) if k not in (a, b)]
+            if brute_cover(remaining, wilds, melds_needed - 1, pure_needed - check.is_pure, discards):
+                return True
+    return False
+
+
+def brute_force_finishes(cards: Sequence[Card], rules: RuleSet, *, tiplu: Card) -> bool:
+    """Does a 21/22-card nepali hand finish? (7 melds, 3 pure, or 8 dublees.)"""
+    wilds = wild_cards(rules, tiplu=tiplu)
+    if len(dublee_pairs(cards)) >= DUBLEES_TO_FINISH:
+        return True
+    return brute_cover(cards, wilds, NEPALI_MELDS, NEPALI_PURE, len(cards) - 3 * NEPALI_MELDS)
