@@ -194,3 +194,11 @@ def test_the_same_key_posted_at_once_by_four_clients_adds_one_round(server_facto
     assert [status for status, _ in answers] == [201] * 4
     assert len({json.dumps(body, sort_keys=True) for _, body in answers}) == 1
     assert len(server.call("GET", f"/api/sessions/{sid}")[1]["rounds"]) == 1
+
+
+def test_ctrl_c_stops_the_server_cleanly(server_factory: Any) -> None:
+    import signal
+    server = server_factory()
+    server.call("POST", "/api/sessions", {"players": PLAYERS})
+    server.process.send_signal(signal.SIGINT)
+    assert server.process.wait(timeout=15) == 0
