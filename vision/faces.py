@@ -514,3 +514,40 @@ def draw_face(card: str, style: DrawStyle = DrawStyle()) -> Face:
     ink[by:by + bh, bx:bx + bw][rot > 40] = INK_BR
     img = np.dstack([img, _rounded_alpha(w, h, int(0.05 * w))])
     return Face(card, style.name, img, (mx, my, mx + bw, my + bh), (bx, by, bx + bw, by + bh), ink)
+
+
+_BACK_COLOURS = ((150, 40, 30), (40, 30, 160), (40, 110, 40), (30, 30, 30), (120, 60, 120),
+                 (20, 90, 170))
+
+
+@lru_cache(maxsize=64)
+def draw_back(variant: int = 0) -> Face:
+    """A face-down card (card name ``"BACK"``): a patterned back with a white rim, no index.
+
+    Scenes lay these as distractors (a stock pile, a discarded hand); they occlude cards but
+    get no box. ``variant`` picks colour and pattern: ``draw_back(3)``.
+    """
+    w, h = CARD_W, CARD_H
+    colour = _BACK_COLOURS[variant % len(_BACK_COLOURS)]
+    img = np.zeros((h, w, 3), np.uint8)
+    img[:] = (245, 245, 245)
+    m = int(0.06 * w)
+    cv2.rectangle(img, (m, m), (w - m, h - m), colour, -1)
+    light = tuple(min(255, int(c * 0.5 + 127)) for c in colour)
+    kind = (variant // len(_BACK_COLOURS)) % 3
+    if kind == 0:
+        for k in range(-h, w + h, 14):
+            cv2.line(img, (m + k, m), (m + k + h, m + h), light, 2, cv2.LINE_AA)
+            cv2.line(img, (m + k, m + h), (m + k + h, m), light, 2, cv2.LINE_AA)
+    elif kind == 1:
+        for y in range(m + 8, h - m, 18):
+            for x in range(m + 8, w - m, 18):
+                cv2.circle(img, (x, y), 5, light, -1, cv2.LINE_AA)
+    else:
+        for r in range(10, w, 16):
+            cv2.ellipse(img, (w // 2, h // 2), (r, int(r * 1.4)), 0, 0, 360, light, 2, cv2.LINE_AA)
+    img[:m] = img[h - m:] = (245, 245, 245)
+    img[:, :m] = img[:, w - m:] = (245, 245, 245)
+    cv2.rectangle(img, (m, m), (w - m, h - m), colour, 3, cv2.LINE_AA)
+    img = np.dstack([img, _rounded_alpha(w, h, int(0.05 * w))])
+    return Face("BACK", f"back-{variant}", img, (0, 0, 0, 0), (0, 0, 0, 0), np.zeros((h, w), np.uint8))

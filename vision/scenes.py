@@ -28,7 +28,7 @@ import numpy as np
 from scorer import CLASS_NAMES
 from vision.backgrounds import make_background
 from vision.decks import Deck, drawn_decks
-from vision.faces import CORNER_CODES, DRAWN_STYLES, Face, draw_face
+from vision.faces import CORNER_CODES, DRAWN_STYLES, FONTS, Face, draw_back, draw_face
 
 Rng = np.random.Generator
 
@@ -39,6 +39,8 @@ MIN_VISIBLE = 0.75
 CROP_CARD_PX = (60.0, 400.0)
 #: How much likelier a real (SVG) design is picked for a scene than a drawn one.
 SVG_WEIGHT = 3.0
+#: Name of a face-down distractor card in layouts (never labelled).
+BACK = "BACK"
 #: Card height / width used to lay cards out (real faces keep their own aspect).
 ASPECT = 1.4
 SCENE_TYPES: tuple[str, ...] = ("meld_row", "fan", "tunnela", "maal_spread", "single", "table")
@@ -274,6 +276,43 @@ LAYOUTS: dict[str, Callable[[Rng, CardSupply, str], list[Laid]]] = {
 }
 
 
+def _add_backs(rng: Rng, laid: list[Laid]) -> list[Laid]:
+    """Put a pile of 1-5 face-down cards beside (or partly over) the laid cards."""
+    xs, ys = [c.x for c in laid], [c.y for c in laid]
+    side = int(rng.integers(4))
+    x = {0: min(xs) - 1.6, 1: max(xs) + 1.6}.get(side, rng.uniform(min(xs), max(xs) + 0.01))
+    y = {2: min(ys) - 2.0, 3: max(ys) + 2.0}.get(side, rng.uniform(min(ys), max(ys) + 0.01))
+    if rng.random() < 0.25:
+        x, y = x * 0.6 + np.mean(xs) * 0.4, y * 0.6 + np.mean(ys) * 0.4
+    a = rng.uniform(0, 360)
+    pile = [Laid(BACK, "backs", x + rng.normal(0, 0.04), y + rng.normal(0, 0.04),
+                 a + rng.normal(0, 4)) for _ in range(int(rng.integers(1, 6)))]
+    return pile + laid if rng.random() < 0.7 else laid + pile
+
+
+_NOTE_TOKENS = ("A", "K", "Q", "J", "10", "9", "7", "5", "3", "+", "-", "=", "Rs", "12", "-4",
+                "M", "T", "x3")
+
+
+def _paper_note(rng: Rng, canvas: np.ndarray, card_px: float) -> None:
+    # canvas: uint8 BGR (cv2.putText draws on 8-bit images only)
+    """Draw a paper slip with score-sheet writing (ranks, numbers) on the table, in place."""
+    h, w = canvas.shape[:2]
+    nw, nh = card_px * rng.uniform(1.0, 2.5), card_px * rng.uniform(0.8, 2.0)
+    cx, cy = rng.uniform(0, w), rng.uniform(0, h)
+    box = cv2.boxPoints(((float(cx), float(cy)), (float(nw), float(nh)), float(rng.uniform(0, 180))))
+    paper = rng.uniform(215, 250)
+    cv2.fillPoly(canvas, [box.astype(np.int32)], (int(paper), int(paper),
+                 int(paper * rng.uniform(0.93, 1.0))), cv2.LINE_AA)
+    ink = (30, 30, 30) if rng.random() < 0.6 else (40, 40, 170)
+    size = max(0.3, card_px * rng.uniform(0.004, 0.01))
+    for k in range(int(rng.integers(1, 5))):
+        text = " ".join(_NOTE_TOKENS[int(i)] for i in rng.integers(0, len(_NOTE_TOKENS), 3))
+        org = (int(cx - nw / 2 + card_px * 0.1), int(cy - nh / 2 + (k + 1) * nh / 5))
+        cv2.putText(canvas, text, org, FONTS[int(rng.integers(len(FONTS)))], size, ink,
+                    max(1, int(size * 2)), cv2.LINE_AA)
+
+
 # --------------------------------------------------------------------------- rendering
 
 class BoxLabel(NamedTuple):
@@ -355,7 +394,9 @@ def _card_corners(x: float, y: float, angle: float, aspect: float) -> np.ndarray
     return np.array([(x + _rot(dx, dy, angle)[0], y + _rot(dx, dy, angle)[1]) for dx, dy in pts])
 
 
-def _pick_face(card: str, copy_no: int, designs: Sequence[Deck]) -> Face:
+def _pick_face(card: str, copy_no: int, designs: Sequence[Deck], back: int = 0) -> Face:
+    if card == BACK:
+        return draw_back(back)
     deck = designs[copy_no % len(designs)]
     face = deck.face(card)
     if face is None:
@@ -415,7 +456,8 @@ def render_scene(rng: Rng, scene: str = "table", *, size: tuple[int, int] = (128
                  background: str | None = None, camera: float | None = None,
                  min_visible: float = MIN_VISIBLE, designs_per_scene: int | None = None,
                  parts: bool = False,
-                 card_px_range: tuple[float, float] = CROP_CARD_PX) -> RenderedScene:
+                 card_px_range: tuple[float, float] = CROP_CARD_PX,
+                 distractors: bool | None = None) -> RenderedScene:
     """Render one table scene and label every visible corner index.
 
     ``scene`` is one of :data:`SCENE_TYPES`; ``cards`` fixes the cards laid (in layout
@@ -424,6 +466,9 @@ def render_scene(rng: Rng, scene: str = "table", *, size: tuple[int, int] = (128
     mode, where the view is
     centred on a random card and cards may run off the edges); ``effects=False`` gives a
     clean picture (flat light, no blur/noise/shadows) for ground-truth tests;
+    ``distractors`` (default: same as ``effects``) adds face-down cards and paper notes
+    with rank-like writing, which get no boxes (face-down cards are listed under
+    ``geometry["backs"]``);
     ``camera`` is the perspective strength (0 = straight above). ``parts=True`` adds
     ``visible_rank`` / ``visible_pip`` to each geometry box (used to choose
     :data:`MIN_VISIBLE`).
@@ -450,6 +495,10 @@ def render_scene(rng: Rng, scene: str = "table", *, size: tuple[int, int] = (128
         laid += layout_single(rng, supply, "extra-")
     if not laid:
         raise SceneError("the layout produced no cards")
+    if distractors is None:
+        distractors = effects
+    if distractors and rng.random() < 0.35:
+        laid = _add_backs(rng, laid)
     turn = rng.uniform(0, 360) if scene != "single" else 0.0
     if scene in ("meld_row", "fan", "tunnela", "table") and rng.random() < 0.5:
         turn = rng.normal(0, 8) + 180 * int(rng.integers(0, 2))
@@ -457,8 +506,9 @@ def render_scene(rng: Rng, scene: str = "table", *, size: tuple[int, int] = (128
 
     copies: Counter[str] = Counter()
     faces = []
+    back_variant = int(rng.integers(0, 18))
     for c in laid:
-        faces.append(_pick_face(c.card, copies[c.card], designs))
+        faces.append(_pick_face(c.card, copies[c.card], designs, back_variant))
         copies[c.card] += 1
     corners = [_card_corners(c.x, c.y, c.angle, f.size[1] / f.size[0]) for c, f in zip(laid, faces)]
     allp = np.vstack(corners)
@@ -483,7 +533,10 @@ def render_scene(rng: Rng, scene: str = "table", *, size: tuple[int, int] = (128
     hcam = _camera(rng, w, h, strength) if strength > 0 else np.eye(3)
     table_to_img = hcam @ to_px
 
-    canvas = make_background(rng, w, h, background).astype(np.float32)
+    table = make_background(rng, w, h, background)
+    if distractors and rng.random() < 0.3:
+        _paper_note(rng, table, card_px)
+    canvas = table.astype(np.float32)
     idmap = np.full((h, w), -1, np.int32)
     shadow_dir = rng.normal(0, 1, 2)
     shadow_dir = shadow_dir / (np.linalg.norm(shadow_dir) + 1e-6)
@@ -539,12 +592,17 @@ def render_scene(rng: Rng, scene: str = "table", *, size: tuple[int, int] = (128
     labels: list[BoxLabel] = []
     geo_boxes: list[dict] = []
     geo_cards: list[dict] = []
+    geo_backs: list[dict] = []
     for idx, (c, face, poly) in enumerate(zip(laid, faces, outlines)):
         top = poly[1] - poly[0]
         angle = float(np.degrees(np.arctan2(top[1], top[0])))
         outline = [[round(float(x), 2), round(float(y), 2)] for x, y in poly]
-        geo_cards.append({"id": idx, "card": c.card, "deck": face.deck, "group": c.group,
-                          "outline": outline, "angle": round(angle, 2), "z": idx})
+        entry = {"id": idx, "card": c.card, "deck": face.deck, "group": c.group,
+                 "outline": outline, "angle": round(angle, 2), "z": idx}
+        if c.card == BACK:
+            geo_backs.append(entry)
+            continue
+        geo_cards.append(entry)
         x0, y0, ink, totals = ink_rois[idx]
         if ink.size == 0:
             continue
@@ -588,5 +646,6 @@ def render_scene(rng: Rng, scene: str = "table", *, size: tuple[int, int] = (128
                               "visible": lab.visible, "outline": outline,
                               "angle": round(_wrap(angle + _CORNER_TURN[corner]), 2)} | extra)
     geometry = {"size": [w, h], "scene": scene, "card_px": round(card_px, 2),
-                "min_visible": min_visible, "cards": geo_cards, "boxes": geo_boxes}
+                "min_visible": min_visible, "cards": geo_cards, "boxes": geo_boxes,
+                "backs": geo_backs}
     return RenderedScene(image, tuple(labels), geometry)
