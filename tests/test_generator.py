@@ -36,7 +36,7 @@ def _digest(folder: Path) -> dict[str, str]:
 def test_same_seed_gives_identical_files(tmp_path: Path) -> None:
     a = generate_dataset(tmp_path / "a", 4, seed=7, size=(320, 320), crop=True, decks="drawn")
     b = generate_dataset(tmp_path / "b", 4, seed=7, size=(320, 320), crop=True, decks="drawn")
-    c = generate_dataset(tmp_path / "c", 4, seed=8, size=(320, 320), crop=True, decks="drawn")
+    generate_dataset(tmp_path / "c", 4, seed=8, size=(320, 320), crop=True, decks="drawn")
     da, db, dc = _digest(tmp_path / "a"), _digest(tmp_path / "b"), _digest(tmp_path / "c")
     assert a.count == b.count == 4 and a.boxes == b.boxes
     assert da == db
@@ -122,6 +122,20 @@ def test_meld_row_hides_covered_corners(one_deck: list[Deck]) -> None:
     corners = {(b.card_id, b.corner) for b in r.labels}
     assert {(0, "tl"), (1, "tl"), (2, "tl"), (2, "br")} <= corners
     assert (0, "br") not in corners and (1, "br") not in corners
+
+
+def test_face_down_distractors_get_no_boxes(one_deck: list[Deck]) -> None:
+    """Piles of face-down cards occlude cards like any card but are never labelled."""
+    seen_backs = 0
+    for seed in range(12):
+        r = render_scene(np.random.default_rng(seed), "meld_row", size=(480, 360), decks=one_deck,
+                         effects=False, distractors=True)
+        backs = {b["id"] for b in r.geometry["backs"]}
+        seen_backs += len(backs)
+        assert all(b["card"] == "BACK" for b in r.geometry["backs"])
+        assert not backs & {c["id"] for c in r.geometry["cards"]}
+        assert not backs & {lab.card_id for lab in r.labels}
+    assert seen_backs > 0
 
 
 @pytest.mark.parametrize("threshold,expect_fewer", [(0.95, True), (0.3, False)])

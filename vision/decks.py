@@ -16,6 +16,7 @@ True
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import shutil
@@ -181,7 +182,6 @@ def render_deck(deck: SvgDeck, cache_dir: Path | None = None, *, force: bool = F
     meta: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "deck.svg"
-        import gzip
         data = deck.path.read_bytes()
         src.write_bytes(gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data)
         probe = _crop_card(_rsvg(src, _element_for(deck, "AS") or "", 1.0, Path(tmp) / "p.png"))
