@@ -130,8 +130,9 @@ def check_hand(cards: Sequence[Card], rules: RuleSet, *, tiplu: Card | None = No
         plural = "meld" if missing == 1 else "melds"
         more = "one more" if missing == 1 else f"{missing} more"
         reason = f"needs {more} {plural}: {format_cards(unmatched)} unmatched"
-        if pure < NEPALI_PURE:
-            reason += f"; only {pure} pure melds, {NEPALI_PURE} needed"
+        natural = Partitioner(cards, Wilds(wild_faces=frozenset()), "nepali", only_pure=True).best_partial()
+        if len(natural) < NEPALI_PURE:
+            reason += f"; the hand holds only {len(natural)} pure melds, {NEPALI_PURE} needed"
     return DeclareResult(False, None, tuple(closest), None, reason, tuple(unmatched))
 
 
@@ -144,13 +145,10 @@ def find_melds(cards: Sequence[Card], wilds: Wilds, melds_needed: int,
     up to ``pure_needed`` of them, then ask whether the rest holds the other melds.
     """
     pure_melds = Partitioner(cards, Wilds(wild_faces=frozenset()), "nepali", only_pure=True).all_melds()
+    search = Partitioner(cards, wilds, "nepali")
     for want in range(pure_needed, -1, -1):
         for chosen in combinations_with_replacement(pure_melds, want):
-            rest = Counter(cards)
-            rest.subtract(c for meld in chosen for c in meld)
-            if min(rest.values(), default=0) < 0:
-                continue
-            others = Partitioner(list(rest.elements()), wilds, "nepali").reach(melds_needed - want)
+            others = search.reach(melds_needed - want, without=chosen)
             if others is not None:
                 return [*chosen, *others], want
     return None, 0

@@ -184,13 +184,20 @@ class Partitioner:
         """Every distinct meld the hand holds (pure ones only with ``only_pure``)."""
         return [self._meld(idx) for i in range(len(self.faces)) for idx, _, _ in self.melds_with(i)]
 
-    def reach(self, target: int) -> list[Meld] | None:
-        """``target`` disjoint melds if the hand holds them, else None.
+    def reach(self, target: int, without: Sequence[Meld] = ()) -> list[Meld] | None:
+        """``target`` disjoint melds if the hand (less the cards of ``without``)
+        holds them, else None.
 
         Exact for nepali hands although wilds are pooled: a wild played as its
         own face could always fill the same gap acting as a wild.
         """
         counts = list(self.start)
+        position = {face: k for k, face in enumerate(self.faces)}
+        for card in (c for meld in without for c in meld):
+            counts[position[card]] -= 1
+        if min(counts, default=0) < 0:
+            return None
+        start = list(counts)
         end = self._first_wild
         failed: set[tuple] = set()
         chosen: list[tuple[tuple[int, ...], int]] = []
@@ -220,14 +227,15 @@ class Partitioner:
                 failed.add(key)
             return found
 
-        if not search(0, sum(self.start[end:]), target):
+        if not search(0, sum(counts[end:]), target):
             return None
-        return self._with_wilds(chosen, target)
+        return self._with_wilds(chosen, target, start)
 
-    def _with_wilds(self, chosen: Sequence[tuple[tuple[int, ...], int]], target: int) -> list[Meld]:
+    def _with_wilds(self, chosen: Sequence[tuple[tuple[int, ...], int]], target: int,
+                    counts: Sequence[int]) -> list[Meld]:
         """Name the pooled wilds: fill each chosen meld's gaps, then make wild-only melds."""
         end = self._first_wild
-        spare = [self.faces[k] for k in range(end, len(self.faces)) for _ in range(self.start[k])]
+        spare = [self.faces[k] for k in range(end, len(self.faces)) for _ in range(counts[k])]
         melds = []
         for idx, extra in chosen:
             melds.append(self._meld(idx) + tuple(spare[:extra]))
@@ -343,7 +351,7 @@ class Partitioner:
                 left[k] -= 1
         lonely = [k for k in range(end) for _ in range(left[k])][:singles]
         picks = [(idx, 0) for idx in chosen] + [(pair, 1) for pair in matched] + [((k,), 2) for k in lonely]
-        return self._with_wilds(picks, len(picks) + wilds)
+        return self._with_wilds(picks, len(picks) + wilds, self.start)
 
     def _best_partial_exact(self) -> list[Meld]:
         counts = list(self.start)
