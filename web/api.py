@@ -15,10 +15,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from flask import Blueprint, Response, jsonify, request, url_for
+from flask import Blueprint, Response, current_app, jsonify, request, url_for
 
 from scorer import RULE_FAMILIES
-from web import ledger
+from web import ledger, photos
 from web.db import get_db
 from web.i18n import _
 from web.rounds import InputError
@@ -156,3 +156,43 @@ def export_json(session_id: str) -> Response:
     response = jsonify(data)
     response.headers["Content-Disposition"] = f"attachment; filename=tiplu-session-{data['session']['id']}.json"
     return response
+
+
+def uploaded_photo() -> bytes:
+    """The bytes of the multipart field ``image`` (read at most one byte past the limit)."""
+    upload = request.files.get("image")
+    if upload is None:
+        if request.mimetype != "multipart/form-data":
+            raise InputError(_("send the photo as multipart/form-data with the file in the field \"image\" "
+                               "(curl -F image=@photo.jpg ...), not as %(type)s", type=request.mimetype or "no type"))
+        raise InputError(_("no photo: put the file in the multipart field \"image\""))
+    max_bytes, _pixels = photos.image_limits()
+    return upload.stream.read(max_bytes + 1)
+
+
+@bp.post("/detect")
+def detect() -> Response:
+    """The cards in one photo, as ``tiplu detect`` prints them.
+
+    With the form field ``session`` (and optionally ``purpose``, ``seat``) the photo is
+    also kept with that session, under a generated name, and ``photo`` says where.
+    """
+    data = uploaded_photo()
+    max_bytes, max_pixels = photos.image_limits()
+    image = photos.decode_photo(data, max_bytes=max_bytes, max_pixels=max_pixels)
+    session_id = request.form.get("session", "").strip()
+    photo = None
+    if session_id:
+        db = get_db()
+        session = ledger.get_session(db, session_id)
+        seat = request.form.get("seat", "").strip()
+        photo = photos.store_photo(db, photos.photo_folder(), image, session_id=session["id"],
+                                   purpose=request.form.get("purpose") or "hand",
+                                   seat=int(seat) if seat.isdigit() else None)
+    reading = photos.read_image(image, name=photo.file_name if photo else "upload",
+                                model_path=current_app.config.get("MODEL_PATH"))
+    if photo is not None:
+        photos.save_reading(get_db(), photo.id, reading)
+        reading["photo"] = {**photo.to_dict(), "url": url_for("views.photo_file", session_id=photo.session_id,
+                                                               photo_id=photo.id)}
+    return jsonify(reading)

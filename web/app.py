@@ -37,7 +37,8 @@ TABLE_CODE_COOKIE = "tiplu_table_code"
 TABLE_CODE_HEADER = "X-Table-Code"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 #: Endpoints that accept a POST but never write, or that let a phone enter the code.
-CODE_EXEMPT_ENDPOINTS = frozenset({"views.table_code", "views.preview_round", "api.preview_round"})
+CODE_EXEMPT_ENDPOINTS = frozenset({"views.table_code", "views.preview_round", "api.preview_round",
+                                   "views.check_cards", "views.verify_hand"})
 
 log = logging.getLogger(__name__)
 csrf = CSRFProtect()
@@ -104,7 +105,10 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     """Build the app. ``test_config`` overrides settings (``DATABASE``, ``TABLE_CODE``, ...).
 
     ``INSTANCE_PATH`` (or ``$TIPLU_INSTANCE``) moves the instance folder, where the
-    default ledger ``tiplu.db`` and the secret key live.
+    default ledger ``tiplu.db`` and the secret key live. Photos: ``PHOTO_DIR``
+    (``$TIPLU_PHOTOS``, default ``photos/`` next to the ledger), ``MAX_PHOTO_PIXELS``
+    (``$TIPLU_MAX_PHOTO_MP`` megapixels), ``MODEL_PATH`` (``$TIPLU_MODEL``) and
+    ``CAMERA`` (``$TIPLU_CAMERA``: ``auto``, ``none`` or a device).
     """
     instance = (test_config or {}).get("INSTANCE_PATH") or os.environ.get("TIPLU_INSTANCE")
     app = Flask(__name__, instance_relative_config=True,
@@ -118,6 +122,10 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         SESSION_COOKIE_SAMESITE="Lax",
         SESSION_COOKIE_HTTPONLY=True,
         JSON_SORT_KEYS=False,
+        CAMERA=os.environ.get("TIPLU_CAMERA") or "auto",
+        MODEL_PATH=os.environ.get("TIPLU_MODEL") or None,
+        PHOTO_DIR=os.environ.get("TIPLU_PHOTOS") or None,
+        MAX_PHOTO_PIXELS=int(os.environ.get("TIPLU_MAX_PHOTO_MP", 40)) * 1_000_000,
     )
     if test_config:
         app.config.update(test_config)

@@ -139,6 +139,24 @@ def m003_dealt_tunnelas(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE round_players ADD COLUMN dealt_tunnelas TEXT")
 
 
+@migrations()
+def m004_photos(db: sqlite_utils.Database) -> None:
+    """Photos kept with their session and, once it is saved, their round (files under generated names)."""
+    db.execute("""
+        CREATE TABLE photos (
+            id TEXT PRIMARY KEY,
+            session_id INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            round_id INTEGER REFERENCES rounds(id) ON DELETE SET NULL,
+            seat INTEGER,
+            purpose TEXT NOT NULL,
+            width INTEGER NOT NULL,
+            height INTEGER NOT NULL,
+            reading TEXT,
+            created_at TEXT NOT NULL
+        )""")
+    db.execute("CREATE INDEX photos_session ON photos(session_id, round_id)")
+
+
 def connect(path: str | os.PathLike[str]) -> sqlite_utils.Database:
     """Open the file with the ledger's pragmas, without migrating it."""
     conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)

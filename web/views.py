@@ -15,13 +15,15 @@ import secrets
 from typing import Any, Mapping
 from urllib.parse import urlsplit
 
-from flask import Blueprint, Response, abort, current_app, flash, jsonify, redirect, render_template, request, url_for
+from flask import (Blueprint, Response, abort, current_app, flash, jsonify, redirect, render_template, request,
+                   send_file, url_for)
 from werkzeug.datastructures import MultiDict
 
 from scorer import ALL_FACES, RULE_FAMILIES, TipluError, get_rules
 from scorer.rules import DEFAULT_FAMILY
-from web import ledger
+from web import ledger, photos
 from web.app import TABLE_CODE_COOKIE, table_code_ok
+from web.camera import camera_for
 from web.db import get_db
 from web.i18n import _
 
@@ -46,7 +48,7 @@ def card_faces() -> list[dict[str, str]]:
 @bp.app_context_processor
 def template_helpers() -> dict[str, Any]:
     return {"card_faces": card_faces, "suit_symbol": SUIT_SYMBOL, "rule_families": RULE_FAMILIES,
-            "needs_code": not table_code_ok()}
+            "needs_code": not table_code_ok(), "has_camera": lambda: camera_for(current_app) is not None}
 
 
 def source() -> str:
@@ -226,6 +228,7 @@ def new_round(session_id: str) -> Any:
                 "to save these values as a new round, press Save again."))
         except TipluError as exc:
             return render_round_form(session, request.form, number=None, error=str(exc))
+        photos.link_photos(db, session["id"], rnd["number"], request.form.getlist("photo"))
         return redirect(url_for("views.round_page", session_id=session["id"], number=rnd["number"]))
     return render_round_form(session, MultiDict(), number=None)
 
@@ -246,7 +249,8 @@ def round_page(session_id: str, number: str) -> str:
     db = get_db()
     session = ledger.get_session(db, session_id)
     rnd = ledger.get_round(db, session["id"], number)
-    return render_template("round_result.html", session=session, round=rnd)
+    kept = photos.round_photos(db, session["id"], rnd["number"]) if table_code_ok() else []
+    return render_template("round_result.html", session=session, round=rnd, photos=kept)
 
 
 @bp.route("/sessions/<session_id>/rounds/<number>/edit", methods=["GET", "POST"])
@@ -260,6 +264,7 @@ def edit_round(session_id: str, number: str) -> Any:
                                 source=source())
         except TipluError as exc:
             return render_round_form(session, request.form, number=rnd["number"], error=str(exc))
+        photos.link_photos(db, session["id"], rnd["number"], request.form.getlist("photo"))
         flash(_("Round %(n)s was changed; every total after it was recomputed.", n=rnd["number"]))
         return redirect(url_for("views.round_page", session_id=session["id"], number=rnd["number"]))
     return render_round_form(session, form_values(rnd, session), number=rnd["number"])
@@ -291,6 +296,116 @@ def end_session(session_id: str) -> Any:
         if not session["ended_at"]:
             return redirect(url_for("views.session_page", session_id=session["id"]))
     return render_template("session_end.html", session=session)
+
+
+def json_error(message: str, status: int = 400) -> tuple[Response, int]:
+    return jsonify({"error": message}), status
+
+
+def keep_and_read(session: Mapping[str, Any], image: Any) -> tuple[Response, int]:
+    """Store the photo with the session, read its cards and answer both as JSON."""
+    db = get_db()
+    seat = request.form.get("seat", "").strip()
+    photo = photos.store_photo(db, photos.photo_folder(), image, session_id=session["id"],
+                               purpose=request.form.get("purpose") or "hand",
+                               seat=int(seat) if seat.isdigit() else None)
+    reading = photos.read_image(image, name=photo.file_name, model_path=current_app.config.get("MODEL_PATH"))
+    photos.save_reading(db, photo.id, reading)
+    url = url_for("views.photo_file", session_id=session["id"], photo_id=photo.id)
+    return jsonify({"photo": {**photo.to_dict(), "url": url}, "reading": reading}), 201
+
+
+@bp.post("/sessions/<session_id>/photos")
+def upload_photo(session_id: str) -> tuple[Response, int]:
+    """A photo from the phone's camera or files (field ``image``): kept with the session, cards read."""
+    session = ledger.get_session(get_db(), session_id)
+    upload = request.files.get("image")
+    if upload is None:
+        return json_error(_("no photo arrived: take the photo again"))
+    max_bytes, max_pixels = photos.image_limits()
+    try:
+        image = photos.decode_photo(upload.stream.read(max_bytes + 1), max_bytes=max_bytes, max_pixels=max_pixels)
+        return keep_and_read(session, image)
+    except TipluError as error:
+        return json_error(str(error))
+
+
+@bp.post("/sessions/<session_id>/photos/camera")
+def camera_photo(session_id: str) -> tuple[Response, int]:
+    """A photo from the camera attached to the server (404 when there is none)."""
+    session = ledger.get_session(get_db(), session_id)
+    camera = camera_for(current_app)
+    if camera is None:
+        return json_error(_("this server has no camera; use the phone's Photograph button"), 404)
+    try:
+        image = camera.frame()
+    except (OSError, RuntimeError) as error:
+        return json_error(_("the camera gave no picture (%(why)s); check it is connected", why=error), 503)
+    try:
+        return keep_and_read(session, image)
+    except TipluError as error:
+        return json_error(str(error))
+
+
+@bp.get("/camera/preview.jpg")
+def camera_preview() -> Any:
+    """The camera's current view as a small JPEG; the page reloads it for a live preview."""
+    if not table_code_ok():
+        return json_error(_("enter the table code to see the camera"), 403)
+    camera = camera_for(current_app)
+    if camera is None:
+        return json_error(_("this server has no camera"), 404)
+    try:
+        jpeg = camera.preview_jpeg()
+    except (OSError, RuntimeError) as error:
+        return json_error(_("the camera gave no picture (%(why)s); check it is connected", why=error), 503)
+    return Response(jpeg, mimetype="image/jpeg", headers={"Cache-Control": "no-store"})
+
+
+@bp.get("/sessions/<session_id>/photos/<photo_id>.jpg")
+def photo_file(session_id: str, photo_id: str) -> Any:
+    """A kept photo, only for those who may write at this table (the table code rule)."""
+    if not table_code_ok():
+        return json_error(_("enter the table code to see this table's photos"), 403)
+    photo = photos.find_photo(get_db(), ledger.get_session(get_db(), session_id)["id"], photo_id)
+    path = photos.photo_folder() / f"{photo['id']}.jpg"
+    if not path.is_file():
+        return json_error(_("the photo file is gone from the server"), 404)
+    response = send_file(path, mimetype="image/jpeg", max_age=0, conditional=False)
+    response.headers["Cache-Control"] = "private, no-store"
+    return response
+
+
+@bp.post("/sessions/<session_id>/cards/check")
+def check_cards(session_id: str) -> tuple[Response, int]:
+    """The scorer's verdict, maal or penalty for cards read from a photo (nothing is saved)."""
+    session = ledger.get_session(get_db(), session_id)
+    payload = request.get_json(silent=True)
+    if not isinstance(payload, dict):
+        return json_error(_('send a JSON object, e.g. {"cards": ["10C", "JC"], "purpose": "hand"}'))
+    try:
+        return jsonify(photos.check_cards(session, payload)), 200
+    except TipluError as error:
+        return json_error(str(error))
+
+
+@bp.route("/sessions/<session_id>/verify", methods=["GET", "POST"])
+def verify_hand(session_id: str) -> Any:
+    """Check a declared hand (typed, tapped or photographed) with the session's rules."""
+    session = ledger.get_session(get_db(), session_id)
+    form = request.form if request.method == "POST" else MultiDict()
+    result = error = None
+    if request.method == "POST":
+        try:
+            result = photos.check_cards(session, {"cards": form.get("hand", ""), "purpose": "hand",
+                                                  "tiplu": form.get("tiplu"), "turned": form.get("turned")})
+            if not result["cards"]:
+                raise ledger.InputError(_("enter the hand: tap its cards, type them or photograph them"))
+        except TipluError as exc:
+            error, result = str(exc), None
+    jokers = get_rules(session["rules"], session["options"]).printed_jokers > 0
+    return render_template("verify.html", session=session, form=form, result=result, error=error,
+                           jokers=jokers), 400 if error else 200
 
 
 def safe_next(target: str | None) -> str:

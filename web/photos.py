@@ -1,0 +1,385 @@
+"""Photographs at the table: decode an upload, find the cards, keep the photo with its round.
+
+Why here and not in :mod:`vision`: the web app adds what a server shared by a
+table needs. The detector is loaded once per process, lazily and under a lock
+(waitress runs several threads); at most :data:`MAX_PARALLEL` photos are read at
+once so a burst of uploads cannot exhaust a Raspberry Pi's memory; a photo is
+stored only under a generated name (``<uuid>.jpg``, re-encoded, so no uploaded
+file name or metadata is kept) and linked to its session and, once the round is
+saved, to that round (table ``photos``, migration 4).
+
+>>> cards_to_indexes(["7H", "8H", "7H", "9H"], [["7H", "8H", "9H"]])
+[[0, 1, 3]]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import cv2
+import numpy as np
+import sqlite_utils
+from flask import Flask, current_app
+
+from scorer import Card, TipluError, get_rules, parse_card, parse_cards
+from web.db import write
+from web.i18n import _
+
+PURPOSES = ("hand", "maal", "tiplu", "turned", "penalty")
+PHOTO_ID = re.compile(r"^[0-9a-f]{32}$")
+DEFAULT_MAX_PIXELS = 40_000_000
+DEFAULT_CONF = 0.25
+UNCERTAIN_BELOW = 0.5
+MAX_PARALLEL = 2
+JPEG_QUALITY = 88
+
+_detector_lock = threading.Lock()
+_detectors: dict[str, Any] = {}
+_reading_slots = threading.BoundedSemaphore(MAX_PARALLEL)
+
+
+class PhotoError(TipluError):
+    """A photo that cannot be read or stored; the message says what to do instead."""
+
+
+@dataclass(frozen=True)
+class StoredPhoto:
+    """A photo kept on disk: its generated id, session, purpose and size.
+
+    >>> StoredPhoto("ab" * 16, 1, "maal", 640, 480).file_name
+    'abababababababababababababababab.jpg'
+    """
+
+    id: str
+    session_id: int
+    purpose: str
+    width: int
+    height: int
+
+    @property
+    def file_name(self) -> str:
+        return f"{self.id}.jpg"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "session": self.session_id, "purpose": self.purpose,
+                "width": self.width, "height": self.height}
+
+
+def get_detector(model_path: str | None = None) -> Any:
+    """The process's :class:`vision.detector.CardDetector`, built on first use.
+
+    >>> get_detector() is get_detector()   # doctest: +SKIP
+    True
+    """
+    key = str(model_path or "")
+    detector = _detectors.get(key)
+    if detector is not None:
+        return detector
+    with _detector_lock:
+        if key not in _detectors:
+            from vision.detector import CardDetector, ModelError
+            try:
+                _detectors[key] = CardDetector(model_path or None)
+            except ModelError as error:
+                raise PhotoError(str(error)) from None
+        return _detectors[key]
+
+
+def image_limits(app: Flask | None = None) -> tuple[int, int]:
+    """(max bytes, max pixels) for one photo: the request limit and ``MAX_PHOTO_PIXELS``."""
+    config = (app or current_app).config
+    return int(config.get("MAX_CONTENT_LENGTH") or 16 * 1024 * 1024), \
+        int(config.get("MAX_PHOTO_PIXELS") or DEFAULT_MAX_PIXELS)
+
+
+def decode_photo(data: bytes, *, max_bytes: int, max_pixels: int) -> np.ndarray:
+    """Bytes of a JPEG/PNG/WebP photo as a BGR image, or :class:`TipluError` saying what is wrong.
+
+    The vision side's :func:`vision.images.decode_image` reads the header before
+    decoding, so a 20000x20000 image is refused without allocating it.
+
+    >>> decode_photo(b"", max_bytes=100, max_pixels=100)   # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    ...
+    scorer.errors.TipluError: the photo is empty (0 bytes)
+    """
+    try:
+        from vision.images import decode_image
+    except ImportError:
+        return _decode_fallback(data, max_bytes=max_bytes, max_pixels=max_pixels)
+    return decode_image(data, max_bytes=max_bytes, max_pixels=max_pixels)
+
+
+def read_image(image: np.ndarray, *, name: str = "upload", conf: float = DEFAULT_CONF,
+               model_path: str | None = None) -> dict[str, Any]:
+    """What ``tiplu detect`` prints for one photo: ``{"image", "cards", "corners", "groups"}``."""
+    detector = get_detector(model_path)
+    with _reading_slots:
+        try:
+            from vision.pipeline import read_photo
+        except ImportError:
+            reading = _read_fallback(image, detector, conf)
+        else:
+            reading = read_photo(image, detector, conf).to_dict()
+    reading["image"] = name
+    return reading
+
+
+def photo_folder(app: Flask | None = None) -> Path:
+    """Where photos live: ``PHOTO_DIR``, else ``photos/`` next to the ledger file (``instance/photos``)."""
+    app = app or current_app
+    configured = app.config.get("PHOTO_DIR")
+    if configured:
+        return Path(configured)
+    database = str(app.config.get("DATABASE") or "")
+    if database and database != ":memory:":
+        return Path(database).resolve().parent / "photos"
+    return Path(app.instance_path) / "photos"
+
+
+def _check_purpose(purpose: str | None) -> str:
+    purpose = (purpose or "hand").strip()
+    if purpose not in PURPOSES:
+        raise PhotoError(_("purpose: use one of %(purposes)s", purposes=", ".join(PURPOSES)))
+    return purpose
+
+
+def store_photo(db: sqlite_utils.Database, folder: Path, image: np.ndarray, *, session_id: int,
+                purpose: str = "hand", seat: int | None = None, reading: Mapping[str, Any] | None = None) -> StoredPhoto:
+    """Write ``image`` as ``<uuid>.jpg`` in ``folder`` and link it to the session.
+
+    The JPEG is re-encoded from pixels, so nothing of the uploaded file (name,
+    EXIF location) is kept. The file is written first and renamed into place,
+    then the row is added; a crash between the two leaves an unlinked file, never a
+    row without its file.
+    """
+    purpose = _check_purpose(purpose)
+    ok, encoded = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
+    if not ok:
+        raise PhotoError(_("the photo could not be saved as JPEG; try another photo"))
+    folder.mkdir(parents=True, exist_ok=True)
+    photo = StoredPhoto(uuid.uuid4().hex, int(session_id), purpose, int(image.shape[1]), int(image.shape[0]))
+    temporary = folder / f".{photo.id}.tmp"
+    temporary.write_bytes(encoded.tobytes())
+    os.replace(temporary, folder / photo.file_name)
+    from web.ledger import now
+    with write(db):
+        db.execute("INSERT INTO photos(id, session_id, round_id, seat, purpose, width, height, reading, created_at) "
+                   "VALUES (?,?,?,?,?,?,?,?,?)",
+                   [photo.id, photo.session_id, None, seat, purpose, photo.width, photo.height,
+                    json.dumps(reading) if reading is not None else None, now()])
+    return photo
+
+
+def save_reading(db: sqlite_utils.Database, photo_id: str, reading: Mapping[str, Any]) -> None:
+    """Keep what the detector read on a stored photo (the cards before any correction)."""
+    with write(db):
+        db.execute("UPDATE photos SET reading = ? WHERE id = ?", [json.dumps(reading), photo_id])
+
+
+def find_photo(db: sqlite_utils.Database, session_id: int, photo_id: str) -> dict[str, Any]:
+    """The stored row of one photo of this session (a :class:`TipluError` 404 otherwise)."""
+    from web.ledger import NotFoundError
+    if not PHOTO_ID.match(photo_id or ""):
+        raise NotFoundError(_("no such photo: check the address"))
+    row = db.execute("SELECT * FROM photos WHERE id = ? AND session_id = ?", [photo_id, int(session_id)]).fetchone()
+    if row is None:
+        raise NotFoundError(_("no such photo in session %(id)s", id=session_id))
+    columns = [d[0] for d in db.execute("SELECT * FROM photos LIMIT 0").description]
+    photo = dict(zip(columns, row))
+    photo["reading"] = json.loads(photo["reading"]) if photo["reading"] else None
+    return photo
+
+
+def link_photos(db: sqlite_utils.Database, session_id: int, round_number: int, photo_ids: Sequence[str]) -> int:
+    """Attach the session's photos to a saved round; returns how many were linked.
+
+    Ids that are malformed or belong to another session are ignored: a form
+    field cannot move another table's photo.
+    """
+    ids = [p for p in dict.fromkeys(photo_ids) if PHOTO_ID.match(p or "")]
+    if not ids:
+        return 0
+    with write(db):
+        row = db.execute("SELECT id FROM rounds WHERE session_id = ? AND number = ?",
+                         [int(session_id), int(round_number)]).fetchone()
+        if row is None:
+            return 0
+        marks = ",".join("?" * len(ids))
+        cursor = db.execute(f"UPDATE photos SET round_id = ? WHERE session_id = ? AND id IN ({marks})",
+                            [row[0], int(session_id), *ids])
+        return int(cursor.rowcount)
+
+
+def round_photos(db: sqlite_utils.Database, session_id: int, round_number: int) -> list[dict[str, Any]]:
+    """The photos kept with one round, oldest first: ``[{"id", "purpose", "seat", "width", "height"}]``."""
+    rows = db.execute(
+        "SELECT p.id, p.purpose, p.seat, p.width, p.height FROM photos p JOIN rounds r ON r.id = p.round_id "
+        "WHERE r.session_id = ? AND r.number = ? ORDER BY p.created_at, p.id",
+        [int(session_id), int(round_number)]).fetchall()
+    return [{"id": r[0], "purpose": r[1], "seat": r[2], "width": r[3], "height": r[4]} for r in rows]
+
+
+def cards_to_indexes(cards: Sequence[str], groups: Sequence[Sequence[str]]) -> list[list[int]]:
+    """Map groups of card names back to positions in ``cards`` (each position used once).
+
+    This is how melds or maal items found by the scorer are outlined on the photo:
+    the n-th copy of a name in a group takes the next unused detection of that name.
+
+    >>> cards_to_indexes(["JC", "JC", "QC"], [["JC"], ["JC", "QC"]])
+    [[0], [1, 2]]
+    """
+    used: set[int] = set()
+    result: list[list[int]] = []
+    for group in groups:
+        indexes: list[int] = []
+        for name in group:
+            for position, card in enumerate(cards):
+                if position not in used and card == name:
+                    used.add(position)
+                    indexes.append(position)
+                    break
+        result.append(indexes)
+    return result
+
+
+def _one_card(text: Any, what: str) -> Card | None:
+    text = str(text or "").strip()
+    if not text:
+        return None
+    try:
+        return parse_card(text)
+    except TipluError as error:
+        raise PhotoError(f"{what}: {error}") from None
+
+
+def check_cards(session: Mapping[str, Any], payload: Mapping[str, Any]) -> dict[str, Any]:
+    """The scorer's answer for cards read from a photo (and corrected by taps).
+
+    ``payload``: ``{"cards": ["7H", ...], "purpose": "hand"|"maal"|"penalty"|"tiplu"|"turned",
+    "tiplu": "JC", "turned": "7D", "seen": true}``. Answers ``{"purpose", "cards", ...}`` plus
+    ``verdict`` (a declared hand: :func:`scorer.declare.check_hand`), ``maal``
+    (:func:`scorer.maal.maal_points`) or ``penalty`` (:func:`scorer.rummy.penalty_points`), and
+    ``outline``: for each meld or item, the positions in ``cards`` to draw around.
+    """
+    purpose = _check_purpose(payload.get("purpose"))
+    raw = payload.get("cards") or []
+    if not isinstance(raw, (list, str)):
+        raise PhotoError(_('cards: give a list of card names, e.g. ["10C", "JC"]'))
+    cards = parse_cards(raw)
+    names = [str(c) for c in cards]
+    rules = get_rules(session["rules"], session["options"])
+    tiplu = _one_card(payload.get("tiplu"), "tiplu")
+    turned = _one_card(payload.get("turned"), "turned card")
+    answer: dict[str, Any] = {"purpose": purpose, "cards": names, "outline": []}
+    if not cards or purpose in ("tiplu", "turned"):
+        return answer
+    if purpose == "hand":
+        from scorer.declare import check_hand
+        result = check_hand(cards, rules, tiplu=tiplu, turned=turned, players=len(session["players"]))
+        verdict = result.to_dict()
+        verdict["unmatched"] = [str(c) for c in result.unmatched]
+        answer["verdict"] = verdict
+        answer["outline"] = cards_to_indexes(names, verdict["melds"])
+    elif purpose == "maal":
+        if rules.name != "nepali":
+            raise PhotoError(_("maal belongs to the nepali rules; photograph the cards left in hand instead"))
+        if tiplu is None:
+            raise PhotoError(_("enter the tiplu first: maal is valued from it"))
+        from scorer.maal import maal_points
+        maal = maal_points(cards, rules, tiplu, seen=bool(payload.get("seen", True))).to_dict()
+        answer["maal"] = maal
+        answer["outline"] = cards_to_indexes(names, [item["cards"] for item in maal["items"]])
+    else:
+        if rules.name != "rummy":
+            raise PhotoError(_("penalty points belong to the rummy rules; photograph maal cards instead"))
+        if turned is None:
+            raise PhotoError(_("enter the turned card first: it sets the joker rank"))
+        from scorer.rummy import penalty_points
+        penalty = penalty_points(cards, rules, turned).to_dict()
+        answer["penalty"] = penalty
+        answer["outline"] = cards_to_indexes(names, penalty["melds"])
+    return answer
+
+
+def reading_error_message(error: Exception) -> str:
+    """A message for a photo that failed in an unexpected way (never a traceback)."""
+    return _("the photo could not be read (%(why)s); take it again or enter the cards by tapping",
+             why=type(error).__name__)
+
+
+def _header_size(data: bytes) -> tuple[str, int, int]:
+    """(format, width, height) from a JPEG, PNG or WebP header, without decoding the pixels.
+
+    >>> _header_size(b"\\x89PNG\\r\\n\\x1a\\n" + b"\\x00\\x00\\x00\\rIHDR" + (20000).to_bytes(4, "big") * 2)
+    ('png', 20000, 20000)
+    """
+    if data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) >= 24 and data[12:16] == b"IHDR":
+        return "png", int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    if data.startswith(b"\xff\xd8"):
+        position = 2
+        while position + 9 < len(data):
+            if data[position] != 0xFF:
+                position += 1
+                continue
+            marker = data[position + 1]
+            if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7 or marker == 0xFF:
+                position += 1 if marker == 0xFF else 2
+                continue
+            length = int.from_bytes(data[position + 2:position + 4], "big")
+            if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+                return "jpeg", int.from_bytes(data[position + 7:position + 9], "big"), \
+                    int.from_bytes(data[position + 5:position + 7], "big")
+            position += 2 + length
+        raise PhotoError(_("the JPEG is cut short before its size: take or send the photo again"))
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP" and len(data) >= 30:
+        chunk = data[12:16]
+        if chunk == b"VP8X":
+            return "webp", 1 + int.from_bytes(data[24:27], "little"), 1 + int.from_bytes(data[27:30], "little")
+        if chunk == b"VP8 ":
+            return "webp", int.from_bytes(data[26:28], "little") & 0x3FFF, int.from_bytes(data[28:30], "little") & 0x3FFF
+        if chunk == b"VP8L":
+            bits = int.from_bytes(data[21:25], "little")
+            return "webp", (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
+    raise PhotoError(_("this is not a JPEG, PNG or WebP photo: take the photo with the camera or choose an image file"))
+
+
+def _decode_fallback(data: bytes, *, max_bytes: int, max_pixels: int) -> np.ndarray:
+    """Decode with OpenCV after checking size, format and dimensions (see :func:`decode_photo`)."""
+    if not data:
+        raise PhotoError(_("the photo is empty (0 bytes): take or choose the photo again"))
+    if len(data) > max_bytes:
+        raise PhotoError(_("the photo is %(mb).1f MB; at most %(max)s MB", mb=len(data) / 2**20,
+                           max=max_bytes // 2**20))
+    kind, width, height = _header_size(data)
+    if width <= 0 or height <= 0:
+        raise PhotoError(_("the photo says it has no pixels (%(w)sx%(h)s): send another photo", w=width, h=height))
+    if width * height > max_pixels:
+        raise PhotoError(_("the photo is %(w)sx%(h)s pixels; at most %(mp)s megapixels: use a smaller photo size",
+                           w=width, h=height, mp=max_pixels // 1_000_000))
+    ends = {"jpeg": (b"\xff\xd9",), "png": (b"IEND\xaeB`\x82",)}
+    tail = data.rstrip(b"\x00")
+    if kind in ends and not tail.endswith(ends[kind]):
+        raise PhotoError(_("the %(kind)s file is cut short (truncated): take or send the photo again",
+                           kind=kind.upper()))
+    image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    if image is None or image.ndim != 3 or image.shape[0] != height or image.shape[1] != width:
+        raise PhotoError(_("the %(kind)s file is damaged and cannot be decoded: take or send the photo again",
+                           kind=kind.upper()))
+    return image
+
+
+def _read_fallback(image: np.ndarray, detector: Any, conf: float) -> dict[str, Any]:
+    """One card per detected corner, as :func:`vision.pipeline.read_photo` will group them."""
+    corners = detector.detect(image, conf)
+    cards = [{"card": c.card, "confidence": c.confidence, "box": list(c.box),
+              "uncertain": c.confidence < UNCERTAIN_BELOW} for c in corners]
+    return {"image": "", "cards": cards, "corners": [dict(card, corners=[i]) for i, card in enumerate(cards)],
+            "groups": []}

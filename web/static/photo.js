@@ -1,0 +1,289 @@
+/* tiplu photographs: upload a photo (or take one with the table camera), draw the
+   cards the server found over it, let a tap fix a card, show the scorer's answer
+   from the server, and write the cards into the form. No game rule is computed
+   here. Licence: AGPL-3.0-or-later. */
+(function () {
+  "use strict";
+  var SVG = "http://www.w3.org/2000/svg";
+  var OUTLINE_COLOURS = ["#1f5fbf", "#7b3fa0", "#0b6e4f", "#c0262d", "#2a9d8f", "#d98e04", "#444"];
+
+  function el(id) { return document.getElementById(id); }
+
+  function setup(panel) {
+    var text = panel.dataset;
+    var status = el("photo-status"), body = el("photo-body"), image = el("photo-image");
+    var overlay = el("photo-overlay"), list = el("photo-cards"), answerBox = el("photo-answer");
+    var removeButton = el("photo-remove"), live = el("camera-live"), view = el("camera-view");
+    var state = { target: null, purpose: "hand", seat: "", photo: null, cards: [], selected: -1,
+                  outline: [], previewing: false, sequence: 0 };
+
+    function say(message) { status.textContent = message || ""; }
+
+    function open(tools) {
+      state.target = tools.dataset.target;
+      state.purpose = tools.dataset.purpose;
+      state.seat = tools.dataset.seat;
+      state.photo = null;
+      state.cards = [];
+      state.selected = -1;
+      panel.hidden = false;
+      body.hidden = true;
+      live.hidden = true;
+      answerBox.textContent = "";
+      say("");
+      document.body.classList.add("photo-open");
+      panel.scrollTop = 0;
+    }
+
+    function close() {
+      state.previewing = false;
+      panel.hidden = true;
+      document.body.classList.remove("photo-open");
+    }
+
+    function send(url, options, done) {
+      options.credentials = "same-origin";
+      options.headers = Object.assign({ "Accept": "application/json", "X-CSRFToken": text.csrf },
+                                      options.headers || {});
+      fetch(url, options).then(function (response) {
+        return response.json().catch(function () {
+          return { error: text.msgServer + " (" + response.status + ")" };
+        });
+      }).then(function (data) {
+        if (data.error) { say(data.error); return; }
+        done(data);
+      }).catch(function () { say(text.msgOffline); });
+    }
+
+    function photoForm() {
+      var form = new FormData();
+      form.append("purpose", state.purpose);
+      form.append("seat", state.seat || "");
+      form.append("csrf_token", text.csrf);
+      return form;
+    }
+
+    function upload(file) {
+      say(text.msgReading);
+      var form = photoForm();
+      form.append("image", file);
+      send(text.upload, { method: "POST", body: form }, shown);
+    }
+
+    function shown(data) {
+      state.previewing = false;
+      live.hidden = true;
+      state.photo = data.photo;
+      state.cards = data.reading.cards.map(function (c) {
+        return { card: c.card, box: c.box, uncertain: !!c.uncertain, fixed: false };
+      });
+      state.selected = -1;
+      image.src = data.photo.url;
+      overlay.setAttribute("viewBox", "0 0 " + data.photo.width + " " + data.photo.height);
+      body.hidden = false;
+      say(text.msgFound.replace("%n", state.cards.length));
+      render();
+      check();
+    }
+
+    function svg(name, attributes) {
+      var node = document.createElementNS(SVG, name);
+      Object.keys(attributes).forEach(function (key) { node.setAttribute(key, attributes[key]); });
+      return node;
+    }
+
+    function select(index) {
+      state.selected = state.selected === index ? -1 : index;
+      render();
+    }
+
+    function render() {
+      var size = state.photo ? Math.max(state.photo.width, state.photo.height) : 1000;
+      var stroke = Math.max(2, size / 300), font = Math.max(12, size / 35);
+      overlay.textContent = "";
+      state.outline.forEach(function (group, g) {
+        var boxes = group.map(function (i) { return state.cards[i] && state.cards[i].box; }).filter(Boolean);
+        if (!boxes.length) return;
+        var pad = stroke * 3;
+        var x1 = Math.min.apply(null, boxes.map(function (b) { return b[0]; })) - pad;
+        var y1 = Math.min.apply(null, boxes.map(function (b) { return b[1]; })) - pad;
+        var x2 = Math.max.apply(null, boxes.map(function (b) { return b[2]; })) + pad;
+        var y2 = Math.max.apply(null, boxes.map(function (b) { return b[3]; })) + pad;
+        overlay.appendChild(svg("rect", { x: x1, y: y1, width: x2 - x1, height: y2 - y1, rx: stroke * 3,
+          fill: "none", stroke: OUTLINE_COLOURS[g % OUTLINE_COLOURS.length], "stroke-width": stroke,
+          "stroke-dasharray": stroke * 4 + " " + stroke * 2, "class": "meld-outline" }));
+      });
+      state.cards.forEach(function (card, index) {
+        if (!card.box) return;
+        var b = card.box;
+        var kind = index === state.selected ? "selected" : card.fixed ? "fixed" : card.uncertain ? "uncertain" : "sure";
+        var group = svg("g", { "class": "detection " + kind, "data-index": index });
+        group.appendChild(svg("rect", { x: b[0], y: b[1], width: b[2] - b[0], height: b[3] - b[1],
+                                        "stroke-width": index === state.selected ? stroke * 2 : stroke }));
+        var label = svg("text", { x: b[0], y: Math.max(font, b[1] - stroke), "font-size": font });
+        label.textContent = card.card;
+        group.appendChild(label);
+        group.addEventListener("click", function () { select(index); });
+        overlay.appendChild(group);
+      });
+      list.textContent = "";
+      state.cards.forEach(function (card, index) {
+        var chip = document.createElement("button");
+        chip.type = "button";
+        chip.className = "photo-card" + (card.uncertain && !card.fixed ? " uncertain" : "") +
+          (card.fixed ? " fixed" : "") + (index === state.selected ? " selected" : "");
+        chip.dataset.index = index;
+        chip.textContent = card.card + (card.uncertain && !card.fixed ? " ?" : "");
+        chip.setAttribute("aria-pressed", index === state.selected ? "true" : "false");
+        chip.addEventListener("click", function () { select(index); });
+        list.appendChild(chip);
+      });
+      removeButton.disabled = state.selected < 0;
+    }
+
+    function fieldValue(name) {
+      var form = el(state.target) && el(state.target).form;
+      var field = form && form.elements[name];
+      if (!field) return null;
+      if (field.type === "checkbox") return field.checked;
+      return field.value;
+    }
+
+    function check() {
+      var mine = ++state.sequence;
+      var payload = { cards: state.cards.map(function (c) { return c.card; }), purpose: state.purpose,
+                      tiplu: fieldValue("tiplu"), turned: fieldValue("turned") };
+      if (state.seat !== "") {
+        var seen = fieldValue("p" + state.seat + "_seen");
+        if (seen !== null) payload.seen = seen;
+      }
+      fetch(text.check, { method: "POST", credentials: "same-origin", body: JSON.stringify(payload),
+                          headers: { "Content-Type": "application/json", "Accept": "application/json",
+                                     "X-CSRFToken": text.csrf } })
+        .then(function (r) { return r.json(); })
+        .then(function (data) { if (mine === state.sequence) answer(data); })
+        .catch(function () { answerBox.textContent = text.msgOffline; });
+    }
+
+    function line(parent, content, className) {
+      var p = document.createElement("p");
+      if (className) p.className = className;
+      p.textContent = content;
+      parent.appendChild(p);
+    }
+
+    function answer(data) {
+      answerBox.textContent = "";
+      state.outline = data.outline || [];
+      if (data.error) {
+        line(answerBox, data.error, "error");
+      } else if (data.verdict) {
+        var v = data.verdict;
+        line(answerBox, v.valid ? text.msgValid + " (" + v.route + ")" : text.msgInvalid + ": " + v.reason,
+             v.valid ? "verdict valid" : "verdict invalid");
+        v.melds.forEach(function (meld) { line(answerBox, meld.join(" "), "meld"); });
+      } else if (data.maal) {
+        line(answerBox, text.msgMaal + ": " + data.maal.total, "verdict");
+        data.maal.items.forEach(function (item) {
+          line(answerBox, item.label + ": " + item.cards.join(" ") + " = " + item.points, "meld");
+        });
+      } else if (data.penalty) {
+        line(answerBox, text.msgPenalty + ": " + data.penalty.penalty, "verdict");
+        if (data.penalty.unmatched.length) line(answerBox, data.penalty.unmatched.join(" "), "meld");
+      }
+      render();
+    }
+
+    function fix(card) {
+      if (state.selected >= 0) {
+        var chosen = state.cards[state.selected];
+        chosen.card = card;
+        chosen.fixed = true;
+        chosen.uncertain = false;
+        state.selected = -1;
+      } else {
+        state.cards.push({ card: card, box: null, uncertain: false, fixed: true });
+      }
+      render();
+      check();
+    }
+
+    function use() {
+      var input = el(state.target);
+      var names = state.cards.map(function (c) { return c.card; });
+      var grid = document.querySelector('.card-grid[data-target="' + CSS.escape(state.target) + '"]');
+      var multi = grid ? grid.dataset.multi === "true" : true;
+      input.value = multi ? names.join(" ") : (names[0] || "");
+      if (state.seat !== "" && multi) {
+        ["_maal", "_penalty"].forEach(function (suffix) {
+          var number = input.form && input.form.elements["p" + state.seat + suffix];
+          if (number) number.value = "";
+        });
+      }
+      if (input.form && state.photo) {
+        var kept = document.createElement("input");
+        kept.type = "hidden";
+        kept.name = "photo";
+        kept.value = state.photo.id;
+        input.form.appendChild(kept);
+      }
+      input.dispatchEvent(new Event("input", { bubbles: true }));
+      input.dispatchEvent(new Event("change", { bubbles: true }));
+      close();
+      input.scrollIntoView({ block: "center" });
+    }
+
+    function preview() {
+      if (!state.previewing) return;
+      var next = new Image();
+      next.onload = function () {
+        view.src = next.src;
+        setTimeout(preview, 300);
+      };
+      next.onerror = function () { say(text.msgNoCamera); state.previewing = false; };
+      next.src = text.preview + "?t=" + Date.now();
+    }
+
+    document.querySelectorAll(".photo-tools").forEach(function (tools) {
+      var input = tools.querySelector(".photo-input");
+      input.addEventListener("change", function () {
+        if (!input.files || !input.files.length) return;
+        open(tools);
+        upload(input.files[0]);
+        input.value = "";
+      });
+      var camera = tools.querySelector(".camera-open");
+      if (camera) {
+        camera.addEventListener("click", function () {
+          open(tools);
+          live.hidden = false;
+          state.previewing = true;
+          preview();
+        });
+      }
+    });
+    el("camera-shoot").addEventListener("click", function () {
+      say(text.msgReading);
+      send(text.camera, { method: "POST", body: photoForm() }, shown);
+    });
+    el("photo-grid").addEventListener("click", function (event) {
+      var button = event.target.closest(".card");
+      if (button) fix(button.dataset.card);
+    });
+    removeButton.addEventListener("click", function () {
+      if (state.selected < 0) return;
+      state.cards.splice(state.selected, 1);
+      state.selected = -1;
+      state.outline = [];
+      render();
+      check();
+    });
+    el("photo-use").addEventListener("click", use);
+    el("photo-cancel").addEventListener("click", close);
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    var panel = el("photo-review");
+    if (panel) setup(panel);
+  });
+})();
