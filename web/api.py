@@ -95,7 +95,10 @@ def update_session(session_id: str) -> Response:
 
 @bp.delete("/sessions/<session_id>")
 def delete_session(session_id: str) -> tuple[str, int]:
-    ledger.delete_session(get_db(), session_id, source=source())
+    db = get_db()
+    kept = photos.session_photo_ids(db, ledger.get_session(db, session_id)["id"])
+    ledger.delete_session(db, session_id, source=source())
+    photos.remove_files(photos.photo_folder(), kept)
     return "", 204
 
 

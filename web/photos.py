@@ -227,6 +227,23 @@ def round_photos(db: sqlite_utils.Database, session_id: int, round_number: int) 
     return [{"id": r[0], "purpose": r[1], "seat": r[2], "width": r[3], "height": r[4]} for r in rows]
 
 
+def session_photo_ids(db: sqlite_utils.Database, session_id: int) -> list[str]:
+    """Ids of every photo kept with a session (to remove their files when the session goes)."""
+    return [r[0] for r in db.execute("SELECT id FROM photos WHERE session_id = ?", [int(session_id)]).fetchall()]
+
+
+def remove_files(folder: Path, photo_ids: Sequence[str]) -> int:
+    """Delete these photos' files (after their rows are gone); returns how many were removed."""
+    removed = 0
+    for photo_id in photo_ids:
+        if PHOTO_ID.match(photo_id):
+            path = folder / f"{photo_id}.jpg"
+            if path.is_file():
+                path.unlink()
+                removed += 1
+    return removed
+
+
 def cards_to_indexes(cards: Sequence[str], groups: Sequence[Sequence[str]]) -> list[list[int]]:
     """Map groups of card names back to positions in ``cards`` (each position used once).
 

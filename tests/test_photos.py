@@ -1,0 +1,352 @@
+"""Photographs in the web app: ``POST /api/detect``, bad uploads, storage, access control, the camera.
+
+Every bad image is generated here; the detector is the shipped ONNX model, run for real.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import struct
+import threading
+import zlib
+from pathlib import Path
+from typing import Any, Callable
+
+import cv2
+import numpy as np
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+
+from scorer import get_rules, parse_card, parse_cards
+from scorer.declare import check_hand
+from scorer.maal import maal_points
+from web import photos
+from web.app import create_app
+from web.camera import find_camera
+from web_support import PLAYERS
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_images"
+REAL_VAL = Path(__file__).resolve().parent / "data" / "real_val" / "images"
+LAN = {"REMOTE_ADDR": "192.168.1.20"}
+VALID_HAND = "3S 4S 5S 6H 6H 6H 9D 10D JD 2C 3C 4C KS KH KD 7D 8D JC JH 5C 5D"
+
+
+def sample_photos() -> list[Path]:
+    """The committed sample photos, else the real validation photos the detector tests use."""
+    found = sorted(p for p in SAMPLES.glob("*") if p.suffix.lower() in (".jpg", ".jpeg", ".png", ".webp"))
+    return found or sorted(REAL_VAL.glob("*.jpg"))
+
+
+def jpeg_bytes(width: int = 320, height: int = 240, seed: int = 0) -> bytes:
+    rng = np.random.default_rng(seed)
+    image = rng.integers(0, 255, (height, width, 3), dtype=np.uint8)
+    ok, encoded = cv2.imencode(".jpg", image)
+    assert ok
+    return encoded.tobytes()
+
+
+def png_chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+
+def huge_png(width: int = 20000, height: int = 20000) -> bytes:
+    """A well-formed PNG that claims width x height: a few compressed rows, cheap to build."""
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    rows = zlib.compress(b"\x00" * (1 + 3 * width) * 8, 9)
+    return b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", header) + png_chunk(b"IDAT", rows) + png_chunk(b"IEND", b"")
+
+
+def upload(client: FlaskClient, data: bytes, *, name: str = "photo.jpg", mimetype: str = "image/jpeg",
+           url: str = "/api/detect", **fields: Any) -> Any:
+    form = {"image": (io.BytesIO(data), name, mimetype), **fields}
+    return client.post(url, data=form, content_type="multipart/form-data")
+
+
+BAD_IMAGES: list[tuple[str, Callable[[], bytes], str, int, str]] = [
+    ("random bytes", lambda: np.random.default_rng(1).bytes(5000), "image/jpeg", 400, "JPEG, PNG or WebP"),
+    ("truncated JPEG", lambda: jpeg_bytes()[:1500], "image/jpeg", 400, "cut"),
+    ("empty file", lambda: b"", "image/jpeg", 400, "empty"),
+    ("20000x20000 PNG", huge_png, "image/png", 400, "20000x20000"),
+    ("text sent as image/jpeg", lambda: b"these are my cards: 7H 8H 9H\n" * 20, "image/jpeg", 400, "JPEG, PNG or WebP"),
+    ("GIF", lambda: b"GIF89a" + b"\x00" * 200, "image/gif", 400, "GIF"),
+    ("50 MB body", lambda: b"\xff\xd8\xff\xe0" + b"\x00" * (50 * 1024 * 1024), "image/jpeg", 413, "too large"),
+]
+
+
+@pytest.mark.parametrize("label, make, mimetype, status, words", BAD_IMAGES, ids=[b[0] for b in BAD_IMAGES])
+def test_bad_images_get_a_clear_4xx(client: FlaskClient, label: str, make: Callable[[], bytes], mimetype: str,
+                                    status: int, words: str) -> None:
+    response = upload(client, make(), mimetype=mimetype)
+    assert response.status_code == status, response.get_data(as_text=True)[:300]
+    assert response.is_json
+    assert words.lower() in response.get_json()["error"].lower()
+    after = upload(client, jpeg_bytes())
+    assert after.status_code == 200, "the worker still answers after a bad photo"
+
+
+@pytest.mark.parametrize("body, content_type, words", [
+    (b'{"image": "x.jpg"}', "application/json", "multipart/form-data"),
+    (b"", "multipart/form-data; boundary=x", "image"),
+])
+def test_detect_without_a_file_field(client: FlaskClient, body: bytes, content_type: str, words: str) -> None:
+    response = client.post("/api/detect", data=body, content_type=content_type)
+    assert response.status_code == 400
+    assert words in response.get_json()["error"]
+
+
+def test_wrong_field_name_is_explained(client: FlaskClient) -> None:
+    response = client.post("/api/detect", data={"photo": (io.BytesIO(jpeg_bytes()), "a.jpg")},
+                           content_type="multipart/form-data")
+    assert response.status_code == 400
+    assert '"image"' in response.get_json()["error"]
+
+
+def direct_reading(data: bytes) -> dict[str, Any]:
+    """What the vision side itself reads from these bytes (no web code in the way)."""
+    from vision.detector import CardDetector
+    image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    try:
+        from vision.pipeline import read_photo
+    except ImportError:
+        return photos._read_fallback(image, CardDetector(), photos.DEFAULT_CONF)
+    return read_photo(image, CardDetector(), photos.DEFAULT_CONF).to_dict()
+
+
+def expected_cards() -> dict[str, list[str]]:
+    path = SAMPLES / "expected.json"
+    if not path.is_file():
+        return {}
+    data = json.loads(path.read_text())
+    items = data.get("images", data) if isinstance(data, dict) else data
+    if isinstance(items, dict):
+        return {name: list(entry["cards"] if isinstance(entry, dict) else entry) for name, entry in items.items()}
+    return {entry["image"]: list(entry["cards"]) for entry in items}
+
+
+@pytest.mark.parametrize("path", sample_photos(), ids=lambda p: p.name[:24])
+def test_detect_matches_the_pipeline_on_sample_photos(client: FlaskClient, path: Path) -> None:
+    data = path.read_bytes()
+    response = upload(client, data, name=path.name)
+    assert response.status_code == 200, response.get_json()
+    body = response.get_json()
+    assert set(body) >= {"image", "cards", "corners", "groups"}
+    assert body["image"] == "upload", "the uploaded file name is not echoed"
+    direct = direct_reading(data)
+    assert [c["card"] for c in body["cards"]] == [c["card"] for c in direct["cards"]]
+    for mine, theirs in zip(body["cards"], direct["cards"]):
+        assert mine["box"] == pytest.approx(theirs["box"], abs=0.2)
+    for card in body["cards"]:
+        parse_card(card["card"])
+        x1, y1, x2, y2 = card["box"]
+        assert 0 <= x1 < x2 and 0 <= y1 < y2
+        assert 0 < card["confidence"] <= 1 and isinstance(card["uncertain"], bool)
+    wanted = expected_cards().get(path.name)
+    if wanted is not None:
+        found = [c["card"] for c in body["cards"]]
+        hits = sum(min(found.count(n), wanted.count(n)) for n in set(wanted))
+        print(f"{path.name}: {hits}/{len(wanted)} expected cards found, {len(found) - hits} extra")
+
+
+def stored_rows(app: Flask) -> list[tuple[Any, ...]]:
+    from web.db import connect
+    db = connect(app.config["DATABASE"])
+    try:
+        return db.execute("SELECT id, session_id, round_id, seat, purpose, width, height FROM photos").fetchall()
+    finally:
+        db.close()
+
+
+def test_a_photo_is_kept_under_a_generated_name(client: FlaskClient, app: Flask,
+                                                make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    data = jpeg_bytes(400, 300, seed=3)
+    response = upload(client, data, name="../../etc/passwd.jpg", session=str(sid), purpose="maal", seat="1")
+    assert response.status_code == 200, response.get_json()
+    photo = response.get_json()["photo"]
+    folder = photos.photo_folder(app)
+    assert folder == Path(app.config["DATABASE"]).parent / "photos"
+    assert sorted(os.listdir(folder)) == [f"{photo['id']}.jpg"]
+    assert photos.PHOTO_ID.match(photo["id"])
+    assert stored_rows(app) == [(photo["id"], sid, None, 1, "maal", 400, 300)]
+    kept = cv2.imread(str(folder / f"{photo['id']}.jpg"))
+    assert kept.shape == (300, 400, 3)
+    served = client.get(photo["url"])
+    assert served.status_code == 200 and served.mimetype == "image/jpeg"
+    assert "no-store" in served.headers["Cache-Control"]
+    assert b"passwd" not in served.data
+
+
+def test_the_photo_follows_its_round(client: FlaskClient, app: Flask, make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    other = make_session(players=["Eve", "Fay", "Gus"])
+    mine = upload(client, jpeg_bytes(), session=str(sid), purpose="maal", seat="2").get_json()["photo"]["id"]
+    theirs = upload(client, jpeg_bytes(), session=str(other)).get_json()["photo"]["id"]
+    form = {"tiplu": "JC", "winner": "Anna", "finish": "melds", "p0_seen": "on", "p1_seen": "on", "p2_seen": "on",
+            "p2_cards": "10C JC QC", "photo": [mine, theirs, "not-a-photo"]}
+    response = client.post(f"/sessions/{sid}/rounds/new", data=form)
+    assert response.status_code == 302, response.get_data(as_text=True)[:500]
+    rows = {r[0]: r for r in stored_rows(app)}
+    assert rows[mine][2] is not None, "linked to the saved round"
+    assert rows[theirs][2] is None, "another session's photo is not moved"
+    page = client.get(f"/sessions/{sid}/rounds/1").get_data(as_text=True)
+    assert f"/sessions/{sid}/photos/{mine}.jpg" in page
+    assert client.get(f"/sessions/{other}/photos/{mine}.jpg").status_code == 404
+    client.post(f"/api/sessions/{sid}/rounds", json={"tiplu": "5H", "winner": None, "players": {
+        p: {"seen": True, "maal": 0} for p in PLAYERS}})
+    assert client.delete(f"/api/sessions/{sid}/rounds/1").status_code == 204
+    assert {r[0]: r for r in stored_rows(app)}[mine][2] is None, "a deleted round lets go of its photo"
+    assert client.delete(f"/api/sessions/{sid}").status_code == 204
+    assert [r[0] for r in stored_rows(app)] == [theirs]
+    assert sorted(os.listdir(photos.photo_folder(app))) == [f"{theirs}.jpg"]
+
+
+@pytest.fixture
+def guarded(db_path: Path) -> FlaskClient:
+    app = create_app({"TESTING": True, "DATABASE": str(db_path), "SECRET_KEY": "s", "WTF_CSRF_ENABLED": False,
+                      "TABLE_CODE": "4711", "CAMERA": "none"})
+    return app.test_client()
+
+
+def test_photos_need_the_table_code_from_the_network(guarded: FlaskClient) -> None:
+    sid = guarded.post("/api/sessions", json={"players": PLAYERS}).get_json()["id"]
+    photo = upload(guarded, jpeg_bytes(), session=str(sid)).get_json()["photo"]
+    url = photo["url"]
+    assert guarded.get(url).status_code == 200, "the machine itself needs no code"
+    assert guarded.get(url, environ_base=LAN).status_code == 403
+    assert guarded.get(url, environ_base=LAN, headers={"X-Table-Code": "1234"}).status_code == 403
+    assert guarded.get(url, environ_base=LAN, headers={"X-Table-Code": "4711"}).status_code == 200
+    guarded.set_cookie("tiplu_table_code", "4711")
+    assert guarded.get(url, environ_base=LAN).status_code == 200
+    guarded.delete_cookie("tiplu_table_code")
+    denied = guarded.post("/api/detect", data={"image": (io.BytesIO(jpeg_bytes()), "a.jpg"), "session": str(sid)},
+                          content_type="multipart/form-data", environ_base=LAN)
+    assert denied.status_code == 403
+    assert guarded.post(f"/sessions/{sid}/photos", data={"image": (io.BytesIO(jpeg_bytes()), "a.jpg")},
+                        content_type="multipart/form-data", environ_base=LAN).status_code == 302
+    assert len(stored_rows(guarded.application)) == 1, "nothing stored without the code"
+
+
+@pytest.mark.parametrize("photo_id", ["0" * 32, "..%2F..%2Fledger.db", "x" * 32, "ABCDEF" + "0" * 26])
+def test_unknown_photo_addresses_are_404(client: FlaskClient, make_session: Callable[..., int], photo_id: str) -> None:
+    sid = make_session()
+    assert client.get(f"/sessions/{sid}/photos/{photo_id}.jpg").status_code == 404
+
+
+def test_page_upload_answers_json(client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    path = sample_photos()[0]
+    response = upload(client, path.read_bytes(), url=f"/sessions/{sid}/photos", purpose="hand")
+    assert response.status_code == 201
+    body = response.get_json()
+    assert body["reading"]["image"] == f"{body['photo']['id']}.jpg"
+    assert [c["card"] for c in body["reading"]["cards"]] == [c["card"] for c in direct_reading(path.read_bytes())["cards"]]
+    bad = upload(client, b"", url=f"/sessions/{sid}/photos")
+    assert bad.status_code == 400 and "empty" in bad.get_json()["error"]
+
+
+def check(client: FlaskClient, sid: int, **payload: Any) -> Any:
+    return client.post(f"/sessions/{sid}/cards/check", json=payload)
+
+
+def test_check_a_photographed_hand(client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    cards = VALID_HAND.split()
+    body = check(client, sid, cards=cards, purpose="hand", tiplu="JS").get_json()
+    expected = check_hand(parse_cards(cards), get_rules("nepali"), tiplu=parse_card("JS"), players=4)
+    assert body["verdict"]["valid"] is expected.valid is True
+    assert [[cards[i] for i in group] for group in body["outline"]] == body["verdict"]["melds"]
+    assert sorted(i for g in body["outline"] for i in g) == list(range(len(cards)))
+    broken = check(client, sid, cards=cards[:-3] + ["KC", "AH", "9S"], purpose="hand", tiplu="JS").get_json()
+    assert broken["verdict"]["valid"] is False and broken["verdict"]["reason"]
+
+
+def test_check_maal_from_a_photo(client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    cards = ["JC", "JC", "QC", "10C", "5H"]
+    body = check(client, sid, cards=cards, purpose="maal", tiplu="JC", seen=True).get_json()
+    expected = maal_points(parse_cards(cards), get_rules("nepali"), parse_card("JC")).to_dict()
+    assert body["maal"] == expected
+    for group, item in zip(body["outline"], expected["items"]):
+        assert sorted(cards[i] for i in group) == sorted(item["cards"])
+
+
+@pytest.mark.parametrize("payload, words", [
+    ({"cards": ["7H"], "purpose": "maal"}, "tiplu first"),
+    ({"cards": ["7H", "XX"], "purpose": "hand"}, "XX"),
+    ({"cards": ["7H"], "purpose": "selfie"}, "purpose"),
+    ({"cards": ["7H"], "purpose": "penalty", "turned": "7D"}, "rummy"),
+    ({"cards": 7, "purpose": "hand"}, "list"),
+])
+def test_check_explains_bad_input(client: FlaskClient, make_session: Callable[..., int], payload: dict[str, Any],
+                                  words: str) -> None:
+    response = check(client, make_session(), **payload)
+    assert response.status_code == 400
+    assert words in response.get_json()["error"]
+
+
+def test_verify_page(client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    page = client.get(f"/sessions/{sid}/verify").get_data(as_text=True)
+    assert 'capture="environment"' in page and 'data-target="hand"' in page
+    valid = client.post(f"/sessions/{sid}/verify", data={"hand": VALID_HAND, "tiplu": "JS"})
+    assert valid.status_code == 200 and 'class="panel verdict valid"' in valid.get_data(as_text=True)
+    invalid = client.post(f"/sessions/{sid}/verify", data={"hand": VALID_HAND.replace("5S", "9H"), "tiplu": "JS"})
+    assert 'class="panel verdict invalid"' in invalid.get_data(as_text=True)
+    empty = client.post(f"/sessions/{sid}/verify", data={"hand": ""})
+    assert empty.status_code == 400
+
+
+def test_no_camera_hides_the_button_and_answers_404(guarded: FlaskClient) -> None:
+    sid = guarded.post("/api/sessions", json={"players": PLAYERS}).get_json()["id"]
+    page = guarded.get(f"/sessions/{sid}/rounds/new").get_data(as_text=True)
+    assert page.count('class="photo-tools"') == 1 + len(PLAYERS)
+    assert "camera-open" not in page
+    preview = guarded.get("/camera/preview.jpg")
+    assert preview.status_code == 404 and "no camera" in preview.get_json()["error"]
+    assert guarded.post(f"/sessions/{sid}/photos/camera").status_code == 404
+    assert guarded.get("/camera/preview.jpg", environ_base=LAN).status_code == 403
+
+
+@pytest.mark.parametrize("setting, source", [("none", None), ("off", None), ("2", 2), ("/dev/video7", "/dev/video7")])
+def test_camera_setting(setting: str, source: Any) -> None:
+    camera = find_camera(setting)
+    assert (camera.source if camera else None) == source
+
+
+def test_a_missing_camera_device_is_an_error_not_a_crash() -> None:
+    camera = find_camera("/dev/video-does-not-exist")
+    assert camera is not None
+    with pytest.raises(OSError):
+        camera.frame()
+
+
+@pytest.mark.parametrize("cards, groups, expected", [
+    (["7H", "8H", "7H", "9H"], [["7H", "8H", "9H"]], [[0, 1, 3]]),
+    (["JC", "JC", "QC"], [["JC"], ["JC", "QC"]], [[0], [1, 2]]),
+    (["AS"], [["KS"]], [[]]),
+])
+def test_cards_to_indexes(cards: list[str], groups: list[list[str]], expected: list[list[int]]) -> None:
+    assert photos.cards_to_indexes(cards, groups) == expected
+
+
+def test_the_detector_is_loaded_once_across_threads() -> None:
+    key = str(ROOT / "models")
+    photos._detectors.pop(key, None)
+    seen: list[Any] = []
+    threads = [threading.Thread(target=lambda: seen.append(photos.get_detector(key))) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(seen) == 4 and all(d is seen[0] for d in seen)
+
+
+def test_a_missing_model_is_a_clear_error(client: FlaskClient, app: Flask, tmp_path: Path) -> None:
+    app.config["MODEL_PATH"] = str(tmp_path / "no-model")
+    response = upload(client, jpeg_bytes())
+    assert response.status_code == 400
+    assert "corners.onnx" in response.get_json()["error"]
