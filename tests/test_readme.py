@@ -24,7 +24,7 @@ def test_every_command_is_documented(command: str) -> None:
 
 def test_the_two_quick_start_commands_come_first() -> None:
     quick = README.split("## Quick start", 1)[1].split("\n## ", 1)[0]
-    blocks = [b.split("\n", 1)[1].strip() for b in quick.split("```sh")[1:]]
+    blocks = [b.split("```", 1)[0].strip() for b in quick.split("```sh")[1:]]
     assert blocks[0].endswith("tiplu serve --demo") and blocks[1] == "bash tests/run"
     assert "tests/run" in (Path(__file__).resolve().parent.parent / ".ci" / "run").read_text()
     assert len(PLUGGED_COMMANDS) >= 5
