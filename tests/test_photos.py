@@ -350,3 +350,16 @@ def test_a_missing_model_is_a_clear_error(client: FlaskClient, app: Flask, tmp_p
     response = upload(client, jpeg_bytes())
     assert response.status_code == 400
     assert "corners.onnx" in response.get_json()["error"]
+
+
+def test_check_rummy_penalty_from_a_photo(client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session(players=["Anna", "Ben", "Carla"], rules="rummy")
+    cards = ["3H", "4H", "5H", "KS", "9D"]
+    body = check(client, sid, cards=cards, purpose="penalty", turned="7D").get_json()
+    from scorer.rummy import penalty_points
+    expected = penalty_points(parse_cards(cards), get_rules("rummy"), parse_card("7D")).to_dict()
+    assert body["penalty"] == expected
+    assert [[cards[i] for i in g] for g in body["outline"]] == expected["melds"]
+    page = client.get(f"/sessions/{sid}/rounds/new").get_data(as_text=True)
+    assert 'data-target="turned" data-purpose="turned"' in page
+    assert page.count('data-purpose="penalty"') == 3

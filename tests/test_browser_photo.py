@@ -1,0 +1,78 @@
+"""A photo on a 360 px phone: upload, see the cards outlined, fix one with the grid, use them, save the round.
+
+Headless Debian Chromium through Playwright, against a real ``tiplu serve`` process and
+the shipped detector. ``TIPLU_SCREENSHOTS=/some/dir`` keeps the screenshots.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scorer import get_rules, parse_card, parse_cards
+from scorer.maal import maal_points
+from test_browser import CHROMIUM, check_fits, live_url, page, tap_cards  # noqa: F401  (fixtures)
+from test_photos import sample_photos
+
+pytestmark = [pytest.mark.browser,
+              pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's /usr/bin/chromium")]
+
+
+def detect(page: Any, base: str, photo: Path) -> dict[str, Any]:
+    response = page.request.post(base + "/api/detect", multipart={
+        "image": {"name": photo.name, "mimeType": "image/jpeg", "buffer": photo.read_bytes()}})
+    assert response.ok, response.text()
+    return response.json()
+
+
+def test_photograph_maal_fix_a_card_and_save(page: Any, live_url: str, tmp_path: Path) -> None:  # noqa: F811
+    readings = {photo: detect(page, live_url, photo) for photo in sample_photos()}
+    photo = max(readings, key=lambda p: len(readings[p]["cards"]))
+    found = [c["card"] for c in readings[photo]["cards"]]
+
+    page.request.post(live_url + "/api/sessions", data={"players": ["Anna", "Ben", "Carla", "Dan"]})
+    page.goto(live_url + "/sessions/1/rounds/new")
+    tap_cards(page, "tiplu", ["JC"])
+    page.locator('input[name="winner"][value="Anna"]').check()
+    for seat in (0, 1, 2):
+        page.locator(f'input[name="p{seat}_seen"]').check()
+
+    page.locator('.photo-tools[data-target="p1_cards"] .photo-input').set_input_files(str(photo))
+    page.wait_for_selector("#photo-body", state="visible")
+    page.wait_for_function("document.getElementById('photo-image').complete")
+    assert page.locator("#photo-cards .photo-card").count() == len(found)
+    assert page.locator("#photo-overlay .detection").count() == len(found)
+    uncertain = sum(1 for c in readings[photo]["cards"] if c["uncertain"])
+    assert page.locator("#photo-overlay .detection.uncertain").count() == uncertain
+    check_fits(page, tmp_path, "11-photo-review")
+
+    fix = "JC" if not found or found[0] != "JC" else "QC"
+    if found:
+        page.locator('#photo-cards .photo-card[data-index="0"]').click()
+        assert page.locator('#photo-overlay .detection.selected').count() == 1
+        page.locator(f'#photo-grid .card[data-card="{fix}"]').click()
+        wanted = [fix] + found[1:]
+    else:
+        page.locator(f'#photo-grid .card[data-card="{fix}"]').click()
+        wanted = [fix]
+    assert page.locator('#photo-cards .photo-card[data-index="0"]').inner_text().startswith(fix)
+    maal = maal_points(parse_cards(wanted), get_rules("nepali"), parse_card("JC"), seen=True)
+    page.wait_for_function("document.querySelector('#photo-answer .verdict') !== null")
+    assert page.inner_text("#photo-answer .verdict").endswith(str(maal.total))
+    check_fits(page, tmp_path, "12-photo-fixed")
+
+    page.click("#photo-use")
+    assert page.locator("#photo-review").is_hidden()
+    assert page.input_value('input[name="p1_cards"]') == " ".join(wanted)
+    page.click("#save-round")
+    page.wait_for_url("**/sessions/1/rounds/1")
+
+    saved = page.request.get(live_url + "/api/sessions/1/rounds/1").json()
+    assert saved["players"]["Ben"]["cards"] == wanted
+    assert saved["players"]["Ben"]["maal"] == maal.total
+    image = page.locator(".kept-photos img")
+    assert image.count() == 1
+    assert page.request.get(live_url + image.get_attribute("src")).ok
+    check_fits(page, tmp_path, "13-round-with-photo")
