@@ -1,0 +1,208 @@
+"""Decode uploaded photos safely: check type, size and pixel count before decoding.
+
+A photo reaches tiplu from a phone upload (``POST /api/detect``) or the command line, so
+it may be anything: not an image, cut off mid-transfer, empty, huge, or a small file that
+claims 20000x20000 pixels (a "decompression bomb" that would allocate over a gigabyte).
+:func:`decode_image` reads the width and height from the JPEG, PNG or WebP header first
+and only decodes when both the byte size and the pixel count are within limits; every
+refusal is an :class:`ImageError` whose message says what to do instead.
+
+>>> import cv2, numpy as np
+>>> ok, png = cv2.imencode(".png", np.zeros((30, 40, 3), np.uint8))
+>>> decode_image(png.tobytes()).shape
+(30, 40, 3)
+>>> decode_image(b"hello")  # doctest: +IGNORE_EXCEPTION_DETAIL
+Traceback (most recent call last):
+vision.images.ImageError: not a JPEG, PNG or WebP image; send a photo from the camera
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from scorer import TipluError
+
+#: Default upload limit: a 48-megapixel phone JPEG is about 15 MB.
+MAX_BYTES = 25 * 1024 * 1024
+#: Default pixel limit (8192 x 6144 = 50 MP): decoding it takes 150 MB of memory.
+MAX_PIXELS = 8192 * 6144
+MIN_SIDE = 16
+
+
+class ImageError(TipluError):
+    """A photo that cannot be used; the message says what to send instead."""
+
+
+@dataclass(frozen=True)
+class ImageHeader:
+    """What the file header says: ``format`` ("jpeg", "png", "webp"), width and height in pixels.
+
+    >>> ImageHeader("png", 40, 30).pixels
+    1200
+    """
+
+    format: str
+    width: int
+    height: int
+
+    @property
+    def pixels(self) -> int:
+        return self.width * self.height
+
+
+_JPEG_SOF = {0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF}
+
+
+def _jpeg_size(data: bytes) -> tuple[int, int]:
+    """Width and height from the first start-of-frame segment (walks the marker chain)."""
+    i = 2
+    n = len(data)
+    while i + 4 <= n:
+        if data[i] != 0xFF:
+            raise ImageError("the JPEG header is damaged; take or export the photo again")
+        marker = data[i + 1]
+        if marker == 0xFF:
+            i += 1
+            continue
+        if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7:
+            i += 2
+            continue
+        length = struct.unpack(">H", data[i + 2:i + 4])[0]
+        if length < 2:
+            raise ImageError("the JPEG header is damaged; take or export the photo again")
+        if marker in _JPEG_SOF:
+            if i + 9 > n:
+                break
+            height, width = struct.unpack(">HH", data[i + 5:i + 9])
+            return width, height
+        if marker in (0xD9, 0xDA):
+            break
+        i += 2 + length
+    raise ImageError("the JPEG is cut off before its size is given; upload the whole file again")
+
+
+def _png_size(data: bytes) -> tuple[int, int]:
+    if len(data) < 24 or data[12:16] != b"IHDR":
+        raise ImageError("the PNG is cut off or damaged (no IHDR header); upload the whole file again")
+    return struct.unpack(">II", data[16:24])
+
+
+def _webp_size(data: bytes) -> tuple[int, int]:
+    chunk = data[12:16]
+    if chunk == b"VP8X" and len(data) >= 30:
+        return (int.from_bytes(data[24:27], "little") + 1, int.from_bytes(data[27:30], "little") + 1)
+    if chunk == b"VP8 " and len(data) >= 30:
+        w, h = struct.unpack("<HH", data[26:30])
+        return w & 0x3FFF, h & 0x3FFF
+    if chunk == b"VP8L" and len(data) >= 25:
+        bits = int.from_bytes(data[21:25], "little")
+        return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
+    raise ImageError("the WebP header is damaged or cut off; upload the whole file again")
+
+
+def read_header(data: bytes) -> ImageHeader:
+    """Format and size from the first bytes, without decoding any pixels.
+
+    >>> read_header(b"\\x89PNG\\r\\n\\x1a\\n" + b"\\x00\\x00\\x00\\rIHDR" + (640).to_bytes(4, "big")
+    ...             + (480).to_bytes(4, "big"))
+    ImageHeader(format='png', width=640, height=480)
+    """
+    if data[:3] == b"\xff\xd8\xff":
+        fmt, (w, h) = "jpeg", _jpeg_size(data)
+    elif data[:8] == b"\x89PNG\r\n\x1a\n":
+        fmt, (w, h) = "png", _png_size(data)
+    elif data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        fmt, (w, h) = "webp", _webp_size(data)
+    else:
+        kind = _guess_kind(data)
+        raise ImageError(f"{kind}not a JPEG, PNG or WebP image; send a photo from the camera")
+    return ImageHeader(fmt, int(w), int(h))
+
+
+def _guess_kind(data: bytes) -> str:
+    for magic, name in ((b"GIF8", "GIF"), (b"%PDF", "PDF"), (b"BM", "BMP"), (b"II*\x00", "TIFF"),
+                        (b"MM\x00*", "TIFF"), (b"PK\x03\x04", "ZIP")):
+        if data.startswith(magic):
+            return f"this is a {name} file, "
+    if data[4:12] in (b"ftypheic", b"ftypheix", b"ftypmif1", b"ftyphevc"):
+        return "this is a HEIC photo (set the camera to 'most compatible' / JPEG), "
+    return ""
+
+
+def _check_complete(header: ImageHeader, data: bytes) -> None:
+    tail = data[-64:]
+    if header.format == "jpeg" and b"\xff\xd9" not in tail:
+        raise ImageError("the JPEG is cut off (no end marker); upload the whole file again")
+    if header.format == "png" and b"IEND" not in tail:
+        raise ImageError("the PNG is cut off (no IEND chunk); upload the whole file again")
+    if header.format == "webp":
+        declared = int.from_bytes(data[4:8], "little") + 8
+        if declared > len(data):
+            raise ImageError("the WebP is cut off; upload the whole file again")
+
+
+def decode_image(data: bytes, *, max_bytes: int = MAX_BYTES, max_pixels: int = MAX_PIXELS) -> np.ndarray:
+    """A BGR ``uint8`` image (H, W, 3) from JPEG/PNG/WebP bytes, or :class:`ImageError`.
+
+    Checks, in order: not empty, at most ``max_bytes``, a known header, sides of at least
+    16 px, at most ``max_pixels`` (read from the header, before any pixel is decoded), the
+    file not cut off, and that the decoder accepts it. EXIF rotation is applied, so the
+    image is upright as the phone showed it; grey and alpha images become 3-channel BGR.
+
+    >>> decode_image(b"")  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    vision.images.ImageError: the file is empty (0 bytes); choose a photo and try again
+    """
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise ImageError(f"expected the file's bytes, got {type(data).__name__}")
+    data = bytes(data)
+    if not data:
+        raise ImageError("the file is empty (0 bytes); choose a photo and try again")
+    if len(data) > max_bytes:
+        raise ImageError(f"the file is {len(data) / 1e6:.1f} MB, over the {max_bytes / 1e6:.0f} MB limit; "
+                         "send a smaller photo (the camera's normal size is plenty)")
+    header = read_header(data)
+    if min(header.width, header.height) < MIN_SIDE:
+        raise ImageError(f"the image is only {header.width}x{header.height} pixels; "
+                         f"send a photo at least {MIN_SIDE} px on each side")
+    if header.pixels > max_pixels:
+        raise ImageError(f"the image is {header.width}x{header.height} pixels "
+                         f"({header.pixels / 1e6:.0f} MP), over the {max_pixels / 1e6:.0f} MP limit; "
+                         "resize it or use the camera's normal size")
+    _check_complete(header, data)
+    image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    if image is None or image.ndim != 3 or image.shape[2] != 3 or image.size == 0:
+        raise ImageError(f"the {header.format.upper()} data cannot be decoded (damaged file); "
+                         "take or export the photo again")
+    return np.ascontiguousarray(image)
+
+
+def read_image(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES,
+               max_pixels: int = MAX_PIXELS) -> np.ndarray:
+    """:func:`decode_image` on a file, reading at most ``max_bytes + 1`` bytes of it.
+
+    >>> read_image("/nonexistent.jpg")  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    vision.images.ImageError: /nonexistent.jpg: no such file
+    """
+    p = Path(path)
+    try:
+        if p.is_dir():
+            raise ImageError(f"{p}: is a folder; give a photo file")
+        with p.open("rb") as fh:
+            data = fh.read(max_bytes + 1)
+    except FileNotFoundError:
+        raise ImageError(f"{p}: no such file") from None
+    except PermissionError:
+        raise ImageError(f"{p}: not readable (permission denied)") from None
+    except OSError as error:
+        raise ImageError(f"{p}: cannot be read ({error.strerror or error})") from None
+    if len(data) > max_bytes:
+        raise ImageError(f"{p}: the file is over the {max_bytes / 1e6:.0f} MB limit; send a smaller photo")
+    return decode_image(data, max_bytes=max_bytes, max_pixels=max_pixels)

@@ -1,0 +1,223 @@
+"""From corner detections to physical cards: pair the two indices of one card, count copies.
+
+A card shows its index twice, top-left and bottom-right, the second turned 180 degrees.
+Marriage uses three decks, so a photo often holds several cards of the same face (a
+tunnela is three 6H stacked). Two corners of one name are taken as one card when:
+
+* they **face opposite ways**: the second crop turned 180 degrees matches the first
+  better than it does unturned (two copies lying the same way, as in a meld row or a
+  stacked tunnela, never pass this), and
+* they lie a **card diagonal apart**: the centre distance is 1.3 to 8 index sizes
+  (measured on rendered scenes of all 17 designs: 1.5 for nicu-white's big indices,
+  up to 7.5 for gm-paris; a stacked tunnela's indices lie 0.5 to 1.5 apart).
+
+Pairs are chosen greedily, most clearly opposite-facing first, each corner used once.
+Every other corner is a card on its own. A face counted more than ``decks`` times is
+clamped to ``decks`` (the least confident extras dropped) and flagged.
+
+Four-index decks (a small index in all four corners) are not paired beyond the
+diagonal: their top-right / bottom-left corners face the same way as their neighbours
+and would count as extra cards.
+
+>>> from vision.detector import Corner
+>>> cards = pair_corners([Corner("7H", 0.9, (10, 10, 20, 25)), Corner("KS", 0.4, (50, 10, 60, 25))])
+>>> [(c.card, c.uncertain) for c in cards.cards]
+[('7H', False), ('KS', True)]
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import cv2
+import numpy as np
+
+from vision.detector import Corner
+
+#: Centre distance of a card's two indices, in index sizes (sqrt of box area).
+PAIR_RATIO = (1.3, 8.0)
+#: How much better the 180-degree-turned crop must match than the unturned one.
+FLIP_MARGIN = 0.1
+#: Cards whose confidence is below this are marked ``uncertain`` for the user to confirm.
+UNCERTAIN_BELOW = 0.5
+DECKS = 3
+#: One photo shows one card size: pairs whose index distance is this factor off the
+#: photo's typical pair distance are refused, and nearer ones preferred.
+RATIO_SPREAD = 1.3
+#: Some indices look alike both ways up (8, A, 0); a facing score within this of 0 is
+#: no evidence either way, and such a pair is taken only at nearly the typical distance.
+AMBIGUOUS_FACING = 0.15
+RATIO_SPREAD_AMBIGUOUS = 1.15
+SCALE_WEIGHT = 1.5
+_CROP = 32
+
+
+@dataclass(frozen=True)
+class PhysicalCard:
+    """One card on the table: its name, confidence, box, and which corners (indexes) it came from.
+
+    ``box`` is the union of its corner boxes (for a paired card it spans the card's
+    diagonal). ``uncertain`` asks the user to confirm the card.
+
+    >>> PhysicalCard("10C", 0.93, (1.0, 2.0, 30.0, 50.0), (0,)).to_dict()["card"]
+    '10C'
+    """
+
+    card: str
+    confidence: float
+    box: tuple[float, float, float, float]
+    corners: tuple[int, ...]
+    uncertain: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"card": self.card, "confidence": round(self.confidence, 4),
+                "box": [round(v, 1) for v in self.box], "corners": list(self.corners),
+                "uncertain": self.uncertain}
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """The physical cards and the faces whose count was clamped to the number of decks."""
+
+    cards: tuple[PhysicalCard, ...]
+    clamped: tuple[str, ...] = field(default=())
+
+    def counts(self) -> dict[str, int]:
+        """Copies per face, e.g. ``{"6H": 3}``."""
+        out: dict[str, int] = defaultdict(int)
+        for c in self.cards:
+            out[c.card] += 1
+        return dict(out)
+
+
+def _size(box: Sequence[float]) -> float:
+    return math.sqrt(max(box[2] - box[0], 1e-6) * max(box[3] - box[1], 1e-6))
+
+
+def _centre(box: Sequence[float]) -> np.ndarray:
+    return np.array([(box[0] + box[2]) / 2, (box[1] + box[3]) / 2])
+
+
+def _crop(gray: np.ndarray, box: Sequence[float]) -> np.ndarray | None:
+    h, w = gray.shape
+    x1, y1 = max(int(round(box[0])), 0), max(int(round(box[1])), 0)
+    x2, y2 = min(int(round(box[2])), w), min(int(round(box[3])), h)
+    if x2 - x1 < 3 or y2 - y1 < 3:
+        return None
+    g = cv2.resize(gray[y1:y2, x1:x2], (_CROP, _CROP), interpolation=cv2.INTER_AREA).astype(np.float32)
+    g = cv2.GaussianBlur(g, (3, 3), 0)
+    g -= g.mean()
+    return g / (float(np.linalg.norm(g)) + 1e-6)
+
+
+def facing_score(a: np.ndarray | None, b: np.ndarray | None) -> float:
+    """How much better crop ``b`` turned 180 degrees matches ``a`` than ``b`` as it is.
+
+    Positive: the two indices face opposite ways (one card's two corners, or two cards
+    lying head to toe). 0 when a crop is missing (too small or off the photo).
+
+    >>> a = np.zeros((32, 32), np.float32); a[2:10, 3:8] = 1; a -= a.mean()
+    >>> facing_score(a, a[::-1, ::-1].copy()) > 0 > facing_score(a, a)
+    True
+    """
+    if a is None or b is None:
+        return 0.0
+    return float((a * b[::-1, ::-1]).sum() - (a * b).sum())
+
+
+def typical_ratio(ratios: Sequence[float]) -> float:
+    """The most common index distance (in index sizes) among candidate pairs: the photo's scale.
+
+    A mode, not a median, because false candidates (copies lying head to toe) spread
+    widely while true pairs agree. 3.5 (a mid value over all designs) when there are none.
+
+    >>> round(typical_ratio([2.0, 2.1, 2.2, 5.0, 7.5]), 1)
+    2.1
+    """
+    if not ratios:
+        return 3.5
+    logs = np.log(np.asarray(ratios, float))
+    grid = np.linspace(logs.min(), logs.max(), 64)
+    density = np.exp(-((grid[:, None] - logs[None, :]) / 0.12) ** 2).sum(axis=1)
+    return float(np.exp(grid[int(np.argmax(density))]))
+
+
+def pair_corners(corners: Sequence[Corner], image: np.ndarray | None = None, *, decks: int = DECKS,
+                 uncertain_below: float = UNCERTAIN_BELOW) -> Pairing:
+    """Physical cards from corner detections (photo pixels), best-known pairs first.
+
+    ``image`` (BGR, the photo the corners came from) enables the facing test; without it
+    two corners are paired on distance alone, which over-pairs copies lying in a row.
+    Card confidence: a paired card is as sure as its surer corner, raised a little by the
+    second corner agreeing (1 - (1-a)(1-b)), capped at 1.
+    """
+    gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY) if image is not None else None
+    by_name: dict[str, list[int]] = defaultdict(list)
+    for i, c in enumerate(corners):
+        by_name[c.card].append(i)
+    crops: dict[int, np.ndarray | None] = {}
+    candidates: dict[str, list[tuple[float, float, int, int]]] = defaultdict(list)
+    for name, idxs in by_name.items():
+        if gray is not None and len(idxs) > 1:
+            for i in idxs:
+                crops[i] = _crop(gray, corners[i].box)
+        for a_pos, i in enumerate(idxs):
+            for j in idxs[a_pos + 1:]:
+                bi, bj = corners[i].box, corners[j].box
+                ratio = float(np.linalg.norm(_centre(bi) - _centre(bj))) / ((_size(bi) + _size(bj)) / 2)
+                if not PAIR_RATIO[0] <= ratio <= PAIR_RATIO[1]:
+                    continue
+                facing = facing_score(crops.get(i), crops.get(j)) if gray is not None else 1.0
+                if facing >= -AMBIGUOUS_FACING:
+                    candidates[name].append((facing, ratio, i, j))
+    every = [(f, r) for cands in candidates.values() for f, r, _, _ in cands]
+    typical = typical_ratio([r for f, r in every if f >= FLIP_MARGIN] or [r for _, r in every])
+    groups: list[tuple[int, ...]] = []
+    for name, idxs in by_name.items():
+        scored = []
+        for facing, ratio, i, j in candidates.get(name, []):
+            off = abs(math.log(ratio / typical))
+            limit = RATIO_SPREAD if facing >= FLIP_MARGIN else RATIO_SPREAD_AMBIGUOUS
+            if off <= math.log(limit):
+                scored.append((facing - SCALE_WEIGHT * off, i, j))
+        used: set[int] = set()
+        for _, i, j in sorted(scored, reverse=True):
+            if i in used or j in used:
+                continue
+            used |= {i, j}
+            groups.append((i, j))
+        groups.extend((i,) for i in idxs if i not in used)
+    cards = [_card(corners, g, uncertain_below) for g in groups]
+    return _clamp(cards, decks, uncertain_below)
+
+
+def _card(corners: Sequence[Corner], idxs: tuple[int, ...], uncertain_below: float) -> PhysicalCard:
+    parts = [corners[i] for i in idxs]
+    miss = 1.0
+    for p in parts:
+        miss *= 1.0 - p.confidence
+    conf = min(1.0, max(max(p.confidence for p in parts), 1.0 - miss))
+    box = (min(p.box[0] for p in parts), min(p.box[1] for p in parts),
+           max(p.box[2] for p in parts), max(p.box[3] for p in parts))
+    return PhysicalCard(parts[0].card, conf, tuple(float(v) for v in box),  # type: ignore[arg-type]
+                        tuple(sorted(idxs)), conf < uncertain_below)
+
+
+def _clamp(cards: list[PhysicalCard], decks: int, uncertain_below: float) -> Pairing:
+    by_name: dict[str, list[PhysicalCard]] = defaultdict(list)
+    for c in cards:
+        by_name[c.card].append(c)
+    keep: list[PhysicalCard] = []
+    clamped: list[str] = []
+    for name, same in by_name.items():
+        same.sort(key=lambda c: -c.confidence)
+        if len(same) > decks:
+            clamped.append(name)
+            same = [PhysicalCard(c.card, c.confidence, c.box, c.corners, True) for c in same[:decks]]
+        keep.extend(same)
+    keep.sort(key=lambda c: min(c.corners))
+    return Pairing(tuple(keep), tuple(sorted(clamped)))
