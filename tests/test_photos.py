@@ -276,6 +276,7 @@ def test_check_maal_from_a_photo(client: FlaskClient, make_session: Callable[...
 
 @pytest.mark.parametrize("payload, words", [
     ({"cards": ["7H"], "purpose": "maal"}, "tiplu first"),
+    ({"cards": ["7H"], "purpose": "hand"}, "tiplu first"),
     ({"cards": ["7H", "XX"], "purpose": "hand"}, "XX"),
     ({"cards": ["7H"], "purpose": "selfie"}, "purpose"),
     ({"cards": ["7H"], "purpose": "penalty", "turned": "7D"}, "rummy"),

@@ -29,6 +29,7 @@ import sqlite_utils
 from flask import Flask, current_app
 
 from scorer import Card, TipluError, get_rules, parse_card, parse_cards
+from vision.images import decode_image
 from web.db import write
 from web.i18n import _
 
@@ -109,10 +110,6 @@ def decode_photo(data: bytes, *, max_bytes: int, max_pixels: int) -> np.ndarray:
     >>> decode_photo(png, max_bytes=10_000, max_pixels=10_000).shape
     (30, 40, 3)
     """
-    try:
-        from vision.images import decode_image
-    except ImportError:
-        return _decode_fallback(data, max_bytes=max_bytes, max_pixels=max_pixels)
     return decode_image(data, max_bytes=max_bytes, max_pixels=max_pixels)
 
 
@@ -299,6 +296,10 @@ def check_cards(session: Mapping[str, Any], payload: Mapping[str, Any]) -> dict[
         return answer
     if purpose == "hand":
         from scorer.declare import check_hand
+        if rules.name == "rummy" and turned is None:
+            raise PhotoError(_("enter the turned card first: it sets the joker rank"))
+        if rules.name != "rummy" and tiplu is None:
+            raise PhotoError(_("enter the tiplu first: it decides the wild cards"))
         result = check_hand(cards, rules, tiplu=tiplu, turned=turned, players=len(session["players"]))
         verdict = result.to_dict()
         verdict["unmatched"] = [str(c) for c in result.unmatched]
@@ -329,67 +330,6 @@ def reading_error_message(error: Exception) -> str:
     """A message for a photo that failed in an unexpected way (never a traceback)."""
     return _("the photo could not be read (%(why)s); take it again or enter the cards by tapping",
              why=type(error).__name__)
-
-
-def _header_size(data: bytes) -> tuple[str, int, int]:
-    """(format, width, height) from a JPEG, PNG or WebP header, without decoding the pixels.
-
-    >>> _header_size(b"\\x89PNG\\r\\n\\x1a\\n" + b"\\x00\\x00\\x00\\rIHDR" + (20000).to_bytes(4, "big") * 2)
-    ('png', 20000, 20000)
-    """
-    if data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) >= 24 and data[12:16] == b"IHDR":
-        return "png", int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
-    if data.startswith(b"\xff\xd8"):
-        position = 2
-        while position + 9 < len(data):
-            if data[position] != 0xFF:
-                position += 1
-                continue
-            marker = data[position + 1]
-            if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7 or marker == 0xFF:
-                position += 1 if marker == 0xFF else 2
-                continue
-            length = int.from_bytes(data[position + 2:position + 4], "big")
-            if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
-                return "jpeg", int.from_bytes(data[position + 7:position + 9], "big"), \
-                    int.from_bytes(data[position + 5:position + 7], "big")
-            position += 2 + length
-        raise PhotoError(_("the JPEG is cut short before its size: take or send the photo again"))
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP" and len(data) >= 30:
-        chunk = data[12:16]
-        if chunk == b"VP8X":
-            return "webp", 1 + int.from_bytes(data[24:27], "little"), 1 + int.from_bytes(data[27:30], "little")
-        if chunk == b"VP8 ":
-            return "webp", int.from_bytes(data[26:28], "little") & 0x3FFF, int.from_bytes(data[28:30], "little") & 0x3FFF
-        if chunk == b"VP8L":
-            bits = int.from_bytes(data[21:25], "little")
-            return "webp", (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
-    raise PhotoError(_("this is not a JPEG, PNG or WebP photo: take the photo with the camera or choose an image file"))
-
-
-def _decode_fallback(data: bytes, *, max_bytes: int, max_pixels: int) -> np.ndarray:
-    """Decode with OpenCV after checking size, format and dimensions (see :func:`decode_photo`)."""
-    if not data:
-        raise PhotoError(_("the photo is empty (0 bytes): take or choose the photo again"))
-    if len(data) > max_bytes:
-        raise PhotoError(_("the photo is %(mb).1f MB; at most %(max)s MB", mb=len(data) / 2**20,
-                           max=max_bytes // 2**20))
-    kind, width, height = _header_size(data)
-    if width <= 0 or height <= 0:
-        raise PhotoError(_("the photo says it has no pixels (%(w)sx%(h)s): send another photo", w=width, h=height))
-    if width * height > max_pixels:
-        raise PhotoError(_("the photo is %(w)sx%(h)s pixels; at most %(mp)s megapixels: use a smaller photo size",
-                           w=width, h=height, mp=max_pixels // 1_000_000))
-    ends = {"jpeg": (b"\xff\xd9",), "png": (b"IEND\xaeB`\x82",)}
-    tail = data.rstrip(b"\x00")
-    if kind in ends and not tail.endswith(ends[kind]):
-        raise PhotoError(_("the %(kind)s file is cut short (truncated): take or send the photo again",
-                           kind=kind.upper()))
-    image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
-    if image is None or image.ndim != 3 or image.shape[0] != height or image.shape[1] != width:
-        raise PhotoError(_("the %(kind)s file is damaged and cannot be decoded: take or send the photo again",
-                           kind=kind.upper()))
-    return image
 
 
 def _read_fallback(image: np.ndarray, detector: Any, conf: float) -> dict[str, Any]:
