@@ -364,3 +364,43 @@ def test_check_rummy_penalty_from_a_photo(client: FlaskClient, make_session: Cal
     page = client.get(f"/sessions/{sid}/rounds/new").get_data(as_text=True)
     assert 'data-target="turned" data-purpose="turned"' in page
     assert page.count('data-purpose="penalty"') == 3
+
+
+def multipart(data: bytes, mimetype: str = "image/jpeg") -> tuple[bytes, str]:
+    boundary = "tiplu-test-boundary"
+    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"image\"; filename=\"p.jpg\"\r\n"
+            f"Content-Type: {mimetype}\r\n\r\n").encode() + data + f"\r\n--{boundary}--\r\n".encode()
+    return body, f"multipart/form-data; boundary={boundary}"
+
+
+@pytest.mark.server
+def test_a_real_server_survives_every_bad_photo(tmp_path: Path) -> None:
+    import http.client
+    from urllib.parse import urlsplit
+    from web_support import Server
+    server = Server(tmp_path / "photos.db")
+    try:
+        address = urlsplit(server.base)
+        for label, make, mimetype, status, words in BAD_IMAGES:
+            body, content_type = multipart(make(), mimetype)
+            connection = http.client.HTTPConnection(address.hostname, address.port, timeout=60)
+            try:
+                connection.request("POST", "/api/detect", body=body, headers={"Content-Type": content_type})
+                response = connection.getresponse()
+                answer = json.loads(response.read())
+            except (BrokenPipeError, ConnectionResetError):
+                assert status == 413, f"{label}: the server hung up"
+                continue
+            finally:
+                connection.close()
+            assert response.status == status, (label, answer)
+            assert words.lower() in answer["error"].lower()
+        body, content_type = multipart(jpeg_bytes())
+        connection = http.client.HTTPConnection(address.hostname, address.port, timeout=60)
+        connection.request("POST", "/api/detect", body=body, headers={"Content-Type": content_type})
+        response = connection.getresponse()
+        assert response.status == 200 and "cards" in json.loads(response.read())
+        assert server.process.poll() is None
+        assert "Traceback" not in "".join(server.output)
+    finally:
+        server.kill()
