@@ -1,0 +1,108 @@
+"""Photo-to-verdict time for a 1280x960 photo, stage by stage (median ms over --runs).
+
+Stages: decode (JPEG bytes -> BGR, :func:`vision.images.decode_image`), detect (the shipped
+ONNX detector + crop classifier), pair (corners -> physical cards), group (melds), declare
+(:func:`scorer.declare.check_grouping` on the laid melds, and the free
+:func:`scorer.declare.check_hand` search) and maal. The later stages run twice: on what
+the detector found, and on the sample's ground-truth corners (the 21-card declared hand,
+what a detector that sees every index would hand over), so their cost is measured even
+while the shipped model misses cards. Figures only, no asserts: timings depend on the
+machine and its load.
+
+    .venv/bin/python bench/bench_pipeline.py [--photo sample_images/declared_hand.jpg] [--runs 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _median_ms(fn: Callable[[], Any], runs: int) -> tuple[float, Any]:
+    result = fn()
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1000, result
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--photo", type=Path, default=ROOT / "sample_images" / "declared_hand.jpg")
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--threads", type=int, default=None, help="ONNX Runtime threads (default: all cores)")
+    args = ap.parse_args()
+
+    from scorer import get_rules, parse_card
+    from scorer.declare import check_grouping, check_hand
+    from scorer.maal import maal_points
+    from vision.detector import CardDetector, Corner
+    from vision.images import decode_image
+    from vision.layout import group_cards
+    from vision.pairing import pair_corners
+    from vision.score import looks_like_melds
+
+    data = args.photo.read_bytes()
+    expected = json.loads((ROOT / "sample_images" / "expected.json").read_text()).get(args.photo.name)
+    rules = get_rules("nepali", {})
+    tiplu = parse_card(expected["tiplu"] if expected else "5D")
+    t0 = time.perf_counter()
+    detector = CardDetector(threads=args.threads)
+    load_ms = (time.perf_counter() - t0) * 1000
+
+    decode_ms, image = _median_ms(lambda: decode_image(data), args.runs)
+    detect_ms, corners = _median_ms(lambda: detector.detect(image, 0.25), args.runs)
+    print(f"photo {args.photo.name} {image.shape[1]}x{image.shape[0]}, {len(data) // 1024} KB; "
+          f"{os.cpu_count()} CPUs; model load {load_ms:.0f} ms (once per process)")
+    print(f"{'stage':<28}{'model corners':>15}{'true corners':>15}")
+
+    truth = [Corner(c["card"], 0.9, tuple(c["box"])) for c in expected["corners"]] if expected else []
+    rows: dict[str, list[float]] = {"decode": [decode_ms, decode_ms], "detect": [detect_ms, float("nan")]}
+    for column, found in enumerate((corners, truth)):
+        pair_ms, pairing = _median_ms(lambda: pair_corners(found, image), args.runs)
+        group_ms, groups = _median_ms(lambda: group_cards(pairing.cards, found), args.runs)
+        cards = [parse_card(c.card) for c in pairing.cards]
+        laid = looks_like_melds([[cards[i] for i in g] for g in groups])
+        if laid is not None:
+            grouping_ms, _ = _median_ms(lambda: check_grouping(laid[0], rules, tiplu=tiplu, discard=laid[1]),
+                                        args.runs)
+        else:
+            grouping_ms = float("nan")
+        if len(cards) in (21, 22):
+            free_ms, _ = _median_ms(lambda: check_hand(cards, rules, tiplu=tiplu), max(3, args.runs // 4))
+        else:
+            free_ms = float("nan")
+        try:
+            maal_ms, _ = _median_ms(lambda: maal_points(cards, rules, tiplu), args.runs)
+        except ValueError:
+            maal_ms = float("nan")
+        for key, value in (("pair", pair_ms), ("group", group_ms), ("declare (laid melds)", grouping_ms),
+                           ("declare (free search)", free_ms), ("maal", maal_ms)):
+            rows.setdefault(key, [float("nan"), float("nan")])[column] = value
+        rows.setdefault("cards found", [0, 0])[column] = len(cards)
+    for key, (a, b) in rows.items():
+        if key == "cards found":
+            continue
+        print(f"{key:<28}{a:>15.2f}{b:>15.2f}")
+    total_model = sum(v[0] for k, v in rows.items() if k not in ("cards found", "declare (free search)")
+                      and v[0] == v[0])
+    total_truth = rows["decode"][1] + rows["detect"][0] + sum(
+        rows[k][1] for k in ("pair", "group", "declare (laid melds)", "maal") if rows[k][1] == rows[k][1])
+    print(f"{'total (laid-melds route)':<28}{total_model:>15.2f}{total_truth:>15.2f}")
+    print(f"{'cards found':<28}{rows['cards found'][0]:>15d}{rows['cards found'][1]:>15d}")
+    print("target: < 300 ms per photo on a 2-core machine; 'true corners' uses the model's detect time")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
