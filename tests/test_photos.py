@@ -404,3 +404,35 @@ def test_a_real_server_survives_every_bad_photo(tmp_path: Path) -> None:
         assert "Traceback" not in "".join(server.output)
     finally:
         server.kill()
+
+
+def laid_out(hand: list[str], sizes: list[int]) -> list[list[int]]:
+    groups, start = [], 0
+    for size in sizes:
+        groups.append(list(range(start, start + size)))
+        start += size
+    return groups
+
+
+@pytest.mark.parametrize("hand, sizes, valid, words", [
+    (VALID_HAND.split(), [3] * 7, True, None),
+    (VALID_HAND.split() + ["9C"], [3] * 7 + [1], True, None),
+    (VALID_HAND.split()[3:] + VALID_HAND.split()[:3], [3] * 7, True, None),
+    ("3S 4S 6H 5S 6H 6H 9D 10D JD 2C 3C 4C KS KH KD 7D 8D JC JH 5C 5D".split(), [3] * 7, False, "group 1"),
+    (VALID_HAND.split(), [3] * 6 + [1, 1, 1], False, "JH 5C 5D"),
+])
+def test_a_hand_judged_as_laid_out(client: FlaskClient, make_session: Callable[..., int], hand: list[str],
+                                   sizes: list[int], valid: bool, words: str | None) -> None:
+    sid = make_session()
+    body = check(client, sid, cards=hand, purpose="hand", tiplu="JS", groups=laid_out(hand, sizes)).get_json()
+    assert body["as_laid"]["valid"] is valid, body
+    if words:
+        assert words in body["as_laid"]["reason"]
+    assert "verdict" in body, "the search verdict comes too"
+
+
+@pytest.mark.parametrize("groups", [[[0, 0]], [[0, 99]], [[-1]], "0 1 2", [[0, True]]])
+def test_bad_groups_are_explained(client: FlaskClient, make_session: Callable[..., int], groups: Any) -> None:
+    response = check(client, make_session(), cards=VALID_HAND.split(), purpose="hand", tiplu="JS", groups=groups)
+    assert response.status_code == 400
+    assert "groups" in response.get_json()["error"]

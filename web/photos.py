@@ -305,6 +305,9 @@ def check_cards(session: Mapping[str, Any], payload: Mapping[str, Any]) -> dict[
         verdict["unmatched"] = [str(c) for c in result.unmatched]
         answer["verdict"] = verdict
         answer["outline"] = cards_to_indexes(names, verdict["melds"])
+        laid = _laid_groups(payload.get("groups"), len(cards))
+        if laid:
+            answer["as_laid"] = _judge_as_laid(cards, laid, rules, tiplu, turned, len(session["players"]))
     elif purpose == "maal":
         if rules.name != "nepali":
             raise PhotoError(_("maal belongs to the nepali rules; photograph the cards left in hand instead"))
@@ -326,10 +329,42 @@ def check_cards(session: Mapping[str, Any], payload: Mapping[str, Any]) -> dict[
     return answer
 
 
-def reading_error_message(error: Exception) -> str:
-    """A message for a photo that failed in an unexpected way (never a traceback)."""
-    return _("the photo could not be read (%(why)s); take it again or enter the cards by tapping",
-             why=type(error).__name__)
+def _laid_groups(raw: Any, count: int) -> list[list[int]]:
+    """The photo's groups (lists of card positions), checked: each position once, in range."""
+    if not raw:
+        return []
+    if not isinstance(raw, list) or not all(isinstance(g, list) for g in raw):
+        raise PhotoError(_("groups: give lists of card positions, e.g. [[0, 1, 2], [3, 4, 5]]"))
+    seen: set[int] = set()
+    for group in raw:
+        for index in group:
+            if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < count or index in seen:
+                raise PhotoError(_("groups: %(index)r is not a card position (0 to %(last)s, each once)",
+                                   index=index, last=count - 1))
+            seen.add(index)
+    return [list(g) for g in raw if g]
+
+
+def _judge_as_laid(cards: Sequence[Card], laid: list[list[int]], rules: Any, tiplu: Card | None,
+                   turned: Card | None, players: int) -> dict[str, Any]:
+    """:func:`scorer.declare.check_grouping` on the groups as they lie in the photo.
+
+    A lone card (a group of one, or a card in no group) is the discard when there is
+    exactly one; with more, the verdict says which cards lie outside the melds.
+    """
+    from scorer.declare import check_grouping
+    grouped = {i for g in laid for i in g}
+    lone = [g[0] for g in laid if len(g) == 1] + [i for i in range(len(cards)) if i not in grouped]
+    melds = [g for g in laid if len(g) > 1]
+    if len(lone) > 1:
+        return {"valid": False, "groups": melds, "discard": None,
+                "reason": _("%(cards)s lie apart from the melds; only the discard may",
+                            cards=" ".join(str(cards[i]) for i in lone))}
+    discard = cards[lone[0]] if lone else None
+    result = check_grouping([[cards[i] for i in g] for g in melds], rules, tiplu=tiplu, turned=turned,
+                            discard=discard, players=players)
+    return {"valid": result.valid, "groups": melds, "discard": None if discard is None else str(discard),
+            "reason": result.reason}
 
 
 def _read_fallback(image: np.ndarray, detector: Any, conf: float) -> dict[str, Any]:

@@ -74,8 +74,14 @@
       state.previewing = false;
       live.hidden = true;
       state.photo = data.photo;
-      state.cards = data.reading.cards.map(function (c) {
-        return { card: c.card, box: c.box, uncertain: !!c.uncertain, fixed: false };
+      var groupOf = {};
+      (data.reading.groups || []).forEach(function (group, g) {
+        group.forEach(function (index) { groupOf[index] = g; });
+      });
+      state.grouped = (data.reading.groups || []).length > 0;
+      state.cards = data.reading.cards.map(function (c, index) {
+        return { card: c.card, box: c.box, uncertain: !!c.uncertain, fixed: false,
+                 group: groupOf[index] === undefined ? null : groupOf[index] };
       });
       state.selected = -1;
       image.src = data.photo.url;
@@ -153,6 +159,14 @@
       var mine = ++state.sequence;
       var payload = { cards: state.cards.map(function (c) { return c.card; }), purpose: state.purpose,
                       tiplu: fieldValue("tiplu"), turned: fieldValue("turned") };
+      if (state.grouped && state.purpose === "hand") {
+        var groups = {};
+        state.cards.forEach(function (c, index) {
+          if (c.group === null) return;
+          (groups[c.group] = groups[c.group] || []).push(index);
+        });
+        payload.groups = Object.keys(groups).map(function (g) { return groups[g]; });
+      }
       if (state.seat !== "") {
         var seen = fieldValue("p" + state.seat + "_seen");
         if (seen !== null) payload.seen = seen;
@@ -182,6 +196,10 @@
         line(answerBox, v.valid ? text.msgValid + " (" + v.route + ")" : text.msgInvalid + ": " + v.reason,
              v.valid ? "verdict valid" : "verdict invalid");
         v.melds.forEach(function (meld) { line(answerBox, meld.join(" "), "meld"); });
+        if (data.as_laid) {
+          line(answerBox, text.msgLaid + ": " + (data.as_laid.valid ? text.msgValid : data.as_laid.reason),
+               data.as_laid.valid ? "valid" : "invalid");
+        }
       } else if (data.maal) {
         line(answerBox, text.msgMaal + ": " + data.maal.total, "verdict");
         data.maal.items.forEach(function (item) {
@@ -202,7 +220,7 @@
         chosen.uncertain = false;
         state.selected = -1;
       } else {
-        state.cards.push({ card: card, box: null, uncertain: false, fixed: true });
+        state.cards.push({ card: card, box: null, uncertain: false, fixed: true, group: null });
       }
       render();
       check();
