@@ -14,7 +14,7 @@ import pytest
 from scorer import get_rules, parse_card, parse_cards
 from scorer.maal import maal_points
 from test_browser import CHROMIUM, check_fits, live_url, page, tap_cards  # noqa: F401  (fixtures)
-from test_photos import sample_photos
+from test_photos import REAL_VAL, sample_photos
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's /usr/bin/chromium")]
@@ -28,7 +28,8 @@ def detect(page: Any, base: str, photo: Path) -> dict[str, Any]:
 
 
 def test_photograph_maal_fix_a_card_and_save(page: Any, live_url: str, tmp_path: Path) -> None:  # noqa: F811
-    readings = {photo: detect(page, live_url, photo) for photo in sample_photos()}
+    candidates = sample_photos() + sorted(REAL_VAL.glob("*.jpg"))
+    readings = {photo: detect(page, live_url, photo) for photo in candidates}
     photo = max(readings, key=lambda p: len(readings[p]["cards"]))
     found = [c["card"] for c in readings[photo]["cards"]]
 

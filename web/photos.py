@@ -30,14 +30,13 @@ from flask import Flask, current_app
 
 from scorer import Card, TipluError, get_rules, parse_card, parse_cards
 from vision.images import decode_image
+from vision.pipeline import DEFAULT_CONF, read_photo
 from web.db import write
 from web.i18n import _
 
 PURPOSES = ("hand", "maal", "tiplu", "turned", "penalty")
 PHOTO_ID = re.compile(r"^[0-9a-f]{32}$")
 DEFAULT_MAX_PIXELS = 40_000_000
-DEFAULT_CONF = 0.25
-UNCERTAIN_BELOW = 0.5
 MAX_PARALLEL = 2
 JPEG_QUALITY = 88
 
@@ -118,14 +117,7 @@ def read_image(image: np.ndarray, *, name: str = "upload", conf: float = DEFAULT
     """What ``tiplu detect`` prints for one photo: ``{"image", "cards", "corners", "groups"}``."""
     detector = get_detector(model_path)
     with _reading_slots:
-        try:
-            from vision.pipeline import read_photo
-        except ImportError:
-            reading = _read_fallback(image, detector, conf)
-        else:
-            reading = read_photo(image, detector, conf).to_dict()
-    reading["image"] = name
-    return reading
+        return read_photo(image, detector, conf, name=name).to_dict()
 
 
 def photo_folder(app: Flask | None = None) -> Path:
@@ -365,12 +357,3 @@ def _judge_as_laid(cards: Sequence[Card], laid: list[list[int]], rules: Any, tip
                             discard=discard, players=players)
     return {"valid": result.valid, "groups": melds, "discard": None if discard is None else str(discard),
             "reason": result.reason}
-
-
-def _read_fallback(image: np.ndarray, detector: Any, conf: float) -> dict[str, Any]:
-    """One card per detected corner, as :func:`vision.pipeline.read_photo` will group them."""
-    corners = detector.detect(image, conf)
-    cards = [{"card": c.card, "confidence": c.confidence, "box": list(c.box),
-              "uncertain": c.confidence < UNCERTAIN_BELOW} for c in corners]
-    return {"image": "", "cards": cards, "corners": [dict(card, corners=[i]) for i, card in enumerate(cards)],
-            "groups": []}
