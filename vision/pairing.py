@@ -95,6 +95,7 @@ class Pairing:
 
 
 def _size(box: Sequence[float]) -> float:
+    """Index size: the square root of the box area (the long side measured no better)."""
     return math.sqrt(max(box[2] - box[0], 1e-6) * max(box[3] - box[1], 1e-6))
 
 
