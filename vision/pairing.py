@@ -48,6 +48,9 @@ DECKS = 3
 #: One photo shows one card size: pairs whose index distance is this factor off the
 #: photo's typical pair distance are refused, and nearer ones preferred.
 RATIO_SPREAD = 1.3
+#: Clearly opposite-facing indices may lie further off (face cards' indices differ in size).
+CLEAR_FACING = 0.3
+RATIO_SPREAD_CLEAR = 1.6
 #: Some indices look alike both ways up (8, A, 0); a facing score within this of 0 is
 #: no evidence either way, and such a pair is taken only at nearly the typical distance.
 AMBIGUOUS_FACING = 0.15
@@ -182,7 +185,8 @@ def pair_corners(corners: Sequence[Corner], image: np.ndarray | None = None, *, 
         scored = []
         for facing, ratio, i, j in candidates.get(name, []):
             off = abs(math.log(ratio / typical))
-            limit = RATIO_SPREAD if facing >= FLIP_MARGIN else RATIO_SPREAD_AMBIGUOUS
+            limit = (RATIO_SPREAD_CLEAR if facing >= CLEAR_FACING else
+                     RATIO_SPREAD if facing >= FLIP_MARGIN else RATIO_SPREAD_AMBIGUOUS)
             if off <= math.log(limit):
                 scored.append((facing - SCALE_WEIGHT * off, i, j))
         used: set[int] = set()

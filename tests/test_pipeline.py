@@ -1,0 +1,316 @@
+"""Corners -> physical cards -> melds -> verdict, tested on generated scenes with known truth,
+and ``tiplu detect`` / ``tiplu score`` run as real subprocesses on the committed samples.
+
+Pairing is tested by itself: the generator's ground-truth corner boxes (with 4 % jitter)
+go in, so a miss is the pairing's fault, not the detector's. The held-out design is used
+when its Debian package is installed, else the drawn designs (always available;
+``TIPLU_TEST_DECKS=drawn`` forces them).
+Run with ``-s`` to see the exact-count accuracy per scene type.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections import Counter
+from functools import lru_cache
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from scorer import get_rules, parse_card
+from vision.decks import Deck, load_decks
+from vision.detector import CardDetector, Corner
+from vision.layout import group_cards
+from vision.pairing import PhysicalCard, facing_score, pair_corners, typical_ratio
+from vision.pipeline import PhotoReading, read_photo
+from vision.scenes import RenderedScene, render_scene
+from vision.score import FREE, PLAYER, looks_like_melds, score_reading
+
+ROOT = Path(__file__).resolve().parent.parent
+TIPLU = ROOT / ".venv" / "bin" / "tiplu"
+SAMPLES = ROOT / "sample_images"
+EXPECTED = json.loads((SAMPLES / "expected.json").read_text())
+SCENES_PER_CASE = 10
+
+
+@lru_cache(maxsize=1)
+def decks() -> tuple[Deck, ...]:
+    try:
+        return tuple(load_decks(os.environ.get("TIPLU_TEST_DECKS", "holdout")))
+    except ValueError:
+        return tuple(load_decks("drawn"))
+
+
+@lru_cache(maxsize=None)
+def scenes(scene: str, copies: int) -> tuple[RenderedScene, ...]:
+    cards = ["6H"] * copies if copies else None
+    return tuple(render_scene(np.random.default_rng([31, copies, i]), scene, size=(640, 480), decks=list(decks()),
+                              cards=cards, distractors=False) for i in range(SCENES_PER_CASE))
+
+
+def truth_corners(shot: RenderedScene, rng: np.random.Generator, jitter: float = 0.04) -> list[Corner]:
+    out = []
+    for b in shot.geometry["boxes"]:
+        x1, y1, x2, y2 = b["bbox"]
+        w, h = x2 - x1, y2 - y1
+        box = (x1 + rng.normal(0, jitter * w), y1 + rng.normal(0, jitter * h),
+               x2 + rng.normal(0, jitter * w), y2 + rng.normal(0, jitter * h))
+        out.append(Corner(b["name"], float(rng.uniform(0.6, 1.0)), tuple(float(v) for v in box)))
+    return out
+
+
+def true_counts(shot: RenderedScene) -> Counter[str]:
+    """Cards with at least one visible corner, per face (a card with none cannot be counted)."""
+    by_id = {c["id"]: c["card"] for c in shot.geometry["cards"]}
+    return Counter(by_id[i] for i in {b["card_id"] for b in shot.geometry["boxes"]})
+
+
+# scene, identical copies laid (0 = the generator's own mix), least exact-count share of faces
+CASES = [("single", 0, 0.95), ("tunnela", 1, 0.9), ("tunnela", 2, 0.9), ("tunnela", 3, 0.9),
+         ("meld_row", 0, 0.93), ("fan", 0, 0.95), ("maal_spread", 0, 0.9), ("table", 0, 0.93)]
+
+
+@pytest.mark.parametrize("scene, copies, least", CASES)
+def test_pairing_counts_cards_on_true_corners(scene: str, copies: int, least: float) -> None:
+    rng = np.random.default_rng(5)
+    faces_ok = faces = scenes_ok = 0
+    for shot in scenes(scene, copies):
+        truth = true_counts(shot)
+        found = pair_corners(truth_corners(shot, rng), shot.image).counts()
+        faces += len(truth)
+        faces_ok += sum(found.get(card, 0) == n for card, n in truth.items())
+        scenes_ok += found == dict(truth)
+    share = faces_ok / faces
+    print(f"\n{scene} x{copies or 'mix'} ({decks()[0].name}): exact count {faces_ok}/{faces} faces, "
+          f"{scenes_ok}/{SCENES_PER_CASE} scenes")
+    assert share >= least
+
+
+@pytest.mark.parametrize("copies", [1, 2, 3])
+def test_identical_copies_need_the_facing_test(copies: int) -> None:
+    """With the photo, stacked copies are never merged; on distance alone they can be."""
+    rng = np.random.default_rng(9)
+    with_photo = without = 0
+    for shot in scenes("tunnela", copies):
+        corners = truth_corners(shot, rng)
+        with_photo += pair_corners(corners, shot.image).counts() == dict(true_counts(shot))
+        without += pair_corners(corners).counts() == dict(true_counts(shot))
+    assert with_photo >= without
+    assert with_photo >= SCENES_PER_CASE - 1
+
+
+def test_counts_above_the_decks_are_clamped_and_flagged() -> None:
+    corners = [Corner("7H", 0.9 - 0.1 * i, (100.0 * i, 0.0, 100.0 * i + 20, 30.0)) for i in range(4)]
+    image = np.full((60, 420, 3), 255, np.uint8)
+    for i in range(4):
+        cv2.putText(image, "7", (100 * i + 3, 25), cv2.FONT_HERSHEY_SIMPLEX, 0.8, (0, 0, 200), 2)
+    result = pair_corners(corners, image, decks=3)
+    assert result.counts() == {"7H": 3}
+    assert result.clamped == ("7H",)
+    assert all(c.uncertain for c in result.cards)
+    assert 0.6 not in {c.confidence for c in result.cards}  # the least sure copy was dropped
+
+
+@pytest.mark.parametrize("conf, below, uncertain", [(0.9, 0.5, False), (0.49, 0.5, True), (0.6, 0.7, True),
+                                                    (0.5, 0.5, False)])
+def test_low_confidence_cards_are_marked_uncertain(conf: float, below: float, uncertain: bool) -> None:
+    [card] = pair_corners([Corner("KS", conf, (0.0, 0.0, 10.0, 15.0))], uncertain_below=below).cards
+    assert card.uncertain is uncertain and card.confidence == pytest.approx(conf)
+
+
+def test_a_pair_is_surer_than_either_corner_and_spans_the_card() -> None:
+    shot = render_scene(np.random.default_rng(3), "single", size=(400, 300), decks=list(decks()), cards=["QS"],
+                        effects=False)
+    corners = [Corner("QS", 0.6, tuple(b["bbox"])) for b in shot.geometry["boxes"]]
+    assert len(corners) == 2
+    [card] = pair_corners(corners, shot.image).cards
+    assert card.confidence == pytest.approx(0.84)
+    assert card.corners == (0, 1)
+    outline = np.array(shot.geometry["cards"][0]["outline"])
+    card_w = np.ptp(outline[:, 0])
+    assert card.box[2] - card.box[0] > 0.6 * card_w
+
+
+def test_facing_score_on_a_real_card() -> None:
+    shot = render_scene(np.random.default_rng(4), "single", size=(400, 300), decks=list(decks()), cards=["9H"],
+                        effects=False)
+    gray = cv2.cvtColor(shot.image, cv2.COLOR_BGR2GRAY)
+    from vision.pairing import _crop
+    tl, br = (_crop(gray, b["bbox"]) for b in shot.geometry["boxes"])
+    assert facing_score(tl, br) > 0.1 > facing_score(tl, tl)
+
+
+@pytest.mark.parametrize("ratios, expected", [([], 3.5), ([2.0], 2.0), ([2.0, 2.1, 2.2, 7.0], 2.1),
+                                              ([4.0, 4.2, 1.4], 4.1)])
+def test_typical_ratio_is_the_mode(ratios: list[float], expected: float) -> None:
+    assert typical_ratio(ratios) == pytest.approx(expected, rel=0.06)
+
+
+def test_melds_are_grouped_as_laid() -> None:
+    rng = np.random.default_rng(2)
+    exact = total = 0
+    for shot in scenes("meld_row", 0):
+        corners = truth_corners(shot, rng, jitter=0.02)
+        cards = pair_corners(corners, shot.image).cards
+        groups = group_cards(cards, corners)
+        assert sorted(i for g in groups for i in g) == list(range(len(cards)))
+        ids = [frozenset().union(*({shot.geometry["boxes"][k]["card_id"] for k in cards[i].corners}
+                                   for i in g)) for g in groups]
+        by_id = {c["id"]: c["group"] for c in shot.geometry["cards"]}
+        truth: dict[str, set[int]] = {}
+        for b in shot.geometry["boxes"]:
+            truth.setdefault(by_id[b["card_id"]], set()).add(b["card_id"])
+        exact += sum(frozenset(g) in ids for g in truth.values())
+        total += len(truth)
+    print(f"\nmelds grouped exactly: {exact}/{total}")
+    assert exact / total >= 0.9
+
+
+def test_group_order_follows_the_row() -> None:
+    corners = [Corner(n, 0.9, (x, 10.0, x + 10, 25.0)) for n, x in
+               (("5S", 24.0), ("3S", 0.0), ("4S", 12.0), ("KD", 100.0), ("KH", 112.0), ("KC", 124.0))]
+    cards = pair_corners(corners).cards
+    groups = group_cards(cards, corners)
+    assert [[cards[i].card for i in g] for g in groups] == [["3S", "4S", "5S"], ["KD", "KH", "KC"]]
+
+
+def _expected_reading(name: str) -> PhotoReading:
+    """What the pipeline builds from the sample's true corners (no detector involved)."""
+    entry = EXPECTED[name]
+    image = cv2.imread(str(SAMPLES / name))
+    corners = tuple(Corner(c["card"], 0.9, tuple(c["box"])) for c in entry["corners"])
+    pairing = pair_corners(corners, image)
+    groups = group_cards(pairing.cards, corners)
+    order = [i for g in groups for i in g]
+    cards = tuple(pairing.cards[i] for i in order)
+    renum = {old: new for new, old in enumerate(order)}
+    return PhotoReading(name, corners, cards, tuple(tuple(renum[i] for i in g) for g in groups))
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_samples_true_corners_give_the_expected_cards(name: str) -> None:
+    reading = _expected_reading(name)
+    assert sorted(reading.card_names()) == EXPECTED[name]["cards"]
+
+
+def test_declared_sample_is_judged_on_the_players_melds() -> None:
+    entry = EXPECTED["declared_hand.jpg"]
+    reading = _expected_reading("declared_hand.jpg")
+    assert sorted(map(sorted, reading.grouped_names())) == sorted(map(sorted, entry["groups"]))
+    verdict = score_reading(reading, get_rules("nepali", {}), tiplu=parse_card(entry["tiplu"]))
+    assert verdict.grouping == PLAYER
+    assert verdict.valid is entry["valid"] is True
+    assert verdict.maal is not None and verdict.maal.total == entry["maal"]
+
+
+@pytest.mark.parametrize("name", ["maal_spread.jpg", "tunnela.jpg", "tiplu.jpg"])
+def test_other_samples_get_their_maal(name: str) -> None:
+    entry = EXPECTED[name]
+    verdict = score_reading(_expected_reading(name), get_rules("nepali", {}), tiplu=parse_card(entry["tiplu"]))
+    assert verdict.maal is not None and verdict.maal.total == entry["maal"]
+    assert not verdict.valid
+
+
+@pytest.mark.parametrize("groups, melds, discard", [
+    ([["3S", "4S", "5S"], ["KD"], ["7H", "7H", "7H"]], 2, "KD"),
+    ([["3S", "3S"], ["9D", "9D"]], 2, None),
+    ([["3S", "4S", "5S"], ["KD"], ["QC"]], None, None),
+    ([["3S", "4S"], ["7H", "8H", "9H"]], None, None),
+    ([["3S", "4S", "5S"]], None, None),
+])
+def test_groups_that_look_like_melds(groups: list[list[str]], melds: int | None, discard: str | None) -> None:
+    result = looks_like_melds([[parse_card(c) for c in g] for g in groups])
+    if melds is None:
+        assert result is None
+    else:
+        assert result is not None and len(result[0]) == melds
+        assert (str(result[1]) if result[1] else None) == discard
+
+
+def test_free_check_when_the_photo_shows_no_melds() -> None:
+    reading = _expected_reading("maal_spread.jpg")
+    verdict = score_reading(reading, get_rules("nepali", {}), tiplu=parse_card("5D"))
+    assert verdict.grouping == FREE
+    assert verdict.declare is None and "21 cards" in (verdict.declare_error or "")
+    assert verdict.to_dict()["declare"]["valid"] is False
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(TIPLU), *args], capture_output=True, text=True, timeout=120, cwd=ROOT)
+
+
+def _recall(found: list[str], expected: list[str]) -> float:
+    return sum((Counter(found) & Counter(expected)).values()) / len(expected)
+
+
+#: Share of the samples' cards the shipped model names right at the default --conf, as
+#: measured when this test was written (the shipped two-stage model found no corner on the
+#: held-out design; see the report). Raise it when a better model ships.
+SAMPLE_RECALL_FLOOR = 0.0
+
+
+def test_tiplu_detect_on_the_samples() -> None:
+    photos = sorted(SAMPLES.glob("*.jpg"))
+    proc = _run("detect", "--json", *map(str, photos))
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [Path(r["image"]).name for r in lines] == [p.name for p in photos]
+    found: list[str] = []
+    expected: list[str] = []
+    for result, photo in zip(lines, photos):
+        assert list(result) == ["image", "cards", "corners", "groups"]
+        h, w = cv2.imread(str(photo)).shape[:2]
+        for item in result["corners"] + result["cards"]:
+            x1, y1, x2, y2 = item["box"]
+            assert 0 <= x1 <= x2 <= w and 0 <= y1 <= y2 <= h
+            assert 0.25 <= item["confidence"] <= 1
+        for card in result["cards"]:
+            assert all(result["corners"][k]["card"] == card["card"] for k in card["corners"])
+            assert card["uncertain"] is (card["confidence"] < 0.5)
+        assert sorted(i for g in result["groups"] for i in g) == list(range(len(result["cards"])))
+        assert max(Counter(c["card"] for c in result["cards"]).values(), default=0) <= 3
+        found += [c["card"] for c in result["cards"]]
+        expected += EXPECTED[photo.name]["cards"]
+    recall = _recall(found, expected)
+    print(f"\nshipped model on the samples: {recall:.0%} of {len(expected)} cards named")
+    assert recall >= SAMPLE_RECALL_FLOOR
+
+
+def test_detect_prints_one_line_per_photo_even_at_low_conf() -> None:
+    proc = _run("detect", str(SAMPLES / "tiplu.jpg"), "--conf", "0.05")
+    assert proc.returncode == 0
+    [line] = proc.stdout.splitlines()
+    assert list(json.loads(line)) == ["image", "cards", "corners", "groups"]
+
+
+@pytest.mark.parametrize("args, code, needle", [
+    (["--tiplu", "5D", "--json"], None, None),
+    ([], 2, "--tiplu"),
+    (["--tiplu", "XX"], 2, "XX"),
+    (["--tiplu", "5D", "--option", "nonsense=1"], 2, "nonsense"),
+    (["--rules", "rummy"], 2, "--turned"),
+    (["--tiplu", "5D", "--conf", "3"], 2, "--conf"),
+])
+def test_tiplu_score_exit_codes(args: list[str], code: int | None, needle: str | None) -> None:
+    proc = _run("score", str(SAMPLES / "declared_hand.jpg"), *args)
+    assert "Traceback" not in proc.stderr
+    if code is None:
+        verdict = json.loads(proc.stdout)
+        assert proc.returncode == (0 if verdict["declare"]["valid"] else 1)
+        assert verdict["grouping"] in (PLAYER, FREE)
+        assert verdict["maal"] is None or isinstance(verdict["maal"]["total"], int)
+    else:
+        assert proc.returncode == code and needle in proc.stderr
+
+
+def test_read_photo_api_on_a_sample() -> None:
+    image = cv2.imread(str(SAMPLES / "tunnela.jpg"))
+    reading = read_photo(image, CardDetector(), 0.25, name="tunnela.jpg")
+    data = reading.to_dict()
+    assert list(data) == ["image", "cards", "corners", "groups"]
+    assert set(reading.timings) == {"detect_ms", "pair_ms", "group_ms"}
+    assert all(isinstance(c, PhysicalCard) for c in reading.cards)
