@@ -104,6 +104,21 @@ def test_identical_copies_are_all_labelled(one_deck: list[Deck]) -> None:
     assert {b.name for b in r.labels} == {"7H"}
 
 
+@pytest.mark.parametrize("scene,groups", [
+    ("tunnela", [["QS"] * 3, ["2D"] * 2, ["KC"]]),
+    ("meld_row", [["5H", "6H", "7H"], ["QS"] * 3, ["AD", "AC", "AS"], ["9C", "9C"]]),
+    ("meld_row", [["2S", "3S", "4S"]] * 8),
+])
+def test_caller_given_groups_become_geometry_groups(scene: str, groups: list[list[str]],
+                                                    one_deck: list[Deck]) -> None:
+    r = render_scene(np.random.default_rng(21), scene, size=(1280, 960), decks=one_deck,
+                     cards=groups, effects=False)
+    by_group: dict[str, list[str]] = {}
+    for c in r.geometry["cards"]:
+        by_group.setdefault(c["group"], []).append(c["card"])
+    assert sorted(by_group.values()) == sorted(groups)
+
+
 def test_fixed_cards_in_order_and_single_cards_show_both_corners(one_deck: list[Deck]) -> None:
     cards = ["AS", "10D", "JOKER"]
     r = render_scene(np.random.default_rng(5), "single", size=(900, 500), decks=one_deck,

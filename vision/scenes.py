@@ -62,9 +62,13 @@ class CardSupply:
     for an exact scene (``CardSupply(rng, fixed=["QS", "QS", "QS"])`` is one tunnela).
     """
 
-    def __init__(self, rng: Rng, fixed: Sequence[str] | None = None, jokers: int = 3) -> None:
+    def __init__(self, rng: Rng, fixed: Sequence[str] | None = None, jokers: int = 3,
+                 groups: Sequence[Sequence[str]] | None = None) -> None:
         self.rng = rng
+        if groups is not None:
+            fixed = [c for g in groups for c in g]
         self.fixed = list(fixed) if fixed is not None else None
+        self.groups = [list(g) for g in groups] if groups is not None else None
         self.used: Counter[str] = Counter()
         self.limit = {name: 3 for name in CLASS_NAMES} | {"JOKER": jokers}
 
@@ -80,6 +84,12 @@ class CardSupply:
         assert self.fixed is not None
         out, self.fixed = self.fixed[:n], self.fixed[n:]
         return self._take(out)
+
+    def next_group(self) -> list[str]:
+        """The next caller-given group (one meld or stack), taken from the fixed cards."""
+        assert self.groups is not None
+        group = self.groups.pop(0)
+        return self._fixed(len(group))
 
     @property
     def exhausted(self) -> bool:
@@ -175,6 +185,8 @@ def layout_meld_row(rng: Rng, supply: CardSupply, prefix: str = "") -> list[Laid
     """Rows of up to 7 melds; inside a meld each card covers the previous one but its index."""
     rows = 1 if supply.fixed is not None else int(rng.choice([1, 1, 2, 2, 3]))
     per_row = int(rng.integers(1, 8))
+    if supply.groups is not None:
+        rows, per_row = (len(supply.groups) + 6) // 7, 7
     step = rng.uniform(0.2, 0.34)
     gap = rng.uniform(0.15, 0.6)
     row_angle = rng.normal(0, 3)
@@ -186,7 +198,10 @@ def layout_meld_row(rng: Rng, supply: CardSupply, prefix: str = "") -> list[Laid
             if supply.exhausted:
                 break
             size = 3 if rng.random() < 0.85 else 2
-            cards = supply.meld() if size == 3 else supply.identical(2)
+            if supply.groups is not None:
+                cards = supply.next_group() if supply.groups else []
+            else:
+                cards = supply.meld() if size == 3 else supply.identical(2)
             if not cards:
                 break
             out += _meld_cards(cards, f"{prefix}row{r}-meld{m}", x, y, row_angle, step, rng)
@@ -218,9 +233,13 @@ def layout_fan(rng: Rng, supply: CardSupply, prefix: str = "") -> list[Laid]:
 def layout_tunnela(rng: Rng, supply: CardSupply, prefix: str = "") -> list[Laid]:
     """1-4 stacks of identical cards (3 = tunnela, 2 = dublee), each shifted so indices show."""
     stacks = 1 if supply.fixed is not None else int(rng.integers(1, 5))
+    if supply.groups is not None:
+        stacks = len(supply.groups)
     out: list[Laid] = []
     for s in range(stacks):
-        if supply.fixed is not None:
+        if supply.groups is not None:
+            cards = supply.next_group()
+        elif supply.fixed is not None:
             cards = supply.any(len(supply.fixed))
         else:
             cards = supply.identical(3 if rng.random() < 0.75 else 2)
@@ -451,7 +470,8 @@ def _photometric(img: np.ndarray, rng: Rng) -> np.ndarray:
 
 
 def render_scene(rng: Rng, scene: str = "table", *, size: tuple[int, int] = (1280, 960),
-                 decks: Sequence[Deck] | None = None, cards: Sequence[str] | None = None,
+                 decks: Sequence[Deck] | None = None,
+                 cards: Sequence[str] | Sequence[Sequence[str]] | None = None,
                  card_px: float | None = None, crop: bool = False, effects: bool = True,
                  background: str | None = None, camera: float | None = None,
                  min_visible: float = MIN_VISIBLE, designs_per_scene: int | None = None,
@@ -461,7 +481,9 @@ def render_scene(rng: Rng, scene: str = "table", *, size: tuple[int, int] = (128
     """Render one table scene and label every visible corner index.
 
     ``scene`` is one of :data:`SCENE_TYPES`; ``cards`` fixes the cards laid (in layout
-    order, e.g. ``["7H"] * 3`` with ``"tunnela"``); ``card_px`` is the card width in pixels
+    order, e.g. ``["7H"] * 3`` with ``"tunnela"``), or, as a list of lists, the groups:
+    each inner list is one meld (``"meld_row"``, 7 to a row) or one stack (``"tunnela"``),
+    e.g. ``[["QS"] * 3, ["5H", "6H", "7H"]]``; ``card_px`` is the card width in pixels
     (default: the layout fills the picture, or log-uniform in ``card_px_range`` in ``crop``
     mode, where the view is
     centred on a random card and cards may run off the edges); ``effects=False`` gives a
@@ -489,7 +511,10 @@ def render_scene(rng: Rng, scene: str = "table", *, size: tuple[int, int] = (128
     p = np.array([1.0 if d.name.startswith("drawn-") else SVG_WEIGHT for d in decks])
     designs = [decks[int(i)] for i in rng.choice(len(decks), size=min(n_designs, len(decks)),
                                                  replace=False, p=p / p.sum())]
-    supply = CardSupply(rng, cards)
+    if cards is not None and len(cards) and not isinstance(cards[0], str):
+        supply = CardSupply(rng, groups=cards)  # type: ignore[arg-type]
+    else:
+        supply = CardSupply(rng, cards)  # type: ignore[arg-type]
     laid = LAYOUTS[scene](rng, supply, "")
     if cards is not None and not supply.exhausted:
         laid += layout_single(rng, supply, "extra-")
