@@ -10,6 +10,11 @@ while the shipped model misses cards. Figures only, no asserts: timings depend o
 machine and its load.
 
     .venv/bin/python bench/bench_pipeline.py [--photo sample_images/declared_hand.jpg] [--runs 20]
+    .venv/bin/python bench/bench_pipeline.py --nms 100    # NMS study on generated scenes instead
+
+``--nms N`` renders N generated scenes per layout (tunnela, meld_row, table; every installed
+design) and runs the detector's class-agnostic NMS on the ground-truth corner boxes: any
+box it removes is a corner of another card that perfect boxes would still lose.
 """
 
 from __future__ import annotations
@@ -41,7 +46,10 @@ def main() -> int:
     ap.add_argument("--photo", type=Path, default=ROOT / "sample_images" / "declared_hand.jpg")
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--threads", type=int, default=None, help="ONNX Runtime threads (default: all cores)")
+    ap.add_argument("--nms", type=int, default=0, metavar="N", help="run the NMS study on N scenes per layout")
     args = ap.parse_args()
+    if args.nms:
+        return nms_study(args.nms)
 
     from scorer import get_rules, parse_card
     from scorer.declare import check_grouping, check_hand
@@ -102,6 +110,54 @@ def main() -> int:
     print(f"{'cards found':<28}{rows['cards found'][0]:>15d}{rows['cards found'][1]:>15d}")
     print("target: < 300 ms per photo on a 2-core machine; 'true corners' uses the model's detect time")
     return 0
+
+
+def nms_study(per_layout: int) -> int:
+    """How many true corners class-agnostic NMS (IoU 0.6 and stricter) would merge away."""
+    import numpy as np
+
+    from vision.decks import load_decks
+    from vision.detector import NMS_IOU, nms
+    from vision.scenes import render_scene
+
+    decks = load_decks("all")
+    thresholds = (NMS_IOU, 0.5, 0.45, 0.7)
+    print(f"NMS on ground-truth corner boxes, {per_layout} scenes per layout, {len(decks)} designs")
+    print(f"{'layout':<10}{'corners':>9}" + "".join(f"{'lost@' + str(t):>11}" for t in thresholds)
+          + f"{'same-face lost@' + str(NMS_IOU):>20}{'max IoU':>9}")
+    for layout in ("tunnela", "meld_row", "table"):
+        total = 0
+        lost = dict.fromkeys(thresholds, 0)
+        same_face = 0
+        worst = 0.0
+        for i in range(per_layout):
+            shot = render_scene(np.random.default_rng([41, i]), layout, size=(960, 720), decks=decks)
+            boxes = np.array([b["bbox"] for b in shot.geometry["boxes"]], float).reshape(-1, 4)
+            if not len(boxes):
+                continue
+            names = [b["name"] for b in shot.geometry["boxes"]]
+            scores = np.random.default_rng(i).uniform(0.5, 1.0, len(boxes))
+            total += len(boxes)
+            worst = max([worst] + [_iou(boxes[a], boxes[b]) for a in range(len(boxes))
+                                   for b in range(a + 1, len(boxes))])
+            for t in thresholds:
+                kept = set(nms(boxes, scores, t).tolist())
+                lost[t] += len(boxes) - len(kept)
+                if t == NMS_IOU:
+                    dropped = [k for k in range(len(boxes)) if k not in kept]
+                    same_face += sum(1 for k in dropped if any(names[j] == names[k] for j in kept
+                                                               if _iou(boxes[j], boxes[k]) > t))
+        print(f"{layout:<10}{total:>9}" + "".join(f"{lost[t]:>6} {100 * lost[t] / max(total, 1):>3.1f}%"
+                                                   for t in thresholds) + f"{same_face:>20}{worst:>9.2f}")
+    return 0
+
+
+def _iou(a: Any, b: Any) -> float:
+    iw = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    ih = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    inter = iw * ih
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return inter / union if union > 0 else 0.0
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from __future__ import annotations
 import resource
 import struct
 import subprocess
+import sys
 import zlib
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from scorer import TipluError
 from vision.images import MAX_BYTES, ImageError, decode_image, read_header, read_image
 
 ROOT = Path(__file__).resolve().parent.parent
-TIPLU = ROOT / ".venv" / "bin" / "tiplu"
+TIPLU = Path(sys.executable).with_name("tiplu")  # the console script of the running venv
 SAMPLE = ROOT / "sample_images" / "tiplu.jpg"
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from collections import Counter
 from functools import lru_cache
 from pathlib import Path
@@ -31,7 +32,7 @@ from vision.scenes import RenderedScene, render_scene
 from vision.score import FREE, PLAYER, looks_like_melds, score_reading
 
 ROOT = Path(__file__).resolve().parent.parent
-TIPLU = ROOT / ".venv" / "bin" / "tiplu"
+TIPLU = Path(sys.executable).with_name("tiplu")  # the console script of the running venv
 SAMPLES = ROOT / "sample_images"
 EXPECTED = json.loads((SAMPLES / "expected.json").read_text())
 SCENES_PER_CASE = 10
