@@ -104,6 +104,14 @@ def test_identical_copies_need_the_facing_test(copies: int) -> None:
     assert with_photo >= SCENES_PER_CASE - 1
 
 
+@pytest.mark.parametrize("name, seen, kept", [("JOKER", 7, 6), ("JOKER", 6, 6), ("2C", 3, 3)])
+def test_copy_limits(name: str, seen: int, kept: int) -> None:
+    corners = [Corner(name, 0.9, (200.0 * i, 0.0, 200.0 * i + 10, 15.0)) for i in range(seen)]
+    result = pair_corners(corners, decks=3)
+    assert result.counts() == {name: kept}
+    assert result.clamped == ((name,) if seen > kept else ())
+
+
 def test_counts_above_the_decks_are_clamped_and_flagged() -> None:
     corners = [Corner("7H", 0.9 - 0.1 * i, (100.0 * i, 0.0, 100.0 * i + 20, 30.0)) for i in range(4)]
     image = np.full((60, 420, 3), 255, np.uint8)
@@ -112,7 +120,7 @@ def test_counts_above_the_decks_are_clamped_and_flagged() -> None:
     result = pair_corners(corners, image, decks=3)
     assert result.counts() == {"7H": 3}
     assert result.clamped == ("7H",)
-    assert all(c.uncertain for c in result.cards)
+    assert all(c.uncertain and c.clamped for c in result.cards)
     assert 0.6 not in {c.confidence for c in result.cards}  # the least sure copy was dropped
 
 

@@ -12,8 +12,9 @@ tunnela is three 6H stacked). Two corners of one name are taken as one card when
   up to 7.5 for gm-paris; a stacked tunnela's indices lie 0.5 to 1.5 apart).
 
 Pairs are chosen greedily, most clearly opposite-facing first, each corner used once.
-Every other corner is a card on its own. A face counted more than ``decks`` times is
-clamped to ``decks`` (the least confident extras dropped) and flagged.
+Every other corner is a card on its own. A face counted more than ``decks`` times
+(printed jokers: twice that) is clamped (the least confident extras dropped); the copies
+kept are flagged ``clamped`` and ``uncertain``.
 
 Four-index decks (a small index in all four corners) are not paired beyond the
 diagonal: their top-right / bottom-left corners face the same way as their neighbours
@@ -45,6 +46,8 @@ FLIP_MARGIN = 0.1
 #: Cards whose confidence is below this are marked ``uncertain`` for the user to confirm.
 UNCERTAIN_BELOW = 0.5
 DECKS = 3
+#: A deck carries two printed jokers, so the joker limit is twice the decks.
+JOKERS_PER_DECK = 2
 #: One photo shows one card size: pairs whose index distance is this factor off the
 #: photo's typical pair distance are refused, and nearer ones preferred.
 RATIO_SPREAD = 1.3
@@ -75,11 +78,12 @@ class PhysicalCard:
     box: tuple[float, float, float, float]
     corners: tuple[int, ...]
     uncertain: bool = False
+    clamped: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {"card": self.card, "confidence": round(self.confidence, 4),
                 "box": [round(v, 1) for v in self.box], "corners": list(self.corners),
-                "uncertain": self.uncertain}
+                "uncertain": self.uncertain, "clamped": self.clamped}
 
 
 @dataclass(frozen=True)
@@ -220,9 +224,10 @@ def _clamp(cards: list[PhysicalCard], decks: int, uncertain_below: float) -> Pai
     clamped: list[str] = []
     for name, same in by_name.items():
         same.sort(key=lambda c: -c.confidence)
-        if len(same) > decks:
+        limit = JOKERS_PER_DECK * decks if name == "JOKER" else decks
+        if len(same) > limit:
             clamped.append(name)
-            same = [PhysicalCard(c.card, c.confidence, c.box, c.corners, True) for c in same[:decks]]
+            same = [PhysicalCard(c.card, c.confidence, c.box, c.corners, True, True) for c in same[:limit]]
         keep.extend(same)
     keep.sort(key=lambda c: min(c.corners))
     return Pairing(tuple(keep), tuple(sorted(clamped)))
