@@ -71,6 +71,12 @@ def test_good_images_decode_to_bgr(ext: str, channels: int) -> None:
     assert out.shape == (48, 64, 3) and out.dtype == np.uint8
 
 
+def test_jpeg_with_data_after_the_end_marker_decodes() -> None:
+    """Motion photos append a video after the JPEG's end marker; the photo must still decode."""
+    data = _encoded(".jpg", _photo(48, 64)) + b"\x00\x00\x00\x18ftypmp42" + bytes(range(256)) * 40
+    assert decode_image(data).shape == (48, 64, 3)
+
+
 def test_png_pixels_come_back_exactly() -> None:
     image = _photo()
     assert np.array_equal(decode_image(_encoded(".png", image)), image)
@@ -102,7 +108,7 @@ def _bad_inputs() -> list[tuple[str, bytes, str]]:
         ("50 MB", b"\xff\xd8\xff\xe0" + b"\x00" * (50 * 1024 * 1024), "over the"),
         ("jpeg claiming 20000x20000", jpeg_claiming(20000, 20000), "MP limit"),
         ("png 20000x20000", huge_png(), "MP limit"),
-        ("garbage after a jpeg header", jpg[:600] + b"\x00" * 2000 + b"\xff\xd9", "cannot be decoded"),
+        ("broken scan header", jpg[:jpg.index(b"\xff\xda")] + b"\xff\xda\x00\x02\xff\xd9", "cannot be decoded"),
     ]
 
 

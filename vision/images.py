@@ -59,10 +59,16 @@ class ImageHeader:
 _JPEG_SOF = {0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF}
 
 
-def _jpeg_size(data: bytes) -> tuple[int, int]:
-    """Width and height from the first start-of-frame segment (walks the marker chain)."""
+def _jpeg_segments(data: bytes) -> tuple[tuple[int, int] | None, int | None]:
+    """Walk the JPEG marker chain: (width, height) from the first start-of-frame, and the
+    offset of the first start-of-scan (None for either when the file ends before it).
+
+    Segments are skipped by their length, so an EXIF thumbnail (a whole JPEG inside APP1)
+    is never mistaken for the photo.
+    """
     i = 2
     n = len(data)
+    size: tuple[int, int] | None = None
     while i + 4 <= n:
         if data[i] != 0xFF:
             raise ImageError("the JPEG header is damaged; take or export the photo again")
@@ -73,18 +79,25 @@ def _jpeg_size(data: bytes) -> tuple[int, int]:
         if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7:
             i += 2
             continue
+        if marker == 0xDA:
+            return size, i
+        if marker == 0xD9:
+            break
         length = struct.unpack(">H", data[i + 2:i + 4])[0]
         if length < 2:
             raise ImageError("the JPEG header is damaged; take or export the photo again")
-        if marker in _JPEG_SOF:
-            if i + 9 > n:
-                break
+        if marker in _JPEG_SOF and size is None and i + 9 <= n:
             height, width = struct.unpack(">HH", data[i + 5:i + 9])
-            return width, height
-        if marker in (0xD9, 0xDA):
-            break
+            size = (width, height)
         i += 2 + length
-    raise ImageError("the JPEG is cut off before its size is given; upload the whole file again")
+    return size, None
+
+
+def _jpeg_size(data: bytes) -> tuple[int, int]:
+    size, _ = _jpeg_segments(data)
+    if size is None:
+        raise ImageError("the JPEG is cut off before its size is given; upload the whole file again")
+    return size
 
 
 def _png_size(data: bytes) -> tuple[int, int]:
@@ -136,10 +149,13 @@ def _guess_kind(data: bytes) -> str:
 
 
 def _check_complete(header: ImageHeader, data: bytes) -> None:
-    tail = data[-64:]
-    if header.format == "jpeg" and b"\xff\xd9" not in tail:
-        raise ImageError("the JPEG is cut off (no end marker); upload the whole file again")
-    if header.format == "png" and b"IEND" not in tail:
+    if header.format == "jpeg":
+        # the end marker follows the compressed data (which never holds FF D9); phones may
+        # append more after it (motion photos add a video), so it need not be the last bytes
+        _, scan = _jpeg_segments(data)
+        if scan is None or b"\xff\xd9" not in data[scan:]:
+            raise ImageError("the JPEG is cut off (no end marker); upload the whole file again")
+    if header.format == "png" and b"IEND" not in data[-64:]:
         raise ImageError("the PNG is cut off (no IEND chunk); upload the whole file again")
     if header.format == "webp":
         declared = int.from_bytes(data[4:8], "little") + 8
