@@ -59,12 +59,15 @@ def main() -> None:
     expected: dict[str, dict] = {}
     for name, scene, cards, seed, kind in SAMPLES:
         size = (1280, 960) if scene in ("declared", "maal_spread") else (1024, 768)
-        for attempt in range(200):  # the first seed whose layout lies roughly upright
+        for attempt in range(200):  # the first seed: upright, in colour, every card's index visible
             rng = np.random.default_rng([2026, seed, attempt])
             shot = render_scene(rng, scene, size=size, decks=deck, cards=cards, camera=0.08,
                                 designs_per_scene=1)
             angles = [c["angle"] for c in shot.geometry["cards"]]
-            if scene == "maal_spread" or max(abs(a) for a in angles) < 12:
+            upright = scene == "maal_spread" or max(abs(a) for a in angles) < 12
+            colour = float(np.abs(shot.image[..., 2].astype(int) - shot.image[..., 0]).mean()) > 4
+            seen = len({b["card_id"] for b in shot.geometry["boxes"]}) == len(cards)
+            if upright and colour and seen:  # hearts and diamonds differ only in colour
                 break
         cv2.imwrite(str(HERE / name), shot.image, [cv2.IMWRITE_JPEG_QUALITY, 82])
         byid = {c["id"]: c for c in shot.geometry["cards"]}
