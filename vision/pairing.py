@@ -51,7 +51,8 @@ JOKERS_PER_DECK = 2
 #: One photo shows one card size: pairs whose index distance is this factor off the
 #: photo's typical pair distance are refused, and nearer ones preferred.
 RATIO_SPREAD = 1.3
-#: Clearly opposite-facing indices may lie further off (face cards' indices differ in size).
+#: Clearly opposite-facing indices, or the only two of their name on the photo, may lie
+#: further off (face cards' indices differ in size from the others').
 CLEAR_FACING = 0.3
 RATIO_SPREAD_CLEAR = 1.6
 #: Some indices look alike both ways up (8, A, 0); a facing score within this of 0 is
@@ -189,7 +190,8 @@ def pair_corners(corners: Sequence[Corner], image: np.ndarray | None = None, *, 
         scored = []
         for facing, ratio, i, j in candidates.get(name, []):
             off = abs(math.log(ratio / typical))
-            limit = (RATIO_SPREAD_CLEAR if facing >= CLEAR_FACING else
+            clear = facing >= CLEAR_FACING or (len(idxs) == 2 and facing >= FLIP_MARGIN)
+            limit = (RATIO_SPREAD_CLEAR if clear else
                      RATIO_SPREAD if facing >= FLIP_MARGIN else RATIO_SPREAD_AMBIGUOUS)
             if off <= math.log(limit):
                 scored.append((facing - SCALE_WEIGHT * off, i, j))
