@@ -91,6 +91,27 @@ def test_pairing_counts_cards_on_true_corners(scene: str, copies: int, least: fl
     assert share >= least
 
 
+def test_four_index_cards_count_once() -> None:
+    """Dondorf prints an index in all four corners; single cards must still count once."""
+    try:
+        four = load_decks("svg", names=["dondorf"])
+    except ValueError:
+        four = []
+    if not four:
+        pytest.skip("the dondorf deck (kdegames-card-data-kf5 + rsvg-convert) is not installed")
+    rng = np.random.default_rng(8)
+    ok = faces = 0
+    for i in range(SCENES_PER_CASE):
+        shot = render_scene(np.random.default_rng([37, i]), "single", size=(640, 480), decks=four,
+                            distractors=False)
+        truth = true_counts(shot)
+        found = pair_corners(truth_corners(shot, rng), shot.image).counts()
+        faces += len(truth)
+        ok += sum(found.get(card, 0) == n for card, n in truth.items())
+    print(f"\nfour-index singles: exact count {ok}/{faces} faces")
+    assert ok / faces >= 0.85
+
+
 @pytest.mark.parametrize("copies", [1, 2, 3])
 def test_identical_copies_need_the_facing_test(copies: int) -> None:
     """With the photo, stacked copies are never merged; on distance alone they can be."""

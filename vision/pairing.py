@@ -16,9 +16,10 @@ Every other corner is a card on its own. A face counted more than ``decks`` time
 (printed jokers: twice that) is clamped (the least confident extras dropped); the copies
 kept are flagged ``clamped`` and ``uncertain``.
 
-Four-index decks (a small index in all four corners) are not paired beyond the
-diagonal: their top-right / bottom-left corners face the same way as their neighbours
-and would count as extra cards.
+Four-index decks (an index in all four corners): the two extra corners lie on the
+circle whose diameter is the card's diagonal pair and are joined to it
+(:func:`merge_four_index`). This helps single cards and spreads; in overlapped melds of
+a four-index deck a card whose diagonal pair is hidden is still over-counted.
 
 >>> from vision.detector import Corner
 >>> cards = pair_corners([Corner("7H", 0.9, (10, 10, 20, 25)), Corner("KS", 0.4, (50, 10, 60, 25))])
@@ -60,6 +61,8 @@ RATIO_SPREAD_CLEAR = 1.6
 AMBIGUOUS_FACING = 0.15
 RATIO_SPREAD_AMBIGUOUS = 1.15
 SCALE_WEIGHT = 1.5
+#: How far off the Thales circle (share of the diagonal) a four-index card's other corners may lie.
+THALES_TOL = 0.08
 _CROP = 32
 
 
@@ -202,8 +205,44 @@ def pair_corners(corners: Sequence[Corner], image: np.ndarray | None = None, *, 
             used |= {i, j}
             groups.append((i, j))
         groups.extend((i,) for i in idxs if i not in used)
+    groups = merge_four_index(groups, corners)
     cards = [_card(corners, g, uncertain_below) for g in groups]
     return _clamp(cards, decks, uncertain_below)
+
+
+def merge_four_index(groups: list[tuple[int, ...]], corners: Sequence[Corner]) -> list[tuple[int, ...]]:
+    """Join the extra corners of four-index cards to their card.
+
+    The four index centres of a card form a rectangle, so every one of them lies on the
+    circle whose diameter is the card's diagonal pair (Thales). A same-name corner or
+    pair on that circle (within :data:`THALES_TOL` of the diameter), and not next to the
+    pair's own corners, belongs to the same card.
+
+    >>> cs = [Corner("7H", 0.9, (x, y, x + 10, y + 15)) for x, y in ((0, 0), (60, 90), (60, 0), (0, 90))]
+    >>> merge_four_index([(0, 1), (2,), (3,)], cs)
+    [(0, 1, 2, 3)]
+    """
+    centres = [_centre(c.box) for c in corners]
+    out = [list(g) for g in groups]
+    changed = True
+    while changed:
+        changed = False
+        for a in out:
+            if not 2 <= len(a) < 4 or changed:
+                continue
+            p, q = centres[a[0]], centres[a[1]]
+            mid, diameter = (p + q) / 2, float(np.linalg.norm(p - q))
+            for b in out:
+                if b is a or corners[b[0]].card != corners[a[0]].card or len(a) + len(b) > 4:
+                    continue
+                if all(abs(float(np.linalg.norm(centres[k] - mid)) - diameter / 2) <= THALES_TOL * diameter
+                       and min(float(np.linalg.norm(centres[k] - centres[j])) for j in a) >= 0.3 * diameter
+                       for k in b):
+                    a.extend(b)
+                    out.remove(b)
+                    changed = True
+                    break
+    return [tuple(sorted(g)) for g in out]
 
 
 def _card(corners: Sequence[Corner], idxs: tuple[int, ...], uncertain_below: float) -> PhysicalCard:
