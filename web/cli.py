@@ -16,7 +16,7 @@ import argparse
 import importlib
 import json
 import sys
-from typing import Any, Callable, Mapping, Sequence, TextIO
+from typing import Any, Callable, Iterable, Mapping, Sequence, TextIO
 
 from scorer import Card, RuleSet, TipluError, format_cards, get_rules, parse_card, parse_cards
 from scorer.declare import DeclareResult, check_grouping, check_hand
@@ -68,6 +68,14 @@ def _emit(data: Mapping[str, Any], out: TextIO) -> None:
     out.write(json.dumps(data, ensure_ascii=False) + "\n")
 
 
+def _show(args: argparse.Namespace, out: TextIO, data: Mapping[str, Any], lines: Iterable[str]) -> None:
+    """Print ``data`` as one JSON line with ``--json``, else the human-readable ``lines``."""
+    if args.json:
+        _emit(data, out)
+    else:
+        out.writelines(f"{line}\n" for line in lines)
+
+
 def split_groups(tokens: Sequence[str]) -> list[list[str]] | None:
     """``['3S', '4S', '5S', '|', '6H', ...]`` -> groups; None when no separator is used."""
     if not any(t in GROUP_SEPARATORS for t in tokens):
@@ -110,10 +118,7 @@ def cmd_check(args: argparse.Namespace, out: TextIO) -> int:
     groups = split_groups(args.cards)
     result = _check_one(rules, args.cards, groups, _optional_card(args.tiplu), _optional_card(args.turned),
                         _optional_card(args.discard), args.players)
-    if args.json:
-        _emit(result.to_dict(), out)
-    else:
-        out.write(_describe_declare(result) + "\n")
+    _show(args, out, result.to_dict(), [_describe_declare(result)])
     return EXIT_OK if result.valid else EXIT_NOT_VALID
 
 
@@ -139,14 +144,11 @@ def _check_jsonl(args: argparse.Namespace, stdin: TextIO, out: TextIO) -> int:
                                 _optional_card(item.get("turned") or args.turned),
                                 _optional_card(item.get("discard")), item.get("players"))
             _emit(result.to_dict(), out)
-        except json.JSONDecodeError as error:
+        except (json.JSONDecodeError, TipluError) as error:
             status = EXIT_BAD_INPUT
+            message = f"not JSON ({error.msg})" if isinstance(error, json.JSONDecodeError) else str(error)
             _emit({"valid": False, "route": None, "melds": [], "discard": None, "reason": None,
-                   "error": f"line {number}: not JSON ({error.msg})"}, out)
-        except TipluError as error:
-            status = EXIT_BAD_INPUT
-            _emit({"valid": False, "route": None, "melds": [], "discard": None, "reason": None,
-                   "error": f"line {number}: {error}"}, out)
+                   "error": f"line {number}: {message}"}, out)
     return status
 
 
@@ -156,12 +158,8 @@ def cmd_maal(args: argparse.Namespace, out: TextIO) -> int:
         raise UsageError("maal needs the tiplu: --tiplu JC")
     result = maal_points(parse_cards(args.cards), rules, parse_card(args.tiplu), seen=not args.unseen,
                          dealt_tunnelas=[parse_card(c) for c in args.dealt_tunnela])
-    if args.json:
-        _emit(result.to_dict(), out)
-    else:
-        for item in result.items:
-            out.write(f"{item.points:>4}  {item.label}: {format_cards(item.cards)}\n")
-        out.write(f"{result.total:>4}  total maal\n")
+    lines = [f"{item.points:>4}  {item.label}: {format_cards(item.cards)}" for item in result.items]
+    _show(args, out, result.to_dict(), [*lines, f"{result.total:>4}  total maal"])
     return EXIT_OK
 
 
@@ -222,15 +220,10 @@ def cmd_settle(args: argparse.Namespace, out: TextIO) -> int:
     if winner is not None and not isinstance(winner, str):
         raise UsageError("winner must be a player's name or null")
     settlement = settle_round(rules, settlement_players(data, rules), winner, data.get("finish", "melds"))
-    if args.json:
-        _emit({"net": settlement.net, "payments": [p.to_dict() for p in settlement.payments]}, out)
-    else:
-        for adjustment in settlement.adjustments:
-            out.write(f"{adjustment.player}: {adjustment.before} -> {adjustment.after} ({adjustment.reason})\n")
-        for pay in settlement.payments:
-            out.write(f"{pay.payer} pays {pay.payee} {pay.points} ({pay.reason})\n")
-        for name, points in settlement.net.items():
-            out.write(f"{name:>12} {points:+d}\n")
+    lines = [*(f"{a.player}: {a.before} -> {a.after} ({a.reason})" for a in settlement.adjustments),
+             *(f"{p.payer} pays {p.payee} {p.points} ({p.reason})" for p in settlement.payments),
+             *(f"{name:>12} {points:+d}" for name, points in settlement.net.items())]
+    _show(args, out, {"net": settlement.net, "payments": [p.to_dict() for p in settlement.payments]}, lines)
     return EXIT_OK
 
 
@@ -239,12 +232,9 @@ def cmd_penalty(args: argparse.Namespace, out: TextIO) -> int:
     if args.turned is None:
         raise UsageError("penalty needs the turned card: --turned 7D")
     result = penalty_points(parse_cards(args.cards), rules, parse_card(args.turned))
-    if args.json:
-        _emit(result.to_dict(), out)
-    else:
-        for meld in result.melds:
-            out.write(f"meld: {format_cards(meld)}\n")
-        out.write(f"unmatched: {format_cards(result.unmatched) or '-'}\npenalty: {result.penalty}\n")
+    lines = [*(f"meld: {format_cards(meld)}" for meld in result.melds),
+             f"unmatched: {format_cards(result.unmatched) or '-'}", f"penalty: {result.penalty}"]
+    _show(args, out, result.to_dict(), lines)
     return EXIT_OK
 
 
