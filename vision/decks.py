@@ -190,23 +190,31 @@ def render_deck(deck: SvgDeck, cache_dir: Path | None = None, *, force: bool = F
             element = _element_for(deck, card)
             if element is None:
                 continue
-            try:
-                img = _crop_card(_rsvg(src, element, zoom, Path(tmp) / "c.png"))
-                if abs(img.shape[1] - FACE_WIDTH) > 2:
-                    img = cv2.resize(img, (FACE_WIDTH, round(img.shape[0] * FACE_WIDTH / img.shape[1])),
-                                     interpolation=cv2.INTER_AREA)
-                img[img[..., 3] <= 200] = 0
-                face = face_from_image(card, deck.name, img,
-                                       four=deck.four_corners and card != "JOKER",
-                                   window=deck.window)
-            except FaceError as err:
-                meta[card] = {"error": str(err)}
-                continue
-            cv2.imwrite(str(folder / f"{card}.png"), img)
-            meta[card] = {"tl": list(map(int, face.index_tl)), "br": list(map(int, face.index_br))}
+            meta[card] = _render_card(deck, src, card, element, zoom, Path(tmp), folder)
         _retry_with_prior(deck, src, zoom, Path(tmp), folder, meta)
     meta_path.write_text(json.dumps(meta, indent=1, sort_keys=True))
     return folder
+
+
+def _render_card(deck: SvgDeck, src: Path, card: str, element: str, zoom: float, tmp: Path, folder: Path,
+                 prior: tuple[float, float, float, float] | None = None) -> dict:
+    """Render one card to ``folder/<card>.png`` and find its index boxes (inside
+    ``prior`` when given): the card's ``faces.json`` entry, or ``{"error": why}``."""
+    img = _crop_card(_rsvg(src, element, zoom, tmp / "c.png"))
+    if abs(img.shape[1] - FACE_WIDTH) > 2:
+        img = cv2.resize(img, (FACE_WIDTH, round(img.shape[0] * FACE_WIDTH / img.shape[1])),
+                         interpolation=cv2.INTER_AREA)
+    img[img[..., 3] <= 200] = 0
+    try:
+        face = face_from_image(card, deck.name, img, prior, four=deck.four_corners and card != "JOKER",
+                               window=deck.window)
+    except FaceError as err:
+        return {"error": str(err)}
+    cv2.imwrite(str(folder / f"{card}.png"), img)
+    entry = {"tl": list(map(int, face.index_tl)), "br": list(map(int, face.index_br))}
+    if prior is not None:
+        entry["prior"] = [round(v, 4) for v in prior]
+    return entry
 
 
 def _prior_box(meta: dict[str, dict], folder: Path) -> tuple[float, float, float, float] | None:
@@ -257,22 +265,7 @@ def _retry_with_prior(deck: SvgDeck, src: Path, zoom: float, tmp: Path, folder: 
         if not deck.prior_repair:
             meta[card] = {"error": "the index runs into the picture; card left out"}
             continue
-        element = _element_for(deck, card)
-        img = _crop_card(_rsvg(src, element, zoom, tmp / "c.png"))
-        if abs(img.shape[1] - FACE_WIDTH) > 2:
-            img = cv2.resize(img, (FACE_WIDTH, round(img.shape[0] * FACE_WIDTH / img.shape[1])),
-                             interpolation=cv2.INTER_AREA)
-        img[img[..., 3] <= 200] = 0
-        try:
-            face = face_from_image(card, deck.name, img, prior,
-                                   four=deck.four_corners and card != "JOKER",
-                                   window=deck.window)
-        except FaceError as err:
-            meta[card] = {"error": str(err)}
-            continue
-        cv2.imwrite(str(folder / f"{card}.png"), img)
-        meta[card] = {"tl": list(map(int, face.index_tl)), "br": list(map(int, face.index_br)),
-                      "prior": [round(v, 4) for v in prior]}
+        meta[card] = _render_card(deck, src, card, _element_for(deck, card) or "", zoom, tmp, folder, prior)
 
 
 def load_svg_faces(deck: SvgDeck, cache_dir: Path | None = None) -> dict[str, Face]:
