@@ -163,7 +163,8 @@ class CardDetector:
 
     ``model_path`` is a model folder (holding ``corners.onnx``, ``corner_classifier.onnx``,
     ``classes.txt`` and ``model.json``) or a detector ``.onnx`` file next to them. Default:
-    ``$TIPLU_MODEL`` if set, else the shipped ``models/`` folder.
+    ``$TIPLU_MODEL`` if set, else the shipped ``models/`` folder. ``tta`` also classifies
+    each crop turned 180 degrees (indices are printed both ways up) and averages the two.
 
     >>> CardDetector("/nonexistent")  # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):
@@ -172,7 +173,7 @@ class CardDetector:
     """
 
     def __init__(self, model_path: str | os.PathLike[str] | None = None, *, imgsz: int | None = None,
-                 threads: int | None = None) -> None:
+                 threads: int | None = None, tta: bool = True) -> None:
         path = Path(model_path or os.environ.get("TIPLU_MODEL") or MODELS_DIR)
         folder, det_file = (path.parent, path) if path.suffix == ".onnx" else (path, path / DETECTOR_FILE)
         if not det_file.is_file():
@@ -193,6 +194,7 @@ class CardDetector:
             self._cls = ort.InferenceSession(str(cls_file), opts, providers=["CPUExecutionProvider"])
             self._cls_input = self._cls.get_inputs()[0].name
         self.classes = self.info.classes
+        self.tta = tta
 
     def _stage1(self, image_bgr: np.ndarray, conf: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Boxes (photo pixels), best score and best class (or 0 when class-agnostic)."""
@@ -226,7 +228,11 @@ class CardDetector:
         crops = np.stack([crop_corner(image_bgr, b, self.info.crop_margin, (self.info.crop_w, self.info.crop_h))
                           for b in boxes])
         blob = np.ascontiguousarray(crops[..., ::-1].transpose(0, 3, 1, 2)).astype(np.float32) / 255.0
-        return _softmax(self._cls.run(None, {self._cls_input: blob})[0])
+        if not self.tta:
+            return _softmax(self._cls.run(None, {self._cls_input: blob})[0])
+        both = np.concatenate([blob, blob[:, :, ::-1, ::-1]])  # the corner turned 180 degrees too
+        probs = _softmax(self._cls.run(None, {self._cls_input: np.ascontiguousarray(both)})[0])
+        return (probs[:len(blob)] + probs[len(blob):]) / 2
 
     def detect(self, image_bgr: np.ndarray, conf: float = 0.25) -> list[Corner]:
         """Corners in a BGR photo (as ``cv2.imread`` gives), best first.
