@@ -24,7 +24,9 @@ import json
 import math
 import os
 import shutil
+import sys
 import time
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -328,8 +330,10 @@ def train_classifier(datasets: Sequence[Path], *, epochs: int = 30, copies: int 
             start = ck["epoch"] + 1
     steps = math.ceil(len(x) / batch)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=max(1, epochs * steps))
-    for _ in range(start * steps):
-        sched.step()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # fast-forwarding a resumed schedule
+        for _ in range(start * steps):
+            sched.step()
     out.mkdir(parents=True, exist_ok=True)
     xt, yt = _to_tensor(x), torch.from_numpy(y)
     best_score = -math.inf
@@ -379,8 +383,6 @@ def export_models(detector: Path, classifier: Path | None, out: Path = Path("mod
     """
     _, YOLO = _ultralytics()
     import torch
-
-    import warnings
 
     warnings.filterwarnings("ignore", message=".*legacy TorchScript-based ONNX export.*")
     warnings.filterwarnings("ignore", message="The feature will be removed.*")
@@ -470,7 +472,7 @@ def run(args: argparse.Namespace) -> int:
             for p in export_models(args.detector, args.classifier, args.out, args.imgsz):
                 print(f"wrote {p} ({p.stat().st_size / 1e6:.2f} MB)")
     except (TrainError, FileNotFoundError) as exc:
-        print(f"error: {exc}", file=__import__("sys").stderr)
+        print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0
 
