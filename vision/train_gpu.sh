@@ -22,7 +22,8 @@ mkdir -p runs/gpu_report
 $PY -m vision.dataset import-real "$REAL_SRC" data/real
 [ -f data/synth_crop/data.yaml ] || $PY -m vision.generate data/synth_crop --count "$SYNTH_N" --crop --seed 1 --workers "$WORKERS"
 [ -f data/synth_table/data.yaml ] || $PY -m vision.generate data/synth_table --count "$SYNTH_TABLE_N" --seed 2 --workers "$WORKERS"
-[ -f data/synth_holdout/data.yaml ] || $PY -m vision.generate data/synth_holdout --count 500 --decks holdout --seed 99 --val-fraction 0 --workers "$WORKERS"
+[ -f data/synth_holdout/data.yaml ] || $PY -m vision.generate data/synth_holdout --count 200 --seed 2 --crop --decks holdout --workers "$WORKERS"
+[ -f data/synth_holdout_table/data.yaml ] || $PY -m vision.generate data/synth_holdout_table --count 300 --seed 3 --decks holdout --workers "$WORKERS"
 
 # 2. stage 1: class-agnostic corner detector on synthetic crops + tables + real train (real val only reported)
 cat > runs/gpu_mix.yaml <<YAML
@@ -42,7 +43,8 @@ $PY -m vision.train classifier data/real data/synth_crop --decks train --face-co
 # 4. export (ONNX opset 17, dynamic input size) and measure on never-trained data
 $PY -m vision.train export --detector runs/tiplu/gpu_detector/weights/last.pt \
     --classifier runs/tiplu/gpu_classifier/best.pt --imgsz 416 --out models
-$PY -m vision.evaluate data/synth_holdout --json --imgsz 960 | tee runs/gpu_report/synth_holdout_960.json
+$PY -m vision.evaluate data/synth_holdout --json --imgsz 640 | tee runs/gpu_report/synth_holdout_640.json
+$PY -m vision.evaluate data/synth_holdout_table --json --imgsz 960 | tee runs/gpu_report/synth_holdout_table_960.json
 $PY -m vision.evaluate data/real/val --json | tee runs/gpu_report/real_val.json
 $PY bench/bench_detector.py | tee runs/gpu_report/bench.txt
 echo "done: commit models/ and update models/README.md with runs/gpu_report/*"
