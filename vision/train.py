@@ -291,7 +291,7 @@ def train_classifier(datasets: Sequence[Path], *, epochs: int = 30, copies: int 
                      weights: Path | None = None, batch: int = 128, lr: float = 2e-3,
                      max_images: int | None = None, seed: int = 0,
                      val_data: Path | None = None, decks: str | None = None,
-                     face_copies: int = 6) -> Path:
+                     face_copies: int = 6, device: str = "cpu") -> Path:
     """Train the crop classifier on the train splits of YOLO folders; returns ``best.pt``.
 
     Saves ``last.pt`` every epoch (``resume`` continues it) and ``best.pt`` at the lowest
@@ -319,11 +319,11 @@ def train_classifier(datasets: Sequence[Path], *, epochs: int = 30, copies: int 
         vroot = Path(val_data)
         vs = list(iter_samples(vroot / "val" if (vroot / "val" / "images").is_dir() else vroot))
         vx, vy = build_crops(vs, copies=1, background=0.0, seed=seed + 1)
-    net = corner_net()
+    net = corner_net().to(device)
     opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=5e-4)
     start = 0
     if resume is not None or weights is not None:
-        ck = torch.load(str(resume or weights), map_location="cpu", weights_only=False)
+        ck = torch.load(str(resume or weights), map_location=device, weights_only=False)
         net.load_state_dict(ck["model"])
         if resume is not None:
             opt.load_state_dict(ck["optimizer"])
@@ -345,7 +345,7 @@ def train_classifier(datasets: Sequence[Path], *, epochs: int = 30, copies: int 
         for i in range(steps):
             idx = perm[i * batch:(i + 1) * batch]
             opt.zero_grad()
-            loss = loss_fn(net(xt[idx]), yt[idx])
+            loss = loss_fn(net(xt[idx].to(device)), yt[idx].to(device))
             loss.backward()
             opt.step()
             sched.step()
@@ -353,10 +353,11 @@ def train_classifier(datasets: Sequence[Path], *, epochs: int = 30, copies: int 
         score = -total / len(xt)
         msg = f"epoch {epoch + 1}/{epochs} loss {total / len(xt):.4f}"
         if vx is not None:
-            acc = classifier_accuracy(net, vx, vy)
+            acc = classifier_accuracy(net.cpu(), vx, vy)
+            net.to(device)
             msg += f" val_acc {acc:.4f}"
         print(msg, flush=True)
-        ck = {"model": net.state_dict(), "optimizer": opt.state_dict(), "epoch": epoch,
+        ck = {"model": {k: v.cpu() for k, v in net.state_dict().items()}, "optimizer": opt.state_dict(), "epoch": epoch,
               "classes": list(CLASS_NAMES) + ["BACKGROUND"]}
         torch.save(ck, out / "last.pt")
         if score >= best_score:
@@ -444,6 +445,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     cls.add_argument("--decks", default=None, choices=("train", "drawn", "svg"),
                      help="also train on crops of rendered card faces (vision.decks; holdout deck excluded)")
     cls.add_argument("--face-copies", type=int, default=6, help="augmented crops per face corner")
+    cls.add_argument("--device", default="cpu", help="cpu or cuda")
     cls.add_argument("--out", type=Path, default=Path("runs/tiplu/classifier"))
     exp = sub.add_parser("export", help="write the ONNX models, classes.txt and model.json")
     exp.add_argument("--detector", type=Path, required=True, help="stage-1 best.pt")
@@ -466,7 +468,7 @@ def run(args: argparse.Namespace) -> int:
             best = train_classifier(args.data, epochs=args.epochs, copies=args.copies, out=args.out,
                                     resume=args.resume, weights=args.weights, batch=args.batch,
                                     lr=args.lr, max_images=args.max_images, decks=args.decks,
-                                    face_copies=args.face_copies)
+                                    face_copies=args.face_copies, device=args.device)
             print(f"classifier weights: {best}")
         else:
             for p in export_models(args.detector, args.classifier, args.out, args.imgsz):

@@ -38,7 +38,7 @@ $PY -m vision.train detector runs/gpu_mix.yaml --epochs "$DET_EPOCHS" --imgsz "$
 
 # 3. stage 2: crop classifier on real train crops + rendered faces of every training deck
 $PY -m vision.train classifier data/real data/synth_crop --decks train --face-copies 20 --copies 10 \
-    --max-images 6000 --epochs "$CLS_EPOCHS" --out runs/tiplu/gpu_classifier
+    --max-images 6000 --epochs "$CLS_EPOCHS" --device cuda --out runs/tiplu/gpu_classifier
 
 # 4. export (ONNX opset 17, dynamic input size) and measure on never-trained data
 $PY -m vision.train export --detector runs/tiplu/gpu_detector/weights/last.pt \
