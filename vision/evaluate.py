@@ -31,6 +31,7 @@ import cv2
 import numpy as np
 
 from scorer import CLASS_NAMES
+from vision.command import run_command
 from vision.dataset import DatasetError, iter_samples
 from vision.detector import CardDetector, Corner, ModelError
 
@@ -216,10 +217,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m vision.evaluate DATASET [--json] [--model P] [--imgsz N]``."""
-    ap = argparse.ArgumentParser(prog="python -m vision.evaluate", description=__doc__.split("\n")[0])
-    add_arguments(ap)
-    return run(ap.parse_args(argv))
+    """Run as ``python -m`` with ``argv`` (default: the command line)."""
+    return run_command(sys.modules[__name__], argv)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,7 @@ import cv2
 import numpy as np
 
 from scorer import CLASS_NAMES
+from vision.command import run_command
 from vision.decks import HOLDOUT_DECK, Deck, load_decks
 from vision.scenes import CROP_CARD_PX, MIN_VISIBLE, SCENE_TYPES, SceneError, render_scene
 
@@ -257,9 +259,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m vision.generate", description=__doc__.split("\n")[0])
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
+    """Run as ``python -m`` with ``argv`` (default: the command line)."""
+    return run_command(sys.modules[__name__], argv)
 
 
 if __name__ == "__main__":

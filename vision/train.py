@@ -34,6 +34,7 @@ import cv2
 import numpy as np
 
 from scorer import CLASS_NAMES
+from vision.command import run_command
 from vision.dataset import Sample, iter_samples
 from vision.detector import CLASSIFIER_FILE, CROP_H, CROP_MARGIN, CROP_W, DETECTOR_FILE, crop_corner
 
@@ -480,10 +481,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m vision.train {detector,classifier,export} ...``."""
-    ap = argparse.ArgumentParser(prog="python -m vision.train", description=__doc__.split("\n")[0])
-    add_arguments(ap)
-    return run(ap.parse_args(argv))
+    """Run as ``python -m`` with ``argv`` (default: the command line)."""
+    return run_command(sys.modules[__name__], argv)
 
 
 if __name__ == "__main__":

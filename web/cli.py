@@ -25,6 +25,7 @@ from scorer.maal import maal_points
 from scorer.rules import parse_option_assignments
 from scorer.rummy import penalty_points
 from scorer.settle import PlayerRound, settle_round
+from vision.command import run_command
 
 EXIT_OK, EXIT_NOT_VALID, EXIT_BAD_INPUT = 0, 1, 2
 GROUP_SEPARATORS = frozenset({"|", "/"})
@@ -300,9 +301,7 @@ def _run_plugged(module_name: str, command: str, argv: Sequence[str]) -> int:
         sys.stderr.write(f"tiplu {command}: not available here ({error.name or error}); "
                          f"see the README for the extra it needs\n")
         return EXIT_BAD_INPUT
-    parser = argparse.ArgumentParser(prog=f"tiplu {command}")
-    module.add_arguments(parser)
-    return int(module.run(parser.parse_args(list(argv))) or 0)
+    return run_command(module, argv, prog=f"tiplu {command}")
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:

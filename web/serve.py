@@ -20,6 +20,8 @@ import socket
 import sys
 from typing import Sequence
 
+from vision.command import run_command
+
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
@@ -156,9 +158,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m web.serve", description=__doc__.splitlines()[0])
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
+    """Run as ``python -m`` with ``argv`` (default: the command line)."""
+    return run_command(sys.modules[__name__], argv)
 
 
 if __name__ == "__main__":
