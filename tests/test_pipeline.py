@@ -277,10 +277,11 @@ def _recall(found: list[str], expected: list[str]) -> float:
     return sum((Counter(found) & Counter(expected)).values()) / len(expected)
 
 
-#: Share of the samples' cards the shipped model names right at the default --conf, as
-#: measured when this test was written (the shipped two-stage model found no corner on the
-#: held-out design; see the report). Raise it when a better model ships.
-SAMPLE_RECALL_FLOOR = 0.0
+#: Share of the samples' cards the shipped model names right at the default --conf. Model
+#: v0.1 names 6 of 36 (17%): all three cards of the real photo and a few of the declared
+#: hand, nothing on the other whole-table renders (see models/README.md). Raise it when a
+#: better model ships.
+SAMPLE_RECALL_FLOOR = 0.15
 
 
 def test_tiplu_detect_on_the_samples() -> None:
