@@ -130,10 +130,18 @@ def check_hand(cards: Sequence[Card], rules: RuleSet, *, tiplu: Card | None = No
         plural = "meld" if missing == 1 else "melds"
         more = "one more" if missing == 1 else f"{missing} more"
         reason = f"needs {more} {plural}: {format_cards(unmatched)} unmatched"
-        natural = Partitioner(cards, Wilds(wild_faces=frozenset()), "nepali", only_pure=True).best_partial()
-        if len(natural) < NEPALI_PURE:
-            reason += f"; the hand holds only {len(natural)} pure melds, {NEPALI_PURE} needed"
+        natural = len(pure_melds_search(cards).best_partial())
+        if natural < NEPALI_PURE:
+            reason += f"; the hand holds only {natural} pure melds, {NEPALI_PURE} needed"
     return DeclareResult(False, None, tuple(closest), None, reason, tuple(unmatched))
+
+
+def pure_melds_search(cards: Sequence[Card]) -> Partitioner:
+    """A search over the pure melds only (pure sequences and tunnelas of natural faces).
+
+    No card acts as a wild in a pure meld, so no wilds are needed to find them.
+    """
+    return Partitioner(cards, Wilds(wild_faces=frozenset()), "nepali", only_pure=True)
 
 
 def find_melds(cards: Sequence[Card], wilds: Wilds, melds_needed: int,
@@ -144,7 +152,7 @@ def find_melds(cards: Sequence[Card], wilds: Wilds, melds_needed: int,
     Pure melds use no wild acting as a wild, so they are few: try each choice of
     up to ``pure_needed`` of them, then ask whether the rest holds the other melds.
     """
-    pure_melds = Partitioner(cards, Wilds(wild_faces=frozenset()), "nepali", only_pure=True).all_melds()
+    pure_melds = pure_melds_search(cards).all_melds()
     search = Partitioner(cards, wilds, "nepali")
     for want in range(pure_needed, -1, -1):
         for chosen in combinations_with_replacement(pure_melds, want):
@@ -255,8 +263,7 @@ def can_see(cards: Sequence[Card], rules: RuleSet, *, players: int | None = None
     if rules.name != "nepali":
         raise HandError("seeing the tiplu is part of the nepali rules only")
     check_copies(cards, rules.decks, rules.printed_jokers)
-    natural = Wilds(wild_faces=frozenset())
-    pure = Partitioner(cards, natural, "nepali", only_pure=True).best_partial()
+    pure = pure_melds_search(cards).best_partial()
     if len(pure) >= NEPALI_PURE:
         return SeeResult(True, MELDS, tuple(pure[:NEPALI_PURE]), None)
     pairs = dublee_pairs(cards)
