@@ -160,3 +160,19 @@ def test_rummy_melds(cards: str, kind: str) -> None:
 @pytest.mark.parametrize("cards", ["KS AS 2S", "3S 4H 5S", "3S 4S", "3S 6S 7S"])
 def test_rummy_not_melds(cards: str) -> None:
     assert not classify_rummy_meld(parse_cards(cards), RUMMY_7D).is_meld
+
+
+def _rules_md_options() -> set[str]:
+    import re
+    from pathlib import Path
+    text = (Path(__file__).resolve().parent.parent / "scorer" / "RULES.md").read_text(encoding="utf-8")
+    table = text.split("### 2.6", 1)[1].split("## 3.", 1)[0]
+    names = {name for row in table.splitlines() if row.startswith("| `")
+             for name in re.findall(r"`([a-z_]+)`", row.split("|")[1])}
+    rummy = text.split("## 3.", 1)[1]
+    return names | set(re.findall(r"`([a-z_]+)`", rummy))
+
+
+def test_every_option_named_in_rules_md_exists() -> None:
+    known = {spec.name for family in RULE_FAMILIES.values() for spec in family.options}
+    assert _rules_md_options() - known == set()
