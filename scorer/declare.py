@@ -24,7 +24,7 @@ from scorer.errors import HandError
 from scorer.melds import MeldCheck, classify_group, describe
 from scorer.partition import Partitioner, leftover
 from scorer.rules import RuleSet
-from scorer.wilds import Wilds, copy_limits, wild_cards
+from scorer.wilds import Wilds, checked_hand
 
 MELDS = "melds"
 DUBLEES = "dublees"
@@ -56,12 +56,6 @@ class DeclareResult:
                 "melds": [card_names(m) for m in self.melds],
                 "discard": None if self.discard is None else str(self.discard),
                 "reason": self.reason}
-
-
-def _hand_wilds(cards: Sequence[Card], rules: RuleSet, tiplu: Card | None, turned: Card | None) -> Wilds:
-    wilds = wild_cards(rules, tiplu=tiplu, turned=turned)
-    check_copies(cards, rules.decks, rules.printed_jokers, copy_limits(rules, wilds))
-    return wilds
 
 
 def _discards_for(cards: Sequence[Card], rules: RuleSet) -> int:
@@ -102,7 +96,7 @@ def _pick_discard(cards: Sequence[Card], used: Sequence[Sequence[Card]], discard
 def check_hand(cards: Sequence[Card], rules: RuleSet, *, tiplu: Card | None = None,
                turned: Card | None = None, players: int | None = None) -> DeclareResult:
     """Check whether a 21/22-card hand finishes; an exact search, never greedy."""
-    wilds = _hand_wilds(cards, rules, tiplu, turned)
+    wilds, _ = checked_hand(cards, rules, tiplu=tiplu, turned=turned)
     discards = _discards_for(cards, rules)
     if rules.name == "rummy":
         return _check_rummy(cards, rules, wilds, discards)
@@ -194,7 +188,7 @@ def check_grouping(groups: Sequence[Sequence[Card]], rules: RuleSet, *, tiplu: C
     its reason ("group 3 (7H 8H 9D): not a meld: ...").
     """
     all_cards = [c for g in groups for c in g] + ([discard] if discard is not None else [])
-    wilds = _hand_wilds(all_cards, rules, tiplu, turned)
+    wilds, _ = checked_hand(all_cards, rules, tiplu=tiplu, turned=turned)
     family = rules.name
     groups = [tuple(g) for g in groups]
     if family == "nepali" and groups and all(len(g) == 2 for g in groups):

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from itertools import product
 from typing import Any, Iterable, Sequence
 
-from scorer.cards import Card, card_names, check_copies
+from scorer.cards import JOKER, Card, card_names
 from scorer.errors import HandError
 from scorer.rules import RuleSet
-from scorer.wilds import Wilds, copy_limits, wild_cards
+from scorer.wilds import Wilds, checked_hand
 
 #: points for 1, 2 or 3 copies of a jhiplu or poplu face
 NEIGHBOUR_POINTS = (0, 2, 5, 10)
@@ -102,8 +102,7 @@ def maal_points(cards: Sequence[Card], rules: RuleSet, tiplu: Card, *, seen: boo
     """
     if rules.name != "nepali":
         raise HandError("maal is part of the nepali rules; the rummy rules score penalty points")
-    wilds = wild_cards(rules, tiplu=tiplu)
-    counts = check_copies(cards, rules.decks, rules.printed_jokers, copy_limits(rules, wilds))
+    wilds, counts = checked_hand(cards, rules, tiplu=tiplu)
     tunnelas = list(dict.fromkeys(dealt_tunnelas))
     for card in tunnelas:
         if card.is_joker:
@@ -127,9 +126,9 @@ def maal_points(cards: Sequence[Card], rules: RuleSet, tiplu: Card, *, seen: boo
             if left[card]:
                 items.append(MaalItem(_copies_label("alter", left[card]), (card,) * left[card],
                                       rules["alter_points"] * left[card]))
-        jokers = left[Card(0, "*")] if rules.printed_jokers else 0
+        jokers = left[JOKER] if rules.printed_jokers else 0
         if jokers:
-            items.append(MaalItem(_copies_label("printed joker", jokers), (Card(0, "*"),) * jokers,
+            items.append(MaalItem(_copies_label("printed joker", jokers), (JOKER,) * jokers,
                                   rules["printed_joker_points"] * jokers))
         total = sum(i.points for i in items)
         if total > best_total:

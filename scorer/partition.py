@@ -16,7 +16,6 @@ which keeps the search small even with many wild cards.
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from itertools import combinations_with_replacement
 from typing import Callable, Sequence
@@ -61,8 +60,6 @@ class Partitioner:
         self._pooled: dict[int, list] = {}
         self._ids = [FACE_INDEX[f] for f in self.faces]
         self._first_wild = next((k for k, w in enumerate(self._wild) if w), len(self.faces))
-        if sys.getrecursionlimit() < 2000:
-            sys.setrecursionlimit(2000)
 
     def _related(self, i: int, j: int) -> bool:
         """Could faces i and j ever share a meld? Prunes the candidate list."""

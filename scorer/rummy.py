@@ -14,12 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from scorer.cards import Card, card_names, check_copies
+from scorer.cards import Card, card_names
 from scorer.errors import HandError
-from scorer.melds import TUNNELA
 from scorer.partition import Partitioner, leftover
 from scorer.rules import RuleSet
-from scorer.wilds import Wilds, wild_cards
+from scorer.wilds import Wilds, checked_hand
 
 
 @dataclass(frozen=True)
@@ -49,8 +48,7 @@ def penalty_points(cards: Sequence[Card], rules: RuleSet, turned: Card) -> Penal
     """The lowest penalty over every arrangement of ``cards`` (rummy rules)."""
     if rules.name != "rummy":
         raise HandError("penalty points are part of the rummy rules; the nepali rules count maal")
-    wilds = wild_cards(rules, turned=turned)
-    check_copies(cards, rules.decks, rules.printed_jokers)
+    wilds, _ = checked_hand(cards, rules, turned=turned)
     if len(cards) > rules.hand_size + 1:
         raise HandError(f"a hand has at most {rules.hand_size + 1} cards; this one has {len(cards)}")
     penalty, melds = Partitioner(cards, wilds, "rummy").least_left(lambda c: card_penalty(c, rules, wilds), 1)
@@ -59,5 +57,3 @@ def penalty_points(cards: Sequence[Card], rules: RuleSet, turned: Card) -> Penal
     bonus = rules["tunnela_bonus"] * tunnelas
     return PenaltyResult(max(penalty - bonus, 0), tuple(melds), tuple(unmatched), tunnelas)
 
-
-__all__ = ["PenaltyResult", "card_penalty", "penalty_points", "TUNNELA"]

@@ -10,9 +10,11 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
+from typing import Sequence
 
-from scorer.cards import JOKER, SUITS, Card
+from scorer.cards import JOKER, SUITS, Card, check_copies
 from scorer.errors import HandError
 from scorer.rules import RuleSet
 
@@ -81,3 +83,11 @@ def copy_limits(rules: RuleSet, wilds: Wilds | None) -> dict[Card, int]:
     if wilds is not None and wilds.tiplu is not None:
         return {wilds.tiplu: rules.decks - 1}
     return {}
+
+
+def checked_hand(cards: Sequence[Card], rules: RuleSet, *, tiplu: Card | None = None,
+                 turned: Card | None = None) -> tuple[Wilds, Counter[Card]]:
+    """The round's wild cards, and the hand counted after rejecting more copies of a
+    card than are in play (:class:`~scorer.errors.TooManyCopiesError`)."""
+    wilds = wild_cards(rules, tiplu=tiplu, turned=turned)
+    return wilds, check_copies(cards, rules.decks, rules.printed_jokers, copy_limits(rules, wilds))
