@@ -3,7 +3,9 @@
 The shipped model (``models/``) has two stages:
 
 1. ``corners.onnx``: a YOLO11n that boxes every corner index as one class, run on the
-   photo letterboxed to ``imgsz`` (320 px by default, 416/640 for whole-table photos).
+   photo letterboxed to 320 px and, for a bigger photo, again to half its long side (at
+   most 640 px), so both a close card and a whole table at 1280 px are read at the
+   corner sizes it was trained on (:meth:`CardDetector.input_sizes`).
 2. ``corner_classifier.onnx``: a small CNN that names the card (53 classes + "not a
    corner") from a 32x48 crop of each box, cut from the full-resolution photo.
 
@@ -38,6 +40,7 @@ CLASSIFIER_FILE = "corner_classifier.onnx"
 CROP_W, CROP_H = 32, 48
 CROP_MARGIN = 0.15
 NMS_IOU = 0.6
+SCALE_SPLIT = 64.0
 
 
 class ModelError(ValueError):
@@ -62,6 +65,8 @@ class ModelInfo:
     """What ``models/model.json`` says about the shipped files (defaults if it is absent)."""
 
     imgsz: int = 320
+    max_imgsz: int = 320
+    scale_split: float = SCALE_SPLIT
     crop_w: int = CROP_W
     crop_h: int = CROP_H
     crop_margin: float = CROP_MARGIN
@@ -152,10 +157,12 @@ def _read_info(folder: Path) -> ModelInfo:
     classes: tuple[str, ...] = tuple(CLASS_NAMES)
     if (folder / "classes.txt").is_file():
         classes = tuple(c.strip() for c in (folder / "classes.txt").read_text().splitlines() if c.strip())
-    return ModelInfo(imgsz=int(info.get("imgsz", 320)), crop_w=int(info.get("crop_w", CROP_W)),
+    imgsz = int(info.get("imgsz", 320))
+    return ModelInfo(imgsz=imgsz, max_imgsz=max(imgsz, int(info.get("max_imgsz", imgsz))), crop_w=int(info.get("crop_w", CROP_W)),
                      crop_h=int(info.get("crop_h", CROP_H)),
                      crop_margin=float(info.get("crop_margin", CROP_MARGIN)),
-                     nms_iou=float(info.get("nms_iou", NMS_IOU)), classes=classes)
+                     nms_iou=float(info.get("nms_iou", NMS_IOU)),
+                     scale_split=float(info.get("scale_split", SCALE_SPLIT)), classes=classes)
 
 
 class CardDetector:
@@ -185,7 +192,7 @@ class CardDetector:
             opts.intra_op_num_threads = threads
         opts.log_severity_level = 3
         self.info = _read_info(folder)
-        self.imgsz = imgsz or self.info.imgsz
+        self.imgsz = imgsz  # None: chosen per photo by input_sizes()
         self._det = ort.InferenceSession(str(det_file), opts, providers=["CPUExecutionProvider"])
         self._det_input = self._det.get_inputs()[0].name
         cls_file = folder / CLASSIFIER_FILE
@@ -196,9 +203,46 @@ class CardDetector:
         self.classes = self.info.classes
         self.tta = tta
 
+    def input_sizes(self, height: int, width: int) -> tuple[int, ...]:
+        """The detector input sizes for a photo: ``imgsz``, and half the photo's long side.
+
+        Stage 1 was trained on corner indices about 10-70 px tall at its input, so one size
+        cannot serve both a close photo of one card (huge corners) and a whole table at
+        1280 px (small ones): the photo is read at ``imgsz`` of ``model.json`` and, when
+        half its long side is bigger, again at that size (a multiple of 32, at most
+        ``max_imgsz``). The two sets of boxes are merged by the usual NMS. An ``imgsz``
+        given to the constructor (``--imgsz``) is the only size.
+
+        >>> det = CardDetector()                                          # doctest: +SKIP
+        >>> det.input_sizes(640, 640), det.input_sizes(960, 1280)         # doctest: +SKIP
+        ((320,), (320, 640))
+        """
+        if self.imgsz:
+            return (self.imgsz,)
+        half = min(32 * round(max(height, width) / 64), self.info.max_imgsz)
+        return (self.info.imgsz, half) if half > self.info.imgsz else (self.info.imgsz,)
+
     def _stage1(self, image_bgr: np.ndarray, conf: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Boxes (photo pixels), best score and best class (or 0 when class-agnostic)."""
-        lb, s, (px, py) = letterbox(image_bgr, self.imgsz)
+        """Boxes (photo pixels), best score and best class (or 0 when class-agnostic), all sizes.
+
+        With two sizes each corner is taken from one pass only, by its size: a box under
+        ``scale_split`` px (long side, at the big input) from the big pass, a bigger one from
+        the small pass. Both passes see most corners, and their boxes differ too much for
+        NMS to merge them, so keeping both would count one corner twice.
+        """
+        h, w = image_bgr.shape[:2]
+        sizes = self.input_sizes(h, w)
+        found = [self._stage1_at(image_bgr, conf, size) for size in sizes]
+        if len(found) > 1:
+            big = sizes[-1] / max(h, w)  # photo px -> big-input px
+            for k, (boxes, scores, cls) in enumerate(found):
+                side = np.maximum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]) * big
+                keep = side >= self.info.scale_split if k == 0 else side < self.info.scale_split
+                found[k] = (boxes[keep], scores[keep], cls[keep])
+        return tuple(np.concatenate(parts) for parts in zip(*found))  # type: ignore[return-value]
+
+    def _stage1_at(self, image_bgr: np.ndarray, conf: float, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        lb, s, (px, py) = letterbox(image_bgr, size)
         blob = np.ascontiguousarray(lb[:, :, ::-1].transpose(2, 0, 1))[None].astype(np.float32) / 255.0
         out = self._det.run(None, {self._det_input: blob})[0][0]
         if out.shape[0] > out.shape[1] and out.shape[1] != 6:

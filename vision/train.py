@@ -36,7 +36,7 @@ import numpy as np
 from scorer import CLASS_NAMES
 from vision.command import run_command
 from vision.dataset import Sample, iter_samples
-from vision.detector import CLASSIFIER_FILE, CROP_H, CROP_MARGIN, CROP_W, DETECTOR_FILE, crop_corner
+from vision.detector import CLASSIFIER_FILE, CROP_H, CROP_MARGIN, CROP_W, DETECTOR_FILE, SCALE_SPLIT, crop_corner
 
 CONFIG_DIR = Path(__file__).resolve().parent / "train_config"
 DEFAULT_DETECTOR_YAML = CONFIG_DIR / "yolo11n-corner.yaml"
@@ -201,7 +201,8 @@ def face_crops(decks: Sequence[object], copies: int = 6, background: float = 0.3
                seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Classifier crops cut from rendered card faces (``vision.decks``), many designs cheaply.
 
-    Each face is laid on a random table colour, turned up to 15 degrees, shrunk to a random
+    Each face is laid on a random table colour, turned (half the time up to 15 degrees, else
+    up to 45, as cards lie in a maal spread), shrunk to a random
     photo scale, and each corner index box (jittered) is cropped like a detector box would
     be; ``background`` adds index-sized crops of the card middle (pips, pictures) as class 53.
     """
@@ -249,7 +250,7 @@ def _face_crop(rng: np.random.Generator, bgra: np.ndarray, box: np.ndarray) -> n
     img = region[..., :3].astype(np.float32) * alpha + bg * (1 - alpha)
     img = np.clip(img, 0, 255).astype(np.uint8)
     local = box - [x0, y0, x0, y0]
-    angle = rng.uniform(-15, 15)
+    angle = rng.uniform(-15, 15) if rng.random() < 0.5 else rng.uniform(-45, 45)
     centre = ((local[0] + local[2]) / 2, (local[1] + local[3]) / 2)
     m = cv2.getRotationMatrix2D(centre, angle, 1.0)
     img = cv2.warpAffine(img, m, (img.shape[1], img.shape[0]), borderMode=cv2.BORDER_REFLECT)
@@ -377,11 +378,14 @@ def classifier_accuracy(net, crops: np.ndarray, labels: np.ndarray) -> float:  #
 
 
 def export_models(detector: Path, classifier: Path | None, out: Path = Path("models"),
-                  imgsz: int = 320, metrics: dict[str, object] | None = None) -> list[Path]:
+                  imgsz: int = 320, metrics: dict[str, object] | None = None,
+                  max_imgsz: int | None = None) -> list[Path]:
     """Write ``corners.onnx``, ``corner_classifier.onnx``, ``classes.txt`` and ``model.json``.
 
     The detector is exported with a dynamic input size (so the app may run it at 320, 416
     or 640 px), opset 17, which ONNX Runtime >= 1.14 runs; no torch is needed afterwards.
+    ``imgsz`` and ``max_imgsz`` (default twice ``imgsz``) bound the per-photo input size
+    (:meth:`vision.detector.CardDetector.input_sizes`).
     """
     _, YOLO = _ultralytics()
     import torch
@@ -408,6 +412,7 @@ def export_models(detector: Path, classifier: Path | None, out: Path = Path("mod
         written.append(out / CLASSIFIER_FILE)
     (out / "classes.txt").write_text("\n".join(CLASS_NAMES) + "\n")
     info = {"format": "tiplu-corners-v1", "stages": 2 if classifier is not None else 1, "imgsz": imgsz,
+            "max_imgsz": max_imgsz or 2 * imgsz, "scale_split": SCALE_SPLIT,
             "crop_w": CROP_W, "crop_h": CROP_H, "crop_margin": CROP_MARGIN, "nms_iou": 0.6,
             "opset": OPSET, "classifier_outputs": list(CLASS_NAMES) + ["BACKGROUND"],
             "metrics": metrics or {}}
@@ -451,7 +456,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     exp = sub.add_parser("export", help="write the ONNX models, classes.txt and model.json")
     exp.add_argument("--detector", type=Path, required=True, help="stage-1 best.pt")
     exp.add_argument("--classifier", type=Path, default=None, help="stage-2 best.pt")
-    exp.add_argument("--imgsz", type=int, default=320, help="default inference size recorded in model.json")
+    exp.add_argument("--imgsz", type=int, default=320, help="smallest inference size, recorded in model.json")
+    exp.add_argument("--max-imgsz", type=int, default=None,
+                     help="largest inference size for big photos (default twice --imgsz)")
     exp.add_argument("--out", type=Path, default=Path("models"))
 
 
@@ -472,7 +479,8 @@ def run(args: argparse.Namespace) -> int:
                                     face_copies=args.face_copies, device=args.device)
             print(f"classifier weights: {best}")
         else:
-            for p in export_models(args.detector, args.classifier, args.out, args.imgsz):
+            for p in export_models(args.detector, args.classifier, args.out, args.imgsz,
+                                   max_imgsz=args.max_imgsz):
                 print(f"wrote {p} ({p.stat().st_size / 1e6:.2f} MB)")
     except (TrainError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
