@@ -277,11 +277,12 @@ def _recall(found: list[str], expected: list[str]) -> float:
     return sum((Counter(found) & Counter(expected)).values()) / len(expected)
 
 
-#: Share of the samples' cards the shipped model names right at the default --conf. Model
-#: v0.1 names 6 of 36 (17%): all three cards of the real photo and a few of the declared
-#: hand, nothing on the other whole-table renders (see models/README.md). Raise it when a
-#: better model ships.
-SAMPLE_RECALL_FLOOR = 0.15
+#: Share of the samples' cards the shipped model names right at the default --conf, and
+#: how many cards it may add that are not there. Model v0.2 names 34 of 36 (94%: it misses
+#: 10S in the declared hand and 6D in the maal spread) and adds 2 (a 2C and a 5D seen twice
+#: in the maal spread). v0.1 named 6 of 36. See models/README.md.
+SAMPLE_RECALL_FLOOR = 0.9
+SAMPLE_EXTRA_CARDS = 3
 
 
 def test_tiplu_detect_on_the_samples() -> None:
@@ -307,8 +308,10 @@ def test_tiplu_detect_on_the_samples() -> None:
         found += [c["card"] for c in result["cards"]]
         expected += EXPECTED[photo.name]["cards"]
     recall = _recall(found, expected)
-    print(f"\nshipped model on the samples: {recall:.0%} of {len(expected)} cards named")
+    extra = sum((Counter(found) - Counter(expected)).values())
+    print(f"\nshipped model on the samples: {recall:.0%} of {len(expected)} cards named, {extra} extra")
     assert recall >= SAMPLE_RECALL_FLOOR
+    assert extra <= SAMPLE_EXTRA_CARDS
 
 
 def test_detect_prints_one_line_per_photo_even_at_low_conf() -> None:
