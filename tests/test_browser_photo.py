@@ -6,6 +6,8 @@ the shipped detector. ``TIPLU_SCREENSHOTS=/some/dir`` keeps the screenshots.
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +16,9 @@ import pytest
 from scorer import get_rules, parse_card, parse_cards
 from scorer.maal import maal_points
 from test_browser import CHROMIUM, check_fits, live_url, page, tap_cards  # noqa: F401  (fixtures)
-from test_photos import REAL_VAL, sample_photos
+from test_photos import REAL_VAL, SAMPLES, sample_photos
+
+EXPECTED = json.loads((SAMPLES / "expected.json").read_text())
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's /usr/bin/chromium")]
@@ -77,3 +81,57 @@ def test_photograph_maal_fix_a_card_and_save(page: Any, live_url: str, tmp_path:
     assert image.count() == 1
     assert page.request.get(live_url + image.get_attribute("src")).ok
     check_fits(page, tmp_path, "13-round-with-photo")
+
+
+def corrections(found: list[str], wanted: list[str]) -> tuple[list[tuple[int, str]], list[int], list[str]]:
+    """The taps that turn the detector's cards into the hand laid: (index, card) replacements,
+    indexes to remove (highest first) and cards to add.
+
+    >>> corrections(["5S", "9D", "9D"], ["5S", "9S", "KD"])
+    ([(1, '9S'), (2, 'KD')], [], [])
+    >>> corrections(["5S", "QQ", "5S"], ["5S"])
+    ([], [2, 1], [])
+    """
+    left = Counter(wanted)
+    wrong: list[int] = []
+    for index, card in enumerate(found):
+        if left[card] > 0:
+            left[card] -= 1
+        else:
+            wrong.append(index)
+    missing = list(left.elements())
+    replace = list(zip(wrong, missing))
+    remove = sorted(wrong[len(missing):], reverse=True)
+    return replace, remove, missing[len(wrong):]
+
+
+def test_photograph_a_declared_hand_fix_it_and_verify(page: Any, live_url: str, tmp_path: Path) -> None:  # noqa: F811
+    photo = SAMPLES / "declared_hand.jpg"
+    expected = EXPECTED[photo.name]
+    reading = detect(page, live_url, photo)
+    found = [c["card"] for c in reading["cards"]]
+    replace, remove, add = corrections(found, expected["cards"])
+
+    page.request.post(live_url + "/api/sessions", data={"players": ["Anna", "Ben", "Carla"]})
+    page.goto(live_url + "/sessions/1/verify")
+    tap_cards(page, "tiplu", [expected["tiplu"]])
+    page.locator('.photo-tools[data-target="hand"] .photo-input').set_input_files(str(photo))
+    page.wait_for_selector("#photo-body", state="visible")
+    assert page.locator("#photo-cards .photo-card").count() == len(found)
+    check_fits(page, tmp_path, "14-hand-photo")
+    for index, card in replace:
+        page.locator(f'#photo-cards .photo-card[data-index="{index}"]').click()
+        page.locator(f'#photo-grid .card[data-card="{card}"]').click()
+    for index in remove:
+        page.locator(f'#photo-cards .photo-card[data-index="{index}"]').click()
+        page.click("#photo-remove")
+    for card in add:
+        page.locator(f'#photo-grid .card[data-card="{card}"]').click()
+    page.wait_for_selector("#photo-answer .verdict.valid")
+    check_fits(page, tmp_path, "15-hand-verified")
+
+    page.click("#photo-use")
+    assert sorted(page.input_value('input[name="hand"]').split()) == sorted(expected["cards"])
+    page.click("#check-hand")
+    page.wait_for_selector("#verdict.valid")
+    print(f"\ndeclared hand photo: {len(found)} cards read, {len(replace) + len(remove) + len(add)} taps to fix")
