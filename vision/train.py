@@ -201,10 +201,9 @@ def face_crops(decks: Sequence[object], copies: int = 6, background: float = 0.3
                seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Classifier crops cut from rendered card faces (``vision.decks``), many designs cheaply.
 
-    Each face is laid on a random table colour, turned (half the time up to 15 degrees, else
-    up to 45, as cards lie in a maal spread), shrunk to a random
-    photo scale, and each corner index box (jittered) is cropped like a detector box would
-    be; ``background`` adds index-sized crops of the card middle (pips, pictures) as class 53.
+    Each face is laid on a random table colour, turned (half the time up to 15 degrees,
+    else up to 45, as cards lie in a maal spread), shrunk to a random photo scale, and each
+    corner index box (jittered) is cropped like a detector box would be; ``background`` adds index-sized crops of the card middle (pips, pictures) as class 53.
     """
     rng = np.random.default_rng(seed)
     index = {n: i for i, n in enumerate(CLASS_NAMES)}
