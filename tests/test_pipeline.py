@@ -314,6 +314,17 @@ def test_tiplu_detect_on_the_samples() -> None:
     assert extra <= SAMPLE_EXTRA_CARDS
 
 
+@lru_cache(maxsize=1)
+def shipped_detector() -> CardDetector:
+    return CardDetector()
+
+
+@pytest.mark.parametrize("name", ["tunnela.jpg", "tiplu.jpg", "real_maal.jpg"])
+def test_samples_the_shipped_model_reads_exactly(name: str) -> None:
+    reading = read_photo(cv2.imread(str(SAMPLES / name)), shipped_detector(), 0.25, name=name)
+    assert sorted(reading.card_names()) == sorted(EXPECTED[name]["cards"])
+
+
 def test_detect_prints_one_line_per_photo_even_at_low_conf() -> None:
     proc = _run("detect", str(SAMPLES / "tiplu.jpg"), "--conf", "0.05")
     assert proc.returncode == 0
