@@ -6,7 +6,6 @@ the shipped detector. ``TIPLU_SCREENSHOTS=/some/dir`` keeps the screenshots.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -17,8 +16,7 @@ from scorer import get_rules, parse_card, parse_cards
 from scorer.maal import maal_points
 from test_browser import CHROMIUM, check_fits, live_url, page, tap_cards  # noqa: F401  (fixtures)
 from test_photos import REAL_VAL, SAMPLES, sample_photos
-
-EXPECTED = json.loads((SAMPLES / "expected.json").read_text())
+from test_pipeline import EXPECTED
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's /usr/bin/chromium")]

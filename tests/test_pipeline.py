@@ -354,7 +354,7 @@ def test_tiplu_score_exit_codes(args: list[str], code: int | None, needle: str |
 
 def test_read_photo_api_on_a_sample() -> None:
     image = cv2.imread(str(SAMPLES / "tunnela.jpg"))
-    reading = read_photo(image, CardDetector(), 0.25, name="tunnela.jpg")
+    reading = read_photo(image, shipped_detector(), 0.25, name="tunnela.jpg")
     data = reading.to_dict()
     assert list(data) == ["image", "cards", "corners", "groups"]
     assert set(reading.timings) == {"detect_ms", "pair_ms", "group_ms"}

@@ -158,8 +158,8 @@ def _read_info(folder: Path) -> ModelInfo:
     if (folder / "classes.txt").is_file():
         classes = tuple(c.strip() for c in (folder / "classes.txt").read_text().splitlines() if c.strip())
     imgsz = int(info.get("imgsz", 320))
-    return ModelInfo(imgsz=imgsz, max_imgsz=max(imgsz, int(info.get("max_imgsz", imgsz))), crop_w=int(info.get("crop_w", CROP_W)),
-                     crop_h=int(info.get("crop_h", CROP_H)),
+    return ModelInfo(imgsz=imgsz, max_imgsz=max(imgsz, int(info.get("max_imgsz", imgsz))),
+                     crop_w=int(info.get("crop_w", CROP_W)), crop_h=int(info.get("crop_h", CROP_H)),
                      crop_margin=float(info.get("crop_margin", CROP_MARGIN)),
                      nms_iou=float(info.get("nms_iou", NMS_IOU)),
                      scale_split=float(info.get("scale_split", SCALE_SPLIT)), classes=classes)
@@ -210,11 +210,11 @@ class CardDetector:
         cannot serve both a close photo of one card (huge corners) and a whole table at
         1280 px (small ones): the photo is read at ``imgsz`` of ``model.json`` and, when
         half its long side is bigger, again at that size (a multiple of 32, at most
-        ``max_imgsz``). The two sets of boxes are merged by the usual NMS. An ``imgsz``
-        given to the constructor (``--imgsz``) is the only size.
+        ``max_imgsz``); :meth:`_stage1` takes each corner from one of the two passes. An
+        ``imgsz`` given to the constructor (``--imgsz``) is the only size.
 
-        >>> det = CardDetector()                                          # doctest: +SKIP
-        >>> det.input_sizes(640, 640), det.input_sizes(960, 1280)         # doctest: +SKIP
+        >>> det = CardDetector()
+        >>> det.input_sizes(640, 640), det.input_sizes(960, 1280)
         ((320,), (320, 640))
         """
         if self.imgsz:

@@ -36,7 +36,8 @@ import numpy as np
 from scorer import CLASS_NAMES
 from vision.command import run_command
 from vision.dataset import Sample, iter_samples
-from vision.detector import CLASSIFIER_FILE, CROP_H, CROP_MARGIN, CROP_W, DETECTOR_FILE, SCALE_SPLIT, crop_corner
+from vision.detector import (CLASSIFIER_FILE, CROP_H, CROP_MARGIN, CROP_W, DETECTOR_FILE, NMS_IOU, SCALE_SPLIT,
+                             crop_corner)
 
 CONFIG_DIR = Path(__file__).resolve().parent / "train_config"
 DEFAULT_DETECTOR_YAML = CONFIG_DIR / "yolo11n-corner.yaml"
@@ -203,7 +204,8 @@ def face_crops(decks: Sequence[object], copies: int = 6, background: float = 0.3
 
     Each face is laid on a random table colour, turned (half the time up to 15 degrees,
     else up to 45, as cards lie in a maal spread), shrunk to a random photo scale, and each
-    corner index box (jittered) is cropped like a detector box would be; ``background`` adds index-sized crops of the card middle (pips, pictures) as class 53.
+    corner index box (jittered) is cropped like a detector box would be; ``background``
+    adds index-sized crops of the card middle (pips, pictures) as class 53.
     """
     rng = np.random.default_rng(seed)
     index = {n: i for i, n in enumerate(CLASS_NAMES)}
@@ -412,7 +414,7 @@ def export_models(detector: Path, classifier: Path | None, out: Path = Path("mod
     (out / "classes.txt").write_text("\n".join(CLASS_NAMES) + "\n")
     info = {"format": "tiplu-corners-v1", "stages": 2 if classifier is not None else 1, "imgsz": imgsz,
             "max_imgsz": max_imgsz or 2 * imgsz, "scale_split": SCALE_SPLIT,
-            "crop_w": CROP_W, "crop_h": CROP_H, "crop_margin": CROP_MARGIN, "nms_iou": 0.6,
+            "crop_w": CROP_W, "crop_h": CROP_H, "crop_margin": CROP_MARGIN, "nms_iou": NMS_IOU,
             "opset": OPSET, "classifier_outputs": list(CLASS_NAMES) + ["BACKGROUND"],
             "metrics": metrics or {}}
     (out / "model.json").write_text(json.dumps(info, indent=2) + "\n")
