@@ -8,7 +8,7 @@ least one life (two with ``two_lives``).
 >>> from scorer import get_rules, parse_cards, parse_card
 >>> hand = parse_cards("3S 4S 5S 6H 6H 6H 9D 10D JD 2C 3C 4C KS KH KD 7D 8D JC JH 5C 5D")
 >>> result = check_hand(hand, get_rules(), tiplu=parse_card("JS"))
->>> result.valid, result.route
+>>> result.valid, str(result.route)
 (True, 'melds')
 """
 
@@ -21,13 +21,14 @@ from typing import Any, Sequence
 
 from scorer.cards import Card, card_names, check_copies, format_cards
 from scorer.errors import HandError
+from scorer.kinds import Route
 from scorer.melds import MeldCheck, classify_group, describe
 from scorer.partition import Partitioner, leftover
 from scorer.rules import RuleSet
 from scorer.wilds import Wilds, checked_hand
 
-MELDS = "melds"
-DUBLEES = "dublees"
+MELDS = Route.MELDS
+DUBLEES = Route.DUBLEES
 NEPALI_MELDS = 7
 NEPALI_PURE = 3
 DUBLEES_TO_FINISH = 8

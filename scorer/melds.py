@@ -7,8 +7,8 @@ reading is tried first: with tiplu JC, ``10C JC QC`` is a *pure* sequence.
 >>> from scorer import get_rules, parse_cards, parse_card
 >>> from scorer.wilds import wild_cards
 >>> w = wild_cards(get_rules(), tiplu=parse_card("JC"))
->>> classify_meld(parse_cards("10C JC QC"), w).kind
-'pure sequence'
+>>> classify_meld(parse_cards("10C JC QC"), w).kind == MeldKind.PURE_SEQUENCE
+True
 >>> classify_meld(parse_cards("5D 5D JD"), w).reason
 'two identical cards and a wild never make a meld'
 """
@@ -20,20 +20,18 @@ from itertools import combinations
 from typing import Sequence
 
 from scorer.cards import Card, format_cards
+from scorer.kinds import PURE_KINDS, MeldKind
 from scorer.wilds import Wilds
 
-PURE_SEQUENCE = "pure sequence"
-TUNNELA = "tunnela"
-TRIPLET = "triplet"
-DIRTY_SEQUENCE = "dirty sequence"
-DIRTY_TRIPLET = "dirty triplet"
-WILD_MELD = "two wilds and a card"
-# rummy
-LIFE = "life"
-SEQUENCE = "sequence"
-SET = "set"
-
-PURE_KINDS = frozenset({PURE_SEQUENCE, TUNNELA, LIFE})
+PURE_SEQUENCE = MeldKind.PURE_SEQUENCE
+TUNNELA = MeldKind.TUNNELA
+TRIPLET = MeldKind.TRIPLET
+DIRTY_SEQUENCE = MeldKind.DIRTY_SEQUENCE
+DIRTY_TRIPLET = MeldKind.DIRTY_TRIPLET
+WILD_MELD = MeldKind.WILD_MELD
+LIFE = MeldKind.LIFE
+SEQUENCE = MeldKind.SEQUENCE
+SET = MeldKind.SET
 
 
 @dataclass(frozen=True)
@@ -41,7 +39,7 @@ class MeldCheck:
     """The verdict on one group of cards: its kind, or why it is not a meld."""
 
     cards: tuple[Card, ...]
-    kind: str | None
+    kind: MeldKind | None
     reason: str | None = None
 
     @property

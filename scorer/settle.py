@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from scorer.errors import SettlementError
+from scorer.kinds import FINISHES
 from scorer.rules import RuleSet
 
-FINISHES = ("melds", "dublees")
 
 
 @dataclass(frozen=True)

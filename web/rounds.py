@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from scorer import Card, RuleSet, TipluError, check_copies, parse_card, parse_cards
+from scorer.kinds import FINISHES
 from scorer.maal import maal_points
 from scorer.rummy import penalty_points
 from scorer.settle import PlayerRound, settle_round
 from web.i18n import _
 
-FINISHES: tuple[str, ...] = ("melds", "dublees")
 NEPALI_FIELDS = frozenset({"seen", "seen_by", "maal", "cards", "dealt_tunnelas", "false_declaration"})
 RUMMY_FIELDS = frozenset({"penalty", "cards", "wrong_close"})
 ROUND_FIELDS = frozenset({"tiplu", "turned", "winner", "finish", "players"})
