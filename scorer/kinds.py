@@ -54,3 +54,17 @@ class MeldKind(StrEnum):
 
 #: Kinds that count as pure: pure sequences and tunnelas (nepali), lives (rummy).
 PURE_KINDS: frozenset[MeldKind] = frozenset({MeldKind.PURE_SEQUENCE, MeldKind.TUNNELA, MeldKind.LIFE})
+
+
+class Scoring(StrEnum):
+    """What a round's loser is charged by: maal exchanged pairwise, or penalty points."""
+
+    MAAL = "maal"
+    PENALTY = "penalty"
+
+
+class WildSource(StrEnum):
+    """The card that decides the wild cards: the tiplu (Marriage) or the turned card (rummy)."""
+
+    TIPLU = "tiplu"
+    TURNED = "turned"

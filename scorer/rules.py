@@ -18,6 +18,7 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from scorer.errors import OptionError
+from scorer.kinds import Family, Scoring, WildSource
 
 
 @dataclass(frozen=True)
@@ -71,12 +72,14 @@ class OptionSpec:
 class RuleFamily:
     """A family of rules (``nepali`` or ``rummy``): fixed facts plus its options."""
 
-    name: str
+    name: Family
     title: str
     options: tuple[OptionSpec, ...]
     players_min: int
     lower_is_better: bool
     description: str
+    scoring: Scoring
+    wild_source: WildSource
 
     def option(self, name: str) -> OptionSpec:
         for spec in self.options:
@@ -98,7 +101,9 @@ def _int(name: str, default: int, help: str, minimum: int = 0, maximum: int = 10
 
 
 NEPALI = RuleFamily(
-    name="nepali",
+    name=Family.NEPALI,
+    scoring=Scoring.MAAL,
+    wild_source=WildSource.TIPLU,
     title="Nepali Marriage (tiplu, maal, 3 decks)",
     players_min=2,
     lower_is_better=False,
@@ -128,7 +133,9 @@ NEPALI = RuleFamily(
 )
 
 RUMMY = RuleFamily(
-    name="rummy",
+    name=Family.RUMMY,
+    scoring=Scoring.PENALTY,
+    wild_source=WildSource.TURNED,
     title="Marriage rummy (turned joker, penalty points)",
     players_min=3,
     lower_is_better=True,
@@ -163,8 +170,18 @@ class RuleSet:
     options: Mapping[str, Any] = field(default_factory=dict)
 
     @property
-    def name(self) -> str:
+    def name(self) -> Family:
         return self.family.name
+
+    @property
+    def scoring(self) -> Scoring:
+        """Maal exchanged pairwise (nepali) or penalty points (rummy)."""
+        return self.family.scoring
+
+    @property
+    def wild_source(self) -> WildSource:
+        """The card a round needs to know the wild cards: the tiplu or the turned card."""
+        return self.family.wild_source
 
     @property
     def lower_is_better(self) -> bool:
