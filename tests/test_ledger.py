@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 import sqlite_utils
@@ -12,14 +13,26 @@ from scorer import get_rules
 from scorer.settle import PlayerRound, settle_round
 from web import ledger
 from web.db import migrations, open_db
+from web.errors import Conflict, NotFound
+from web.payloads import RoundEntry, new_session, round_entry, session_changes
 from web_support import PLAYERS, nepali_round
 
 
 @pytest.fixture
-def db(tmp_path: Path) -> sqlite_utils.Database:
+def db(tmp_path: Path) -> Iterator[sqlite_utils.Database]:
     database = open_db(tmp_path / "ledger.db")
     yield database
     database.close()
+
+
+def create(db: sqlite_utils.Database, players: list[str], rules: str = "nepali", options: dict | None = None) -> int:
+    return ledger.create_session(db, new_session({"players": players, "rules": rules, "options": options}))
+
+
+def entry(db: sqlite_utils.Database, sid: int, payload: dict) -> RoundEntry:
+    """A round payload checked against the session as the web layer checks it before the ledger."""
+    setup = ledger.session_setup(db, sid)
+    return round_entry(payload, setup.players, setup.rules)
 
 
 def scorer_net(payload: dict) -> dict[str, int]:
@@ -43,8 +56,8 @@ def test_file_is_wal_with_busy_timeout_and_migrated_once(tmp_path: Path) -> None
 
 
 def test_players_are_reused_across_sessions(db: sqlite_utils.Database) -> None:
-    one = ledger.create_session(db, ["Anna", "Ben"], "nepali", {})
-    two = ledger.create_session(db, ["anna", "Carla", "Ben"], "rummy", {})
+    one = create(db, ["Anna", "Ben"], "nepali", {})
+    two = create(db, ["anna", "Carla", "Ben"], "rummy", {})
     assert db.execute("SELECT count(*) FROM players").fetchone()[0] == 3
     assert ledger.get_session(db, two)["players"] == ["Anna", "Carla", "Ben"]
     assert ledger.get_session(db, one)["players"] == ["Anna", "Ben"]
@@ -55,17 +68,17 @@ def test_players_are_reused_across_sessions(db: sqlite_utils.Database) -> None:
     ("counter-clockwise", ["Anna", "Dan", "Carla", "Ben", "Anna"]),
 ])
 def test_dealer_rotation_follows_direction(db: sqlite_utils.Database, direction: str, expected: list[str]) -> None:
-    sid = ledger.create_session(db, PLAYERS, "nepali", {"direction": direction})
+    sid = create(db, PLAYERS, "nepali", {"direction": direction})
     for _ in expected:
-        ledger.add_round(db, sid, nepali_round())
+        ledger.add_round(db, sid, entry(db, sid, nepali_round()))
     assert [r["dealer"] for r in ledger.get_session(db, sid)["rounds"]] == expected
 
 
 def test_totals_are_running_sums_and_recomputed_after_edit_and_delete(db: sqlite_utils.Database) -> None:
-    sid = ledger.create_session(db, PLAYERS, "nepali", {})
+    sid = create(db, PLAYERS, "nepali", {})
     payloads = [nepali_round(), nepali_round(winner="Carla"), nepali_round(winner="Ben"), nepali_round()]
     for payload in payloads:
-        ledger.add_round(db, sid, payload)
+        ledger.add_round(db, sid, entry(db, sid, payload))
 
     def check(expected_payloads: list[dict]) -> None:
         session = ledger.get_session(db, sid)
@@ -80,7 +93,7 @@ def test_totals_are_running_sums_and_recomputed_after_edit_and_delete(db: sqlite
 
     check(payloads)
     payloads[1] = nepali_round(winner="Ben", Carla={"seen": True, "maal": 0})
-    ledger.update_round(db, sid, 2, payloads[1])
+    ledger.update_round(db, sid, 2, entry(db, sid, payloads[1]))
     check(payloads)
     ledger.delete_round(db, sid, 1)
     del payloads[0]
@@ -89,14 +102,14 @@ def test_totals_are_running_sums_and_recomputed_after_edit_and_delete(db: sqlite
 
 def test_a_failing_write_changes_nothing(db: sqlite_utils.Database) -> None:
     """A real database error in the middle of a round (here: the audit insert) rolls it all back."""
-    sid = ledger.create_session(db, PLAYERS, "nepali", {})
-    ledger.add_round(db, sid, nepali_round())
+    sid = create(db, PLAYERS, "nepali", {})
+    ledger.add_round(db, sid, entry(db, sid, nepali_round()))
     before = ledger.get_session(db, sid)
     db.execute("CREATE TEMP TRIGGER refuse_audit BEFORE INSERT ON audit BEGIN SELECT RAISE(ABORT, 'disk full'); END")
     with pytest.raises(sqlite3.IntegrityError):
-        ledger.add_round(db, sid, nepali_round(winner="Carla"), idempotency_key="k1")
+        ledger.add_round(db, sid, entry(db, sid, nepali_round(winner="Carla")), idempotency_key="k1")
     with pytest.raises(sqlite3.IntegrityError):
-        ledger.update_round(db, sid, 1, nepali_round(winner="Carla"))
+        ledger.update_round(db, sid, 1, entry(db, sid, nepali_round(winner="Carla")))
     with pytest.raises(sqlite3.IntegrityError):
         ledger.delete_round(db, sid, 1)
     assert not db.conn.in_transaction
@@ -107,9 +120,9 @@ def test_a_failing_write_changes_nothing(db: sqlite_utils.Database) -> None:
 
 
 def test_audit_keeps_every_version(db: sqlite_utils.Database) -> None:
-    sid = ledger.create_session(db, PLAYERS, "nepali", {})
-    ledger.add_round(db, sid, nepali_round())
-    ledger.update_round(db, sid, 1, nepali_round(winner="Carla"))
+    sid = create(db, PLAYERS, "nepali", {})
+    ledger.add_round(db, sid, entry(db, sid, nepali_round()))
+    ledger.update_round(db, sid, 1, entry(db, sid, nepali_round(winner="Carla")))
     ledger.delete_round(db, sid, 1)
     trail = ledger.audit_trail(db, sid)
     assert [e["action"] for e in trail] == ["delete round", "edit round", "add round", "create session"]
@@ -120,9 +133,9 @@ def test_audit_keeps_every_version(db: sqlite_utils.Database) -> None:
 
 
 def test_idempotency_key_adds_one_round(db: sqlite_utils.Database) -> None:
-    sid = ledger.create_session(db, PLAYERS, "nepali", {})
-    first, replayed_first = ledger.add_round(db, sid, nepali_round(), idempotency_key="abc")
-    second, replayed_second = ledger.add_round(db, sid, nepali_round(), idempotency_key="abc")
+    sid = create(db, PLAYERS, "nepali", {})
+    first, replayed_first = ledger.add_round(db, sid, entry(db, sid, nepali_round()), idempotency_key="abc")
+    second, replayed_second = ledger.add_round(db, sid, entry(db, sid, nepali_round()), idempotency_key="abc")
     assert (replayed_first, replayed_second) == (False, True)
     assert first == second
     assert len(ledger.get_session(db, sid)["rounds"]) == 1
@@ -142,9 +155,9 @@ def test_standings_share_ties(totals: dict[str, int], lower: bool, winners: list
 
 
 def test_rummy_lowest_total_wins(db: sqlite_utils.Database) -> None:
-    sid = ledger.create_session(db, ["A", "B", "C"], "rummy", {})
-    ledger.add_round(db, sid, {"turned": "7D", "winner": "A", "finish": "melds",
-                               "players": {"A": {}, "B": {"penalty": 30}, "C": {"penalty": 5}}})
+    sid = create(db, ["A", "B", "C"], "rummy", {})
+    ledger.add_round(db, sid, entry(db, sid, {"turned": "7D", "winner": "A", "finish": "melds",
+                                              "players": {"A": {}, "B": {"penalty": 30}, "C": {"penalty": 5}}}))
     session = ledger.get_session(db, sid)
     assert session["totals"] == {"A": 0, "B": 30, "C": 5}
     assert session["winners"] == ["A"]
@@ -152,31 +165,41 @@ def test_rummy_lowest_total_wins(db: sqlite_utils.Database) -> None:
 
 
 def test_rules_fixed_after_the_first_round(db: sqlite_utils.Database) -> None:
-    sid = ledger.create_session(db, PLAYERS, "nepali", {})
-    ledger.update_session(db, sid, {"rules": "rummy", "options": {"wrong_close_penalty": 60}})
+    sid = create(db, PLAYERS, "nepali", {})
+    ledger.update_session(db, sid, session_changes({"rules": "rummy", "options": {"wrong_close_penalty": 60}}))
     assert ledger.get_session(db, sid)["rules"] == "rummy"
-    ledger.update_session(db, sid, {"rules": "nepali", "options": {}})
-    ledger.add_round(db, sid, nepali_round())
-    with pytest.raises(ledger.ConflictError, match="fixed once the first round"):
-        ledger.update_session(db, sid, {"options": {"seen_fee": 1}})
-    with pytest.raises(ledger.ConflictError):
-        ledger.update_session(db, sid, {"players": ["Anna", "Ben"]})
+    ledger.update_session(db, sid, session_changes({"rules": "nepali", "options": {}}))
+    ledger.add_round(db, sid, entry(db, sid, nepali_round()))
+    with pytest.raises(Conflict, match="fixed once the first round"):
+        ledger.update_session(db, sid, session_changes({"options": {"seen_fee": 1}}))
+    with pytest.raises(Conflict):
+        ledger.update_session(db, sid, session_changes({"players": ["Anna", "Ben"]}))
+
+
+def test_a_round_checked_against_other_rules_is_refused(db: sqlite_utils.Database) -> None:
+    """Rules changed between checking a round and storing it: the ledger stores nothing."""
+    sid = create(db, PLAYERS, "nepali", {})
+    checked = entry(db, sid, nepali_round())
+    ledger.update_session(db, sid, session_changes({"options": {"seen_fee": 4}}))
+    with pytest.raises(Conflict, match="changed while this round was sent"):
+        ledger.add_round(db, sid, checked)
+    assert ledger.get_session(db, sid)["rounds"] == []
 
 
 def test_csv_escapes_formula_like_names(db: sqlite_utils.Database) -> None:
-    sid = ledger.create_session(db, ["=cmd()", "Ben"], "nepali", {})
-    ledger.add_round(db, sid, {"tiplu": None, "winner": None, "finish": None,
-                               "players": {"=cmd()": {"maal": 1}, "Ben": {"maal": 0}}})
+    sid = create(db, ["=cmd()", "Ben"], "nepali", {})
+    ledger.add_round(db, sid, entry(db, sid, {"tiplu": None, "winner": None, "finish": None,
+                                              "players": {"=cmd()": {"maal": 1}, "Ben": {"maal": 0}}}))
     text = ledger.export_csv(db, sid)
     assert "'=cmd()" in text
     assert "\n1,=cmd()" not in text
 
 
 def test_deleting_a_session_keeps_its_audit(db: sqlite_utils.Database) -> None:
-    sid = ledger.create_session(db, PLAYERS, "nepali", {})
-    ledger.add_round(db, sid, nepali_round())
+    sid = create(db, PLAYERS, "nepali", {})
+    ledger.add_round(db, sid, entry(db, sid, nepali_round()))
     ledger.delete_session(db, sid)
-    with pytest.raises(ledger.NotFoundError):
+    with pytest.raises(NotFound):
         ledger.get_session(db, sid)
     assert db.execute("SELECT count(*) FROM rounds").fetchone()[0] == 0
     row = db.execute("SELECT action FROM audit WHERE session_id = ? ORDER BY id DESC", [sid]).fetchone()
@@ -205,6 +228,6 @@ def test_an_old_ledger_is_upgraded_in_place(tmp_path: Path) -> None:
     upgraded = open_db(path)
     assert {"false_declaration", "dealt_tunnelas"} <= set(upgraded["round_players"].columns_dict)
     assert upgraded.execute("SELECT name FROM players").fetchall() == [("Anna",)]
-    sid = ledger.create_session(upgraded, ["Anna", "Ben"], "nepali", {})
+    sid = create(upgraded, ["Anna", "Ben"], "nepali", {})
     assert ledger.get_session(upgraded, sid)["players"] == ["Anna", "Ben"]
     upgraded.close()

@@ -13,7 +13,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 PLAYERS = ["Anna", "Ben", "Carla", "Dan"]
 
@@ -41,11 +41,13 @@ class Server:
         env = {**os.environ, "PYTHONUNBUFFERED": "1", "TIPLU_SECRET_KEY": "server-test"}
         self.process = subprocess.Popen([*serve_command(), "--port", "0", "--db", str(db_path), "--no-qr", *extra],
                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+        assert self.process.stdout is not None, "stdout is a pipe"
+        self.stdout: IO[str] = self.process.stdout
         self.output: list[str] = []
         deadline = time.monotonic() + 30
         self.base = ""
         while time.monotonic() < deadline:
-            line = self.process.stdout.readline()  # type: ignore[union-attr]
+            line = self.stdout.readline()
             if not line:
                 break
             self.output.append(line)
@@ -60,7 +62,7 @@ class Server:
         threading.Thread(target=self._drain, daemon=True).start()
 
     def _drain(self) -> None:
-        for line in self.process.stdout:  # type: ignore[union-attr]
+        for line in self.stdout:
             self.output.append(line)
 
     def call(self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None

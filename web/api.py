@@ -1,8 +1,11 @@
-"""The JSON API: sessions, rounds (with ``Idempotency-Key``), history and exports.
+"""Every JSON route: the API under ``/api/`` and the JSON that the pages' own scripts fetch.
 
-Bad input answers 4xx with ``{"error": "what to fix"}`` and stores nothing;
-the error handlers in :mod:`web.app` turn every :class:`scorer.TipluError`
-into 400 (404 for an unknown session or round, 409 for a forbidden change).
+``bp`` (``/api/...``) serves programs: JSON bodies, rounds with ``Idempotency-Key``,
+history and exports; no CSRF token, the table code in the ``X-Table-Code`` header.
+``page_api`` serves the pages' scripts at addresses beside the pages (photos, the
+server's camera, ``cards/check``, the round form's live preview): same origin and a
+CSRF token, like the forms. Bad input answers 4xx with ``{"error": "what to fix"}``
+and stores nothing; :mod:`web.errors` gives each error its status.
 
 Example (``curl``)::
 
@@ -12,39 +15,47 @@ Example (``curl``)::
 
 from __future__ import annotations
 
-import json
-from typing import Any
+import functools
+from typing import Any, Callable, Mapping, TypeVar
 
-from flask import Blueprint, Response, current_app, jsonify, request, url_for
+import numpy as np
+from flask import Blueprint, Response, current_app, jsonify, request, send_file, url_for
+from flask.typing import ResponseReturnValue
 
 from scorer import RULE_FAMILIES
-from web import ledger, photos
+from web import ledger, payloads, photos
+from web.camera import camera_for
 from web.db import get_db
+from web.errors import USER_ERRORS, BadRequest, NotFound, Unavailable, json_error
 from web.i18n import _
-from web.rounds import InputError
+from web.payloads import RoundEntry
+from web.rounds import score_round
+from web.security import code_exempt, csrf, table_code_required
 
 bp = Blueprint("api", __name__, url_prefix="/api")
+csrf.exempt(bp)
+page_api = Blueprint("page_api", __name__)
+
+Picture = TypeVar("Picture")
 
 
 def json_body() -> dict[str, Any]:
-    """The request's JSON object, or an :class:`InputError` saying what is wrong with it."""
-    raw = request.get_data(cache=True)
-    if not raw.strip():
-        raise InputError(_("send a JSON object in the request body"))
-    try:
-        payload = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise InputError(_("the body is not UTF-8 text; send JSON")) from None
-    except json.JSONDecodeError as error:
-        raise InputError(_("malformed JSON at line %(line)s column %(column)s: %(why)s", line=error.lineno,
-                           column=error.colno, why=error.msg)) from None
-    if not isinstance(payload, dict):
-        raise InputError(_("send a JSON object ({...}), not a list or a single value"))
-    return payload
+    """The request's JSON object (see :func:`web.payloads.json_object`)."""
+    return payloads.json_object(request.get_data(cache=True))
 
 
 def source() -> str:
     return f"api {request.remote_addr or ''}".strip()
+
+
+def sent_round(session_id: int, body: Mapping[str, Any] | None = None) -> RoundEntry:
+    """The round this request sends, checked against the session's players and rules.
+
+    ``body`` is a JSON payload; without one the round form is read.
+    """
+    setup = ledger.session_setup(get_db(), session_id)
+    payload = payloads.round_form(request.form, setup.players, setup.rules) if body is None else body
+    return payloads.round_entry(payload, setup.players, setup.rules)
 
 
 @bp.get("/rules")
@@ -64,97 +75,87 @@ def list_sessions() -> Response:
 
 
 @bp.post("/sessions")
-def create_session() -> tuple[Response, int, dict[str, str]]:
-    payload = json_body()
-    unknown = set(payload) - {"players", "rules", "options", "rounds_planned", "title", "first_dealer"}
-    if unknown:
-        raise InputError(_("unknown field %(fields)s (use %(allowed)s)", fields=", ".join(sorted(map(repr, unknown))),
-                           allowed="players, rules, options, rounds_planned, title, first_dealer"))
-    first = payload.get("first_dealer", 0)
-    if isinstance(first, bool) or not isinstance(first, int):
-        raise InputError(_("first_dealer: give the dealer's seat number, 0 for the first player"))
+def create_session() -> ResponseReturnValue:
     db = get_db()
-    session_id = ledger.create_session(db, payload.get("players"), payload.get("rules", "nepali"),
-                                       payload.get("options"), rounds_planned=payload.get("rounds_planned"),
-                                       title=payload.get("title", ""), first_dealer=first, source=source())
+    session_id = ledger.create_session(db, payloads.new_session(json_body()), source=source())
     session = ledger.get_session(db, session_id)
     body = {"id": session_id, "rounds_planned": session["rounds_planned"], "players": session["players"],
             "rules": session["rules"], "options": session["options"]}
     return jsonify(body), 201, {"Location": url_for("api.get_session", session_id=session_id)}
 
 
-@bp.get("/sessions/<session_id>")
-def get_session(session_id: str) -> Response:
+@bp.get("/sessions/<session:session_id>")
+def get_session(session_id: int) -> Response:
     return jsonify(ledger.get_session(get_db(), session_id))
 
 
-@bp.patch("/sessions/<session_id>")
-def update_session(session_id: str) -> Response:
-    return jsonify(ledger.update_session(get_db(), session_id, json_body(), source=source()))
+@bp.patch("/sessions/<session:session_id>")
+def update_session(session_id: int) -> Response:
+    changes = payloads.session_changes(json_body())
+    return jsonify(ledger.update_session(get_db(), session_id, changes, source=source()))
 
 
-@bp.delete("/sessions/<session_id>")
-def delete_session(session_id: str) -> tuple[str, int]:
+@bp.delete("/sessions/<session:session_id>")
+def delete_session(session_id: int) -> ResponseReturnValue:
     db = get_db()
-    kept = photos.session_photo_ids(db, ledger.get_session(db, session_id)["id"])
+    kept = photos.session_photo_ids(db, ledger.session_setup(db, session_id).id)
     ledger.delete_session(db, session_id, source=source())
     photos.remove_files(photos.photo_folder(), kept)
     return "", 204
 
 
-@bp.post("/sessions/<session_id>/end")
-def end_session(session_id: str) -> Response:
-    raw = request.get_data(cache=True)
-    ended = True
-    if raw.strip():
-        payload = json_body()
-        ended = payload.get("ended", True)
-        if not isinstance(ended, bool):
-            raise InputError(_("ended: give true to end the session or false to reopen it"))
+@bp.post("/sessions/<session:session_id>/end")
+def end_session(session_id: int) -> Response:
+    ended = payloads.session_ended(json_body()) if request.get_data(cache=True).strip() else True
     return jsonify(ledger.end_session(get_db(), session_id, ended=ended, source=source()))
 
 
-@bp.post("/sessions/<session_id>/rounds")
-def add_round(session_id: str) -> tuple[Response, int, dict[str, str]]:
-    key = request.headers.get("Idempotency-Key")
-    result, replayed = ledger.add_round(get_db(), session_id, json_body(), idempotency_key=key, source=source())
+@bp.post("/sessions/<session:session_id>/rounds")
+def add_round(session_id: int) -> ResponseReturnValue:
+    body = json_body()
+    key = payloads.idempotency_key(request.headers.get("Idempotency-Key"))
+    result, replayed = ledger.add_round(get_db(), session_id, sent_round(session_id, body), idempotency_key=key,
+                                        source=source())
     headers = {"Location": url_for("api.round_", session_id=session_id, number=result["number"])}
     if replayed:
         headers["Idempotent-Replayed"] = "true"
     return jsonify(result), 201, headers
 
 
-@bp.post("/sessions/<session_id>/rounds/preview")
-def preview_round(session_id: str) -> Response:
+@bp.post("/sessions/<session:session_id>/rounds/preview")
+@code_exempt
+def preview_round(session_id: int) -> Response:
     """Score a round without saving it."""
-    return jsonify(ledger.preview_round(get_db(), session_id, json_body()))
+    body = json_body()
+    return jsonify(score_round(sent_round(session_id, body)).to_dict())
 
 
-@bp.route("/sessions/<session_id>/rounds/<number>", methods=["GET", "PUT", "DELETE"])
-def round_(session_id: str, number: str) -> Any:
+@bp.route("/sessions/<session:session_id>/rounds/<round:number>", methods=["GET", "PUT", "DELETE"])
+def round_(session_id: int, number: int) -> ResponseReturnValue:
     db = get_db()
     if request.method == "PUT":
-        return jsonify(ledger.update_round(db, session_id, number, json_body(), source=source()))
+        body = json_body()
+        return jsonify(ledger.update_round(db, session_id, number, sent_round(session_id, body), source=source()))
     if request.method == "DELETE":
         ledger.delete_round(db, session_id, number, source=source())
         return "", 204
     return jsonify(ledger.get_round(db, session_id, number))
 
 
-@bp.get("/sessions/<session_id>/history")
-def history(session_id: str) -> Response:
+@bp.get("/sessions/<session:session_id>/history")
+def history(session_id: int) -> Response:
     return jsonify({"history": ledger.audit_trail(get_db(), session_id)})
 
 
-@bp.get("/sessions/<session_id>/export.csv")
-def export_csv(session_id: str) -> Response:
+@bp.get("/sessions/<session:session_id>/export.csv")
+def export_csv(session_id: int) -> Response:
     text = ledger.export_csv(get_db(), session_id)
     return Response(text, mimetype="text/csv",
-                    headers={"Content-Disposition": f"attachment; filename=tiplu-session-{int(session_id)}.csv"})
+                    headers={"Content-Disposition": f"attachment; filename=tiplu-session-{session_id}.csv"})
 
 
-@bp.get("/sessions/<session_id>/export.json")
-def export_json(session_id: str) -> Response:
+@bp.get("/sessions/<session:session_id>/export.json")
+def export_json(session_id: int) -> Response:
     data = ledger.export_json(get_db(), session_id)
     response = jsonify(data)
     response.headers["Content-Disposition"] = f"attachment; filename=tiplu-session-{data['session']['id']}.json"
@@ -166,11 +167,33 @@ def uploaded_photo() -> bytes:
     upload = request.files.get("image")
     if upload is None:
         if request.mimetype != "multipart/form-data":
-            raise InputError(_("send the photo as multipart/form-data with the file in the field \"image\" "
+            raise BadRequest(_("send the photo as multipart/form-data with the file in the field \"image\" "
                                "(curl -F image=@photo.jpg ...), not as %(type)s", type=request.mimetype or "no type"))
-        raise InputError(_("no photo: put the file in the multipart field \"image\""))
+        raise BadRequest(_("no photo: put the file in the multipart field \"image\""))
     max_bytes, _pixels = photos.image_limits()
     return upload.stream.read(max_bytes + 1)
+
+
+def decoded_photo(data: bytes) -> np.ndarray:
+    max_bytes, max_pixels = photos.image_limits()
+    return photos.decode_photo(data, max_bytes=max_bytes, max_pixels=max_pixels)
+
+
+def keep_photo(session_id: int, image: np.ndarray) -> photos.StoredPhoto:
+    """Store the photo with the session, as the upload form's ``purpose`` and ``seat`` say."""
+    target = payloads.photo_target(request.form)
+    return photos.store_photo(get_db(), photos.photo_folder(), image, session_id=session_id,
+                              purpose=target.purpose, seat=target.seat)
+
+
+def read_photo(image: np.ndarray, name: str) -> dict[str, Any]:
+    return photos.read_image(image, name=name, model_path=current_app.config.get("MODEL_PATH"))
+
+
+def photo_answer(photo: photos.StoredPhoto) -> dict[str, Any]:
+    """The stored photo as the answers show it: its row and where to fetch it."""
+    return {**photo.to_dict(), "url": url_for("page_api.photo_file", session_id=photo.session_id,
+                                              photo_id=photo.id)}
 
 
 @bp.post("/detect")
@@ -180,22 +203,114 @@ def detect() -> Response:
     With the form field ``session`` (and optionally ``purpose``, ``seat``) the photo is
     also kept with that session, under a generated name, and ``photo`` says where.
     """
-    data = uploaded_photo()
-    max_bytes, max_pixels = photos.image_limits()
-    image = photos.decode_photo(data, max_bytes=max_bytes, max_pixels=max_pixels)
-    session_id = request.form.get("session", "").strip()
+    image = decoded_photo(uploaded_photo())
+    session_field = request.form.get("session", "").strip()
     photo = None
-    if session_id:
-        db = get_db()
-        session = ledger.get_session(db, session_id)
-        seat = request.form.get("seat", "").strip()
-        photo = photos.store_photo(db, photos.photo_folder(), image, session_id=session["id"],
-                                   purpose=request.form.get("purpose") or "hand",
-                                   seat=int(seat) if seat.isdigit() else None)
-    reading = photos.read_image(image, name=photo.file_name if photo else "upload",
-                                model_path=current_app.config.get("MODEL_PATH"))
+    if session_field:
+        photo = keep_photo(ledger.session_setup(get_db(), payloads.session_id(session_field)).id, image)
+    reading = read_photo(image, photo.file_name if photo else "upload")
     if photo is not None:
         photos.save_reading(get_db(), photo.id, reading)
-        reading["photo"] = {**photo.to_dict(), "url": url_for("views.photo_file", session_id=photo.session_id,
-                                                               photo_id=photo.id)}
+        reading["photo"] = photo_answer(photo)
     return jsonify(reading)
+
+
+def json_for_session(view: Callable[..., ResponseReturnValue]) -> Callable[..., ResponseReturnValue]:
+    """Find the URL's session first (an unknown one answers 404 like a page), then answer as JSON.
+
+    The view gets the session (as :func:`web.ledger.get_session` gives it); what it raises
+    from :data:`~web.errors.USER_ERRORS` answers ``{"error": ...}`` with its status, since
+    a page's script asked.
+    """
+    @functools.wraps(view)
+    def answer(session_id: int, **kwargs: Any) -> ResponseReturnValue:
+        session = ledger.get_session(get_db(), session_id)
+        try:
+            return view(session, **kwargs)
+        except USER_ERRORS as error:
+            return json_error(error)
+    return answer
+
+
+def from_camera(take: Callable[[], Picture]) -> Picture:
+    """What the server's camera gives, or :class:`Unavailable` saying to check it."""
+    try:
+        return take()
+    except (OSError, RuntimeError) as error:
+        raise Unavailable(_("the camera gave no picture (%(why)s); check it is connected", why=error)) from None
+
+
+def keep_and_read(session: Mapping[str, Any], image: np.ndarray) -> ResponseReturnValue:
+    """Store the photo with the session, read its cards and answer both (201)."""
+    photo = keep_photo(session["id"], image)
+    reading = read_photo(image, photo.file_name)
+    photos.save_reading(get_db(), photo.id, reading)
+    return jsonify({"photo": photo_answer(photo), "reading": reading}), 201
+
+
+@page_api.post("/sessions/<session:session_id>/photos")
+@json_for_session
+def upload_photo(session: Mapping[str, Any]) -> ResponseReturnValue:
+    """A photo from the phone's camera or files (field ``image``): kept with the session, cards read."""
+    upload = request.files.get("image")
+    if upload is None:
+        raise BadRequest(_("no photo arrived: take the photo again"))
+    max_bytes, _pixels = photos.image_limits()
+    return keep_and_read(session, decoded_photo(upload.stream.read(max_bytes + 1)))
+
+
+@page_api.post("/sessions/<session:session_id>/photos/camera")
+@json_for_session
+def camera_photo(session: Mapping[str, Any]) -> ResponseReturnValue:
+    """A photo from the camera attached to the server (404 when there is none)."""
+    camera = camera_for(current_app)
+    if camera is None:
+        raise NotFound(_("this server has no camera; use the phone's Photograph button"))
+    return keep_and_read(session, from_camera(camera.frame))
+
+
+@page_api.get("/camera/preview.jpg")
+@table_code_required("enter the table code to see the camera")
+def camera_preview() -> ResponseReturnValue:
+    """The camera's current view as a small JPEG; the page reloads it for a live preview."""
+    camera = camera_for(current_app)
+    try:
+        if camera is None:
+            raise NotFound(_("this server has no camera"))
+        jpeg = from_camera(camera.preview_jpeg)
+    except USER_ERRORS as error:
+        return json_error(error)
+    return Response(jpeg, mimetype="image/jpeg", headers={"Cache-Control": "no-store"})
+
+
+@page_api.get("/sessions/<session:session_id>/photos/<photo_id>.jpg")
+@table_code_required("enter the table code to see this table's photos")
+def photo_file(session_id: int, photo_id: str) -> ResponseReturnValue:
+    """A kept photo, only for those who may write at this table (the table code rule)."""
+    db = get_db()
+    photo = photos.find_photo(db, ledger.session_setup(db, session_id).id, photo_id)
+    path = photos.photo_folder() / f"{photo['id']}.jpg"
+    if not path.is_file():
+        return json_error(NotFound(_("the photo file is gone from the server")))
+    response = send_file(path, mimetype="image/jpeg", max_age=0, conditional=False)
+    response.headers["Cache-Control"] = "private, no-store"
+    return response
+
+
+@page_api.post("/sessions/<session:session_id>/cards/check")
+@code_exempt
+@json_for_session
+def check_cards(session: Mapping[str, Any]) -> ResponseReturnValue:
+    """The scorer's verdict, maal or penalty for cards read from a photo (nothing is saved)."""
+    payload = request.get_json(silent=True)
+    if not isinstance(payload, dict):
+        raise BadRequest(_('send a JSON object, e.g. {"cards": ["10C", "JC"], "purpose": "hand"}'))
+    return jsonify(photos.check_cards(session, payload)), 200
+
+
+@page_api.post("/sessions/<session:session_id>/rounds/preview")
+@code_exempt
+@json_for_session
+def preview_form_round(session: Mapping[str, Any]) -> ResponseReturnValue:
+    """The round form as the scorer would settle it, without saving (the form's live preview)."""
+    return jsonify({"round": score_round(sent_round(session["id"])).to_dict()})

@@ -15,6 +15,7 @@ True
 from __future__ import annotations
 
 import glob
+import importlib
 import os
 import threading
 from typing import Any
@@ -24,7 +25,8 @@ import numpy as np
 from flask import Flask
 
 PREVIEW_WIDTH = 640
-_NOT_PROBED = object()
+CAMERA_EXTENSION = "tiplu_camera"
+_probing = threading.Lock()
 
 
 class Camera:
@@ -42,8 +44,7 @@ class Camera:
     def _open(self) -> Any:
         if self._device is None:
             if self.source == "picamera2":
-                from picamera2 import Picamera2  # type: ignore[import-not-found]
-                camera = Picamera2()
+                camera = importlib.import_module("picamera2").Picamera2()
                 camera.configure(camera.create_still_configuration(main={"format": "RGB888"}))
                 camera.start()
                 self._device = camera
@@ -88,7 +89,7 @@ def find_camera(setting: str | None) -> Camera | None:
         return None
     if setting == "auto":
         try:
-            import picamera2  # type: ignore[import-not-found]  # noqa: F401
+            importlib.import_module("picamera2")
         except ImportError:
             pass
         else:
@@ -100,10 +101,11 @@ def find_camera(setting: str | None) -> Camera | None:
 
 
 def camera_for(app: Flask) -> Camera | None:
-    """The app's camera, found on first use and remembered."""
-    found = app.extensions.get("tiplu_camera", _NOT_PROBED)
-    if found is _NOT_PROBED:
-        setting = app.config.get("CAMERA") or os.environ.get("TIPLU_CAMERA") or "auto"
-        found = find_camera(str(setting))
-        app.extensions["tiplu_camera"] = found
-    return found  # type: ignore[return-value]
+    """The app's camera, found on first use and remembered (one probe, however many threads ask)."""
+    if CAMERA_EXTENSION not in app.extensions:
+        with _probing:
+            if CAMERA_EXTENSION not in app.extensions:
+                setting = app.config.get("CAMERA") or os.environ.get("TIPLU_CAMERA") or "auto"
+                app.extensions[CAMERA_EXTENSION] = find_camera(str(setting))
+    found: Camera | None = app.extensions[CAMERA_EXTENSION]
+    return found

@@ -18,6 +18,7 @@ from typing import Any
 
 from web import ledger
 from web.db import open_db
+from web.payloads import new_session, round_entry
 
 DEMO_PLAYERS = ["Anna", "Ben", "Carla", "Dan"]
 DEMO_ROUNDS: list[dict[str, Any]] = [
@@ -39,10 +40,11 @@ def create_demo_session(path: str | os.PathLike[str]) -> bool:
     try:
         if db.execute("SELECT count(*) FROM sessions").fetchone()[0]:
             return False
-        session_id = ledger.create_session(db, DEMO_PLAYERS, "nepali", {}, rounds_planned=8,
-                                           title="Demo: a sample evening", demo=True, source="demo")
+        demo = new_session({"players": DEMO_PLAYERS, "rules": "nepali", "rounds_planned": 8,
+                            "title": "Demo: a sample evening"})
+        session_id = ledger.create_session(db, demo, demo=True, source="demo")
         for payload in DEMO_ROUNDS:
-            ledger.add_round(db, session_id, payload, source="demo")
+            ledger.add_round(db, session_id, round_entry(payload, demo.players, demo.rules), source="demo")
         return True
     finally:
         db.close()

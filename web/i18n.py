@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from flask import has_request_context, request
+from flask import Flask, has_request_context, request
 
 TRANSLATIONS = Path(__file__).with_name("translations")
 DOMAIN = "tiplu"
@@ -52,3 +52,8 @@ def ngettext(singular: str, plural: str, n: int, **values: Any) -> str:
     """Plural-aware translation; ``n`` is also available as ``%(n)s``."""
     translated = _catalogue(current_language()).ngettext(singular, plural, n)
     return translated % {"n": n, **values}
+
+
+def init_app(app: Flask) -> None:
+    """Make ``_``, ``ngettext`` and ``current_language`` available in every template."""
+    app.jinja_env.globals.update(_=_, ngettext=ngettext, current_language=current_language)

@@ -1,8 +1,9 @@
 """The pages people use at the table: sessions, round entry, results, ledger, history, end.
 
-Forms post plain fields; :func:`round_payload` turns them into the same payload
+Forms post plain fields; :mod:`web.payloads` turns them into the same payload
 the JSON API takes, so a round typed on a phone and a round posted by a script
-go through the very same checks and the same scorer.
+go through the very same checks and the same scorer. The JSON that these pages'
+scripts fetch is served by :mod:`web.api`.
 
 Example: ``GET /sessions/new`` shows the new-session form with every house-rule
 option of every family, generated from :data:`scorer.RULE_FAMILIES`.
@@ -10,27 +11,29 @@ option of every family, generated from :data:`scorer.RULE_FAMILIES`.
 
 from __future__ import annotations
 
-import hmac
 import secrets
 from typing import Any, Mapping
 from urllib.parse import urlsplit
 
-from flask import (Blueprint, Response, abort, current_app, flash, jsonify, redirect, render_template, request,
-                   send_file, url_for)
+from flask import Blueprint, Response, abort, current_app, flash, redirect, render_template, request, url_for
+from flask.typing import ResponseReturnValue
 from werkzeug.datastructures import MultiDict
 
-from scorer import ALL_FACES, RULE_FAMILIES, TipluError, get_rules
+from scorer import ALL_FACES, RULE_FAMILIES, get_rules
+from scorer.kinds import Scoring, WildSource
 from scorer.rules import DEFAULT_FAMILY
-from web import ledger, photos
-from web.app import TABLE_CODE_COOKIE, table_code_ok
+from web import ledger, payloads, photos
+from web.api import sent_round
 from web.camera import camera_for
 from web.db import get_db
+from web.errors import USER_ERRORS, BadRequest, KeyReused
 from web.i18n import _
+from web.payloads import MAX_SEATS
+from web.security import TABLE_CODE_COOKIE, code_exempt, is_table_code, table_code_ok
 
 bp = Blueprint("views", __name__)
 
 SUIT_SYMBOL = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
-MAX_SEATS = 6
 
 
 def card_faces() -> list[dict[str, str]]:
@@ -48,6 +51,7 @@ def card_faces() -> list[dict[str, str]]:
 @bp.app_context_processor
 def template_helpers() -> dict[str, Any]:
     return {"card_faces": card_faces, "suit_symbol": SUIT_SYMBOL, "rule_families": RULE_FAMILIES,
+            "Scoring": Scoring, "WildSource": WildSource,
             "needs_code": not table_code_ok(), "has_camera": lambda: camera_for(current_app) is not None}
 
 
@@ -60,31 +64,14 @@ def index() -> str:
     return render_template("index.html", sessions=ledger.list_sessions(get_db()))
 
 
-def session_form_values(form: Mapping[str, str]) -> dict[str, Any]:
-    """Read the new-session form: players, family, its options, planned rounds."""
-    family = form.get("rules", DEFAULT_FAMILY)
-    if family not in RULE_FAMILIES:
-        raise ledger.InputError(_("rules: pick one of %(families)s", families=", ".join(RULE_FAMILIES)))
-    players = [form.get(f"player{i}", "").strip() for i in range(MAX_SEATS)]
-    options: dict[str, Any] = {}
-    for spec in RULE_FAMILIES[family].options:
-        key = f"opt_{family}_{spec.name}"
-        options[spec.name] = key in form if spec.kind == "bool" else form.get(key, spec.default)
-    return {"players": [p for p in players if p], "rules": family, "options": options,
-            "rounds_planned": form.get("rounds_planned", "").strip() or None,
-            "title": form.get("title", "")}
-
-
 @bp.route("/sessions/new", methods=["GET", "POST"])
-def new_session() -> Any:
+def new_session() -> ResponseReturnValue:
     error = None
     if request.method == "POST":
         try:
-            values = session_form_values(request.form)
-            session_id = ledger.create_session(get_db(), values["players"], values["rules"], values["options"],
-                                               rounds_planned=values["rounds_planned"], title=values["title"],
-                                               source=source())
-        except TipluError as exc:
+            new = payloads.new_session(payloads.session_form(request.form))
+            session_id = ledger.create_session(get_db(), new, source=source())
+        except USER_ERRORS as exc:
             error = str(exc)
         else:
             return redirect(url_for("views.session_page", session_id=session_id))
@@ -109,8 +96,8 @@ def settings_form(session: Mapping[str, Any]) -> MultiDict[str, str]:
     return values
 
 
-@bp.route("/sessions/<session_id>/settings", methods=["GET", "POST"])
-def session_settings(session_id: str) -> Any:
+@bp.route("/sessions/<session:session_id>/settings", methods=["GET", "POST"])
+def session_settings(session_id: int) -> ResponseReturnValue:
     """Change the title and agreed rounds any time; players and rules only before the first round."""
     db = get_db()
     session = ledger.get_session(db, session_id)
@@ -119,13 +106,10 @@ def session_settings(session_id: str) -> Any:
     if request.method == "POST":
         form = request.form
         try:
-            if session["options_locked"]:
-                changes = {"title": form.get("title", ""),
-                           "rounds_planned": form.get("rounds_planned", "").strip() or None}
-            else:
-                changes = session_form_values(form)
+            changes = payloads.session_changes(
+                payloads.plan_form(form) if session["options_locked"] else payloads.session_form(form))
             ledger.update_session(db, session["id"], changes, source=source())
-        except TipluError as exc:
+        except USER_ERRORS as exc:
             error = str(exc)
         else:
             flash(_("Settings saved."))
@@ -134,47 +118,13 @@ def session_settings(session_id: str) -> Any:
                            default_family=session["rules"], session=session, edit=session), 400 if error else 200
 
 
-@bp.get("/sessions/<session_id>")
-def session_page(session_id: str) -> str:
+@bp.get("/sessions/<session:session_id>")
+def session_page(session_id: int) -> str:
     session = ledger.get_session(get_db(), session_id)
     chart = {"labels": [_("start")] + [str(r["number"]) for r in session["rounds"]],
              "datasets": [{"label": name, "data": [0] + [r["totals"][name] for r in session["rounds"]]}
                           for name in session["players"]]}
     return render_template("ledger.html", session=session, chart=chart)
-
-
-def round_payload(form: Mapping[str, str], session: Mapping[str, Any]) -> dict[str, Any]:
-    """The round form as the API's payload (fields left empty are left out)."""
-    rummy = session["rules"] == "rummy"
-    winner = form.get("winner") or None
-    payload: dict[str, Any] = {"winner": winner, "finish": (form.get("finish") or None) if winner else None}
-    if rummy:
-        payload["turned"] = form.get("turned", "").strip() or None
-    else:
-        payload["tiplu"] = form.get("tiplu", "").strip() or None
-    players: dict[str, Any] = {}
-    for seat, name in enumerate(session["players"]):
-        entry: dict[str, Any] = {}
-        cards = form.get(f"p{seat}_cards", "").strip()
-        if cards:
-            entry["cards"] = cards
-        if rummy:
-            entry["wrong_close"] = f"p{seat}_wrong_close" in form
-            if form.get(f"p{seat}_penalty", "").strip():
-                entry["penalty"] = form[f"p{seat}_penalty"].strip()
-        else:
-            entry["seen"] = f"p{seat}_seen" in form
-            if form.get(f"p{seat}_seen_by"):
-                entry["seen_by"] = form[f"p{seat}_seen_by"]
-            if form.get(f"p{seat}_maal", "").strip():
-                entry["maal"] = form[f"p{seat}_maal"].strip()
-            if form.get(f"p{seat}_tunnelas", "").strip():
-                entry["dealt_tunnelas"] = form[f"p{seat}_tunnelas"].strip()
-            if f"p{seat}_false_declaration" in form:
-                entry["false_declaration"] = True
-        players[name] = entry
-    payload["players"] = players
-    return payload
 
 
 def form_values(rnd: Mapping[str, Any], session: Mapping[str, Any]) -> MultiDict[str, str]:
@@ -204,48 +154,41 @@ def form_values(rnd: Mapping[str, Any], session: Mapping[str, Any]) -> MultiDict
     return values
 
 
+def has_printed_jokers(session: Mapping[str, Any]) -> bool:
+    """Does the card grid offer the joker (the session's rules play with printed jokers)?"""
+    return get_rules(session["rules"], session["options"]).printed_jokers > 0
+
+
 def render_round_form(session: Mapping[str, Any], form: Mapping[str, str], *, number: int | None,
                       error: str | None = None) -> tuple[str, int]:
     dealer = (session["rounds"][number - 1]["dealer"] if number else session["next_dealer"])
-    jokers = get_rules(session["rules"], session["options"]).printed_jokers > 0
     return render_template("round_form.html", session=session, form=form, number=number, error=error,
-                           dealer=dealer, jokers=jokers, submission=secrets.token_urlsafe(16)), \
-        400 if error else 200
+                           dealer=dealer, jokers=has_printed_jokers(session),
+                           submission=secrets.token_urlsafe(16)), 400 if error else 200
 
 
-@bp.route("/sessions/<session_id>/rounds/new", methods=["GET", "POST"])
-def new_round(session_id: str) -> Any:
+@bp.route("/sessions/<session:session_id>/rounds/new", methods=["GET", "POST"])
+def new_round(session_id: int) -> ResponseReturnValue:
     db = get_db()
     session = ledger.get_session(db, session_id)
     if request.method == "POST":
         try:
-            rnd, _replayed = ledger.add_round(db, session["id"], round_payload(request.form, session),
-                                              idempotency_key=request.form.get("submission") or None,
+            key = payloads.idempotency_key(request.form.get("submission") or None)
+            rnd, _replayed = ledger.add_round(db, session["id"], sent_round(session["id"]), idempotency_key=key,
                                               source=source())
-        except ledger.KeyReusedError:
+        except KeyReused:
             return render_round_form(session, request.form, number=None, error=_(
                 "This form was already saved as a round, with other values. Check the ledger; "
                 "to save these values as a new round, press Save again."))
-        except TipluError as exc:
+        except USER_ERRORS as exc:
             return render_round_form(session, request.form, number=None, error=str(exc))
         photos.link_photos(db, session["id"], rnd["number"], request.form.getlist("photo"))
         return redirect(url_for("views.round_page", session_id=session["id"], number=rnd["number"]))
     return render_round_form(session, MultiDict(), number=None)
 
 
-@bp.post("/sessions/<session_id>/rounds/preview")
-def preview_round(session_id: str) -> Any:
-    """The round as the scorer would settle it, without saving (the form's live preview)."""
-    db = get_db()
-    session = ledger.get_session(db, session_id)
-    try:
-        return jsonify({"round": ledger.preview_round(db, session["id"], round_payload(request.form, session))})
-    except TipluError as exc:
-        return jsonify({"error": str(exc)}), 400
-
-
-@bp.get("/sessions/<session_id>/rounds/<number>")
-def round_page(session_id: str, number: str) -> str:
+@bp.get("/sessions/<session:session_id>/rounds/<round:number>")
+def round_page(session_id: int, number: int) -> str:
     db = get_db()
     session = ledger.get_session(db, session_id)
     rnd = ledger.get_round(db, session["id"], number)
@@ -253,16 +196,15 @@ def round_page(session_id: str, number: str) -> str:
     return render_template("round_result.html", session=session, round=rnd, photos=kept)
 
 
-@bp.route("/sessions/<session_id>/rounds/<number>/edit", methods=["GET", "POST"])
-def edit_round(session_id: str, number: str) -> Any:
+@bp.route("/sessions/<session:session_id>/rounds/<round:number>/edit", methods=["GET", "POST"])
+def edit_round(session_id: int, number: int) -> ResponseReturnValue:
     db = get_db()
     session = ledger.get_session(db, session_id)
     rnd = ledger.get_round(db, session["id"], number)
     if request.method == "POST":
         try:
-            ledger.update_round(db, session["id"], rnd["number"], round_payload(request.form, session),
-                                source=source())
-        except TipluError as exc:
+            ledger.update_round(db, session["id"], rnd["number"], sent_round(session["id"]), source=source())
+        except USER_ERRORS as exc:
             return render_round_form(session, request.form, number=rnd["number"], error=str(exc))
         photos.link_photos(db, session["id"], rnd["number"], request.form.getlist("photo"))
         flash(_("Round %(n)s was changed; every total after it was recomputed.", n=rnd["number"]))
@@ -270,8 +212,8 @@ def edit_round(session_id: str, number: str) -> Any:
     return render_round_form(session, form_values(rnd, session), number=rnd["number"])
 
 
-@bp.post("/sessions/<session_id>/rounds/<number>/delete")
-def delete_round(session_id: str, number: str) -> Any:
+@bp.post("/sessions/<session:session_id>/rounds/<round:number>/delete")
+def delete_round(session_id: int, number: int) -> ResponseReturnValue:
     db = get_db()
     session = ledger.get_session(db, session_id)
     ledger.delete_round(db, session["id"], number, source=source())
@@ -279,15 +221,15 @@ def delete_round(session_id: str, number: str) -> Any:
     return redirect(url_for("views.session_page", session_id=session["id"]))
 
 
-@bp.get("/sessions/<session_id>/history")
-def history(session_id: str) -> str:
+@bp.get("/sessions/<session:session_id>/history")
+def history(session_id: int) -> str:
     db = get_db()
     session = ledger.get_session(db, session_id)
     return render_template("history.html", session=session, entries=ledger.audit_trail(db, session["id"]))
 
 
-@bp.route("/sessions/<session_id>/end", methods=["GET", "POST"])
-def end_session(session_id: str) -> Any:
+@bp.route("/sessions/<session:session_id>/end", methods=["GET", "POST"])
+def end_session(session_id: int) -> ResponseReturnValue:
     db = get_db()
     session = ledger.get_session(db, session_id)
     if request.method == "POST":
@@ -298,99 +240,9 @@ def end_session(session_id: str) -> Any:
     return render_template("session_end.html", session=session)
 
 
-def json_error(message: str, status: int = 400) -> tuple[Response, int]:
-    return jsonify({"error": message}), status
-
-
-def keep_and_read(session: Mapping[str, Any], image: Any) -> tuple[Response, int]:
-    """Store the photo with the session, read its cards and answer both as JSON."""
-    db = get_db()
-    seat = request.form.get("seat", "").strip()
-    photo = photos.store_photo(db, photos.photo_folder(), image, session_id=session["id"],
-                               purpose=request.form.get("purpose") or "hand",
-                               seat=int(seat) if seat.isdigit() else None)
-    reading = photos.read_image(image, name=photo.file_name, model_path=current_app.config.get("MODEL_PATH"))
-    photos.save_reading(db, photo.id, reading)
-    url = url_for("views.photo_file", session_id=session["id"], photo_id=photo.id)
-    return jsonify({"photo": {**photo.to_dict(), "url": url}, "reading": reading}), 201
-
-
-@bp.post("/sessions/<session_id>/photos")
-def upload_photo(session_id: str) -> tuple[Response, int]:
-    """A photo from the phone's camera or files (field ``image``): kept with the session, cards read."""
-    session = ledger.get_session(get_db(), session_id)
-    upload = request.files.get("image")
-    if upload is None:
-        return json_error(_("no photo arrived: take the photo again"))
-    max_bytes, max_pixels = photos.image_limits()
-    try:
-        image = photos.decode_photo(upload.stream.read(max_bytes + 1), max_bytes=max_bytes, max_pixels=max_pixels)
-        return keep_and_read(session, image)
-    except TipluError as error:
-        return json_error(str(error))
-
-
-@bp.post("/sessions/<session_id>/photos/camera")
-def camera_photo(session_id: str) -> tuple[Response, int]:
-    """A photo from the camera attached to the server (404 when there is none)."""
-    session = ledger.get_session(get_db(), session_id)
-    camera = camera_for(current_app)
-    if camera is None:
-        return json_error(_("this server has no camera; use the phone's Photograph button"), 404)
-    try:
-        image = camera.frame()
-    except (OSError, RuntimeError) as error:
-        return json_error(_("the camera gave no picture (%(why)s); check it is connected", why=error), 503)
-    try:
-        return keep_and_read(session, image)
-    except TipluError as error:
-        return json_error(str(error))
-
-
-@bp.get("/camera/preview.jpg")
-def camera_preview() -> Any:
-    """The camera's current view as a small JPEG; the page reloads it for a live preview."""
-    if not table_code_ok():
-        return json_error(_("enter the table code to see the camera"), 403)
-    camera = camera_for(current_app)
-    if camera is None:
-        return json_error(_("this server has no camera"), 404)
-    try:
-        jpeg = camera.preview_jpeg()
-    except (OSError, RuntimeError) as error:
-        return json_error(_("the camera gave no picture (%(why)s); check it is connected", why=error), 503)
-    return Response(jpeg, mimetype="image/jpeg", headers={"Cache-Control": "no-store"})
-
-
-@bp.get("/sessions/<session_id>/photos/<photo_id>.jpg")
-def photo_file(session_id: str, photo_id: str) -> Any:
-    """A kept photo, only for those who may write at this table (the table code rule)."""
-    if not table_code_ok():
-        return json_error(_("enter the table code to see this table's photos"), 403)
-    photo = photos.find_photo(get_db(), ledger.get_session(get_db(), session_id)["id"], photo_id)
-    path = photos.photo_folder() / f"{photo['id']}.jpg"
-    if not path.is_file():
-        return json_error(_("the photo file is gone from the server"), 404)
-    response = send_file(path, mimetype="image/jpeg", max_age=0, conditional=False)
-    response.headers["Cache-Control"] = "private, no-store"
-    return response
-
-
-@bp.post("/sessions/<session_id>/cards/check")
-def check_cards(session_id: str) -> tuple[Response, int]:
-    """The scorer's verdict, maal or penalty for cards read from a photo (nothing is saved)."""
-    session = ledger.get_session(get_db(), session_id)
-    payload = request.get_json(silent=True)
-    if not isinstance(payload, dict):
-        return json_error(_('send a JSON object, e.g. {"cards": ["10C", "JC"], "purpose": "hand"}'))
-    try:
-        return jsonify(photos.check_cards(session, payload)), 200
-    except TipluError as error:
-        return json_error(str(error))
-
-
-@bp.route("/sessions/<session_id>/verify", methods=["GET", "POST"])
-def verify_hand(session_id: str) -> Any:
+@bp.route("/sessions/<session:session_id>/verify", methods=["GET", "POST"])
+@code_exempt
+def verify_hand(session_id: int) -> ResponseReturnValue:
     """Check a declared hand (typed, tapped or photographed) with the session's rules."""
     session = ledger.get_session(get_db(), session_id)
     form = request.form if request.method == "POST" else MultiDict()
@@ -400,12 +252,11 @@ def verify_hand(session_id: str) -> Any:
             result = photos.check_cards(session, {"cards": form.get("hand", ""), "purpose": "hand",
                                                   "tiplu": form.get("tiplu"), "turned": form.get("turned")})
             if not result["cards"]:
-                raise ledger.InputError(_("enter the hand: tap its cards, type them or photograph them"))
-        except TipluError as exc:
+                raise BadRequest(_("enter the hand: tap its cards, type them or photograph them"))
+        except USER_ERRORS as exc:
             error, result = str(exc), None
-    jokers = get_rules(session["rules"], session["options"]).printed_jokers > 0
     return render_template("verify.html", session=session, form=form, result=result, error=error,
-                           jokers=jokers), 400 if error else 200
+                           jokers=has_printed_jokers(session)), 400 if error else 200
 
 
 def safe_next(target: str | None) -> str:
@@ -421,19 +272,19 @@ def safe_next(target: str | None) -> str:
 
 
 @bp.route("/code", methods=["GET", "POST"])
-def table_code() -> Any:
+@code_exempt
+def table_code() -> ResponseReturnValue:
     """Where a phone enters the table code once; a cookie remembers it."""
     error = None
-    code = current_app.config.get("TABLE_CODE")
     if request.method == "POST":
         supplied = request.form.get("code", "").strip()
-        if code and hmac.compare_digest(supplied.encode(), str(code).encode()):
+        if is_table_code(supplied):
             response = redirect(safe_next(request.form.get("next")))
             response.set_cookie(TABLE_CODE_COOKIE, supplied, max_age=30 * 24 * 3600, httponly=True,
                                 samesite="Lax")
             return response
         error = _("That is not the table code. It is printed where tiplu serve runs.")
-        if not code:
+        if not current_app.config.get("TABLE_CODE"):
             abort(404)
     return render_template("code.html", error=error, next=safe_next(request.values.get("next"))), \
         400 if error else 200

@@ -1,0 +1,594 @@
+"""Request input as typed values: ids in the URL, JSON bodies and forms, checked before the ledger sees them.
+
+A form and a JSON body say the same things in two shapes: :func:`session_form` and
+:func:`round_form` turn a form into the JSON payload, and one parser per payload
+(:func:`new_session`, :func:`session_changes`, :func:`round_entry`) reads either into
+a frozen dataclass or raises :class:`~web.errors.BadRequest` naming the field to fix.
+What depends on the stored session (does it exist, is it locked, how many seats)
+is checked by the ledger.
+
+>>> setup = new_session({"players": ["Anna", "  Ben "], "options": {"tiplu_pair": "8"}})
+>>> setup.players, setup.rules["tiplu_pair"]
+(('Anna', 'Ben'), 8)
+>>> new_session({"players": ["Anna", "Ben"], "colour": "red"})
+Traceback (most recent call last):
+...
+web.errors.BadRequest: unknown field 'colour' (use players, rules, options, rounds_planned, title, first_dealer)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import unicodedata
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+from flask import Flask
+from werkzeug.datastructures import MultiDict
+from werkzeug.routing import BaseConverter
+
+from scorer import RULE_FAMILIES, Card, RuleSet, TipluError, check_copies, get_rules, parse_card, parse_cards
+from scorer.kinds import FINISHES, Route, Scoring, WildSource
+from scorer.rules import DEFAULT_FAMILY
+from web.errors import BadRequest, NotFoundInPath
+from web.i18n import _
+
+MAX_NAME_LENGTH = 40
+MAX_TITLE_LENGTH = 80
+MAX_ROUNDS_PLANNED = 1000
+MAX_KEY_LENGTH = 200
+#: Seats on the new-session form.
+MAX_SEATS = 6
+#: A ``first_dealer`` that is no seat number; the ledger reports it with the seat range.
+NO_SEAT = -1
+
+NEW_SESSION_FIELDS = ("players", "rules", "options", "rounds_planned", "title", "first_dealer")
+SESSION_CHANGE_FIELDS = ("first_dealer", "options", "players", "rounds_planned", "rules", "title")
+#: Fixed once the first round is played.
+LOCKED_FIELDS = frozenset({"rules", "options", "players", "first_dealer"})
+ROUND_FIELDS = ("finish", "players", "tiplu", "turned", "winner")
+#: The fields of one player's line, by what the family's losers are charged.
+LINE_FIELDS: Mapping[Scoring, tuple[str, ...]] = {
+    Scoring.MAAL: ("cards", "dealt_tunnelas", "false_declaration", "maal", "seen", "seen_by"),
+    Scoring.PENALTY: ("cards", "penalty", "wrong_close"),
+}
+#: A wild card of the other kind than the family's, and what to send instead.
+WRONG_WILD: Mapping[WildSource, tuple[WildSource, str]] = {
+    WildSource.TIPLU: (WildSource.TURNED, "turned: the %(family)s rules use a tiplu, not a turned card (send tiplu)"),
+    WildSource.TURNED: (WildSource.TIPLU, "tiplu: the %(family)s rules use a turned card, not a tiplu (send turned)"),
+}
+
+
+# --- ids in the URL -------------------------------------------------------------------------------
+
+def session_id(text: str) -> int:
+    """A session id from a URL or a form field; anything but a number is an unknown session (404).
+
+    >>> session_id("12")
+    12
+    """
+    try:
+        return int(text)
+    except ValueError:
+        raise NotFoundInPath(_("session '%(id)s' does not exist", id=text)) from None
+
+
+def round_number(text: str) -> int:
+    """A round number from a URL; anything but a number is an unknown round (404)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise NotFoundInPath(_("round '%(n)s' does not exist", n=text)) from None
+
+
+class SessionIdConverter(BaseConverter):
+    """``<session:session_id>``: the view gets an ``int``; ``/sessions/abc`` is 404 with the ledger's message."""
+
+    def to_python(self, value: str) -> int:
+        return session_id(value)
+
+    def to_url(self, value: Any) -> str:
+        return str(int(value))
+
+
+class RoundNumberConverter(BaseConverter):
+    """``<round:number>``: the view gets an ``int``; ``/rounds/x`` is 404 with the ledger's message."""
+
+    def to_python(self, value: str) -> int:
+        return round_number(value)
+
+    def to_url(self, value: Any) -> str:
+        return str(int(value))
+
+
+def init_app(app: Flask) -> None:
+    """Register the URL converters (before the blueprints that use them)."""
+    app.url_map.converters.update(session=SessionIdConverter, round=RoundNumberConverter)
+
+
+# --- values shared by every payload ---------------------------------------------------------------
+
+def json_object(raw: bytes) -> dict[str, Any]:
+    """A request body as a JSON object, or a :class:`BadRequest` saying what is wrong with it.
+
+    >>> json_object(b'{"ended": false}')
+    {'ended': False}
+    """
+    if not raw.strip():
+        raise BadRequest(_("send a JSON object in the request body"))
+    try:
+        payload = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise BadRequest(_("the body is not UTF-8 text; send JSON")) from None
+    except json.JSONDecodeError as error:
+        raise BadRequest(_("malformed JSON at line %(line)s column %(column)s: %(why)s", line=error.lineno,
+                           column=error.colno, why=error.msg)) from None
+    if not isinstance(payload, dict):
+        raise BadRequest(_("send a JSON object ({...}), not a list or a single value"))
+    return payload
+
+
+def reject_unknown(payload: Mapping[str, Any], allowed: Sequence[str], *, player: str | None = None,
+                   family: str = "") -> None:
+    """Refuse fields outside ``allowed`` (listed in that order); ``player`` names the line they are in.
+
+    >>> reject_unknown({"seen": True, "colour": 1}, LINE_FIELDS[Scoring.PENALTY], player="Ben", family="rummy")
+    Traceback (most recent call last):
+    ...
+    web.errors.BadRequest: players.Ben: unknown field 'colour', 'seen' for rummy rules (use cards, penalty, wrong_close)
+    """
+    unknown = set(payload) - set(allowed)
+    if not unknown:
+        return
+    fields = ", ".join(sorted(map(repr, unknown)))
+    if player is None:
+        raise BadRequest(_("unknown field %(fields)s (use %(allowed)s)", fields=fields, allowed=", ".join(allowed)))
+    raise BadRequest(_("players.%(name)s: unknown field %(fields)s for %(family)s rules (use %(allowed)s)",
+                       name=player, fields=fields, family=family, allowed=", ".join(allowed)))
+
+
+def yes_no(value: Any, what: str) -> bool:
+    """Read a yes/no from JSON (bool) or a form (``on``, ``true``, ``1``, ...).
+
+    >>> yes_no("on", "seen"), yes_no(None, "seen"), yes_no(False, "seen")
+    (True, False, False)
+    """
+    if isinstance(value, bool):
+        return value
+    if value is None:
+        return False
+    text = str(value).strip().lower()
+    if text in {"1", "true", "yes", "on", "y"}:
+        return True
+    if text in {"0", "false", "no", "off", "n", ""}:
+        return False
+    raise BadRequest(_("%(what)s: '%(value)s' is not yes or no (use true or false)", what=what, value=value))
+
+
+def whole_number(value: Any, what: str, *, minimum: int | None = 0) -> int:
+    """Read a whole number from JSON (int) or a form (digits); reject anything else.
+
+    >>> whole_number("12", "Ben's maal")
+    12
+    >>> whole_number(2.5, "Ben's maal")
+    Traceback (most recent call last):
+    ...
+    web.errors.BadRequest: Ben's maal: '2.5' is not a whole number
+    """
+    if isinstance(value, bool) or value is None:
+        raise BadRequest(_("%(what)s: '%(value)s' is not a whole number", what=what, value=value))
+    if isinstance(value, int):
+        number = value
+    elif isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        number = int(value.strip())
+    else:
+        raise BadRequest(_("%(what)s: '%(value)s' is not a whole number", what=what, value=value))
+    if minimum is not None and number < minimum:
+        raise BadRequest(_("%(what)s: %(number)s is below %(minimum)s", what=what, number=number, minimum=minimum))
+    return number
+
+
+def idempotency_key(value: str | None) -> str | None:
+    """An ``Idempotency-Key`` header (or a form's submission token): 1 to 200 characters, or none."""
+    if value is not None and not (0 < len(value) <= MAX_KEY_LENGTH):
+        raise BadRequest(_("Idempotency-Key: use 1 to 200 characters"))
+    return value
+
+
+def fingerprint(payload: Any) -> str:
+    """A digest of a payload as sent: the same ``Idempotency-Key`` must come with the same payload."""
+    return hashlib.sha256(json.dumps(payload, ensure_ascii=False, sort_keys=True).encode()).hexdigest()
+
+
+# --- sessions -------------------------------------------------------------------------------------
+
+def clean_name(name: Any) -> str:
+    """A player's name as stored: trimmed, printable, at most 40 characters.
+
+    >>> clean_name("  Anna ")
+    'Anna'
+    """
+    if not isinstance(name, str):
+        raise BadRequest(_("player name %(name)r: write it as text", name=name))
+    text = " ".join(name.split())
+    if not text:
+        raise BadRequest(_("player name is empty: give every player a name"))
+    if len(text) > MAX_NAME_LENGTH:
+        raise BadRequest(_("player name '%(name)s…' is too long (at most %(n)s characters)",
+                           name=text[:MAX_NAME_LENGTH], n=MAX_NAME_LENGTH))
+    if any(unicodedata.category(ch).startswith("C") for ch in text):
+        raise BadRequest(_("player name %(name)r: remove control characters", name=text))
+    return text
+
+
+def clean_players(names: Any) -> tuple[str, ...]:
+    """The seat list with every name cleaned; names must differ (ignoring case)."""
+    if not isinstance(names, list):
+        raise BadRequest(_('players: give a list of names in seat order, e.g. ["Anna", "Ben", "Carla"]'))
+    cleaned = tuple(clean_name(n) for n in names)
+    seen: set[str] = set()
+    for name in cleaned:
+        if name.casefold() in seen:
+            raise BadRequest(_("players: '%(name)s' is given twice (names must differ)", name=name))
+        seen.add(name.casefold())
+    return cleaned
+
+
+def check_seat_count(players: Sequence[str], rules: RuleSet) -> None:
+    """As many players as the family and its ``players_max`` allow."""
+    low, high = rules.players_min, rules.players_max
+    if not low <= len(players) <= high:
+        hint = _(" (set players_max to 6 for six)") if high < 6 and len(players) == 6 else ""
+        raise BadRequest(_("players: the %(rules)s rules need %(low)s to %(high)s players, got %(n)s",
+                           rules=rules.name, low=low, high=high, n=len(players)) + hint)
+
+
+def rule_family_name(value: Any) -> str:
+    if not isinstance(value, str):
+        raise BadRequest(_('rules: give the rule family\'s name, e.g. "nepali" or "rummy"'))
+    return value
+
+
+def house_options(value: Any) -> Mapping[str, Any]:
+    """The ``options`` object (values still as sent; the scorer checks and converts them)."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise BadRequest(_('options: give an object of house-rule options, e.g. {"tiplu_pair": 8}'))
+    return value
+
+
+def rounds_planned(value: Any) -> int | None:
+    """How many rounds the table agreed on: 1 to 1000, or none."""
+    if value in (None, ""):
+        return None
+    if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, str) and value.strip().isdigit())):
+        raise BadRequest(_("rounds_planned: '%(value)s' is not a whole number", value=value))
+    number = int(value)
+    if not 1 <= number <= MAX_ROUNDS_PLANNED:
+        raise BadRequest(_("rounds_planned: %(n)s is not between 1 and %(max)s", n=number, max=MAX_ROUNDS_PLANNED))
+    return number
+
+
+def clean_title(value: Any) -> str:
+    """A session's title on one line, at most 80 characters."""
+    return " ".join(str(value or "").split())[:MAX_TITLE_LENGTH]
+
+
+@dataclass(frozen=True)
+class NewSession:
+    """A session to create: seats in clockwise order, rules with every option filled in, the plan."""
+
+    players: tuple[str, ...]
+    rules: RuleSet
+    rounds_planned: int | None = None
+    title: str = ""
+    first_dealer: int = 0
+
+
+def new_session(payload: Mapping[str, Any]) -> NewSession:
+    """``POST /api/sessions`` (and the new-session form, through :func:`session_form`)."""
+    reject_unknown(payload, NEW_SESSION_FIELDS)
+    first = payload.get("first_dealer", 0)
+    if isinstance(first, bool) or not isinstance(first, int):
+        raise BadRequest(_("first_dealer: give the dealer's seat number, 0 for the first player"))
+    rules = get_rules(rule_family_name(payload.get("rules", DEFAULT_FAMILY)), house_options(payload.get("options")))
+    players = clean_players(payload.get("players"))
+    check_seat_count(players, rules)
+    planned = rounds_planned(payload.get("rounds_planned"))
+    title = clean_title(payload.get("title", ""))
+    if not 0 <= first < len(players):
+        raise BadRequest(_("first_dealer: seat %(seat)s does not exist (0 to %(last)s)", seat=first,
+                           last=len(players) - 1))
+    return NewSession(players, rules, planned, title, first)
+
+
+@dataclass(frozen=True)
+class SessionChanges:
+    """What a ``PATCH`` or the settings form changes: only the fields in ``given``.
+
+    ``rules`` and ``options`` are checked against each other by the ledger, which knows
+    the session's current ones; ``first_dealer`` is :data:`NO_SEAT` when it was no number.
+    """
+
+    given: frozenset[str] = frozenset()
+    title: str = ""
+    rounds_planned: int | None = None
+    rules: str | None = None
+    options: Mapping[str, Any] | None = None
+    players: tuple[str, ...] | None = None
+    first_dealer: int | None = None
+
+    @property
+    def locked(self) -> frozenset[str]:
+        """The fields given that are fixed once the first round is played."""
+        return self.given & LOCKED_FIELDS
+
+
+def session_changes(payload: Any) -> SessionChanges:
+    """``PATCH /api/sessions/<id>`` (and the settings form)."""
+    if not isinstance(payload, Mapping):
+        raise BadRequest(_('send the changes as a JSON object, e.g. {"rounds_planned": 8}'))
+    reject_unknown(payload, SESSION_CHANGE_FIELDS)
+    first = payload.get("first_dealer")
+    return SessionChanges(
+        given=frozenset(payload),
+        title=clean_title(payload.get("title")),
+        rounds_planned=rounds_planned(payload.get("rounds_planned")),
+        rules=rule_family_name(payload["rules"]) if "rules" in payload else None,
+        options=house_options(payload["options"]) if "options" in payload else None,
+        players=clean_players(payload["players"]) if "players" in payload else None,
+        first_dealer=None if "first_dealer" not in payload else (
+            first if isinstance(first, int) and not isinstance(first, bool) else NO_SEAT))
+
+
+def session_ended(payload: Mapping[str, Any]) -> bool:
+    """``POST /api/sessions/<id>/end``: ``{"ended": false}`` reopens, anything else ends."""
+    ended = payload.get("ended", True)
+    if not isinstance(ended, bool):
+        raise BadRequest(_("ended: give true to end the session or false to reopen it"))
+    return ended
+
+
+def session_form(form: Mapping[str, str]) -> dict[str, Any]:
+    """The new-session (or settings) form as the API's payload: players, family, its options, plan."""
+    family = form.get("rules", DEFAULT_FAMILY)
+    if family not in RULE_FAMILIES:
+        raise BadRequest(_("rules: pick one of %(families)s", families=", ".join(RULE_FAMILIES)))
+    players = [form.get(f"player{i}", "").strip() for i in range(MAX_SEATS)]
+    options: dict[str, Any] = {}
+    for spec in RULE_FAMILIES[family].options:
+        key = f"opt_{family}_{spec.name}"
+        options[spec.name] = key in form if spec.kind == "bool" else form.get(key, spec.default)
+    return {"players": [p for p in players if p], "rules": family, "options": options,
+            "rounds_planned": form.get("rounds_planned", "").strip() or None, "title": form.get("title", "")}
+
+
+def plan_form(form: Mapping[str, str]) -> dict[str, Any]:
+    """The settings form once the rules are fixed: only the title and the agreed rounds."""
+    return {"title": form.get("title", ""), "rounds_planned": form.get("rounds_planned", "").strip() or None}
+
+
+# --- rounds ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PlayerEntry:
+    """One player's line of a round as entered: numbers, or ``cards`` for the scorer to value."""
+
+    name: str
+    seat: int
+    seen: bool = False
+    seen_by: Route | None = None
+    maal: int = 0
+    penalty: int | None = None
+    cards: tuple[Card, ...] | None = None
+    dealt_tunnelas: tuple[Card, ...] = ()
+    wrong_close: bool = False
+    false_declaration: bool = False
+
+
+@dataclass(frozen=True)
+class RoundEntry:
+    """A round as entered, checked against the session's players (in seat order) and rules.
+
+    ``fingerprint`` is the digest of the payload as sent, for ``Idempotency-Key``.
+    """
+
+    rules: RuleSet
+    tiplu: Card | None
+    turned: Card | None
+    winner: str | None
+    finish: Route | None
+    players: tuple[PlayerEntry, ...]
+    fingerprint: str
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.players)
+
+
+def resolve_name(name: Any, players: Sequence[str], what: str) -> str:
+    """Find a session player by name (exact, then ignoring case)."""
+    if not isinstance(name, str) or not name.strip():
+        raise BadRequest(_("%(what)s: give a player's name (one of %(players)s)", what=what,
+                           players=", ".join(players)))
+    if name in players:
+        return name
+    found = {p.casefold(): p for p in players}.get(name.strip().casefold())
+    if found is None:
+        raise BadRequest(_("%(what)s: unknown player '%(name)s' (players: %(players)s)", what=what, name=name,
+                           players=", ".join(players)))
+    return found
+
+
+def _card(value: Any, what: str) -> Card | None:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if not isinstance(value, str):
+        raise BadRequest(_("%(what)s: '%(value)s' is not a card (write it like 'JC' or '10H')", what=what,
+                           value=value))
+    try:
+        return parse_card(value)
+    except TipluError as error:
+        raise BadRequest(f"{what}: {error}") from None
+
+
+def _cards(value: Any, what: str, rules: RuleSet) -> tuple[Card, ...] | None:
+    """Parse a list of card names (or text) and reject more copies than the decks hold."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        if not value.strip():
+            return None
+    elif not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise BadRequest(_('%(what)s: give the cards as a list of names like ["10C", "JC"]', what=what))
+    try:
+        cards = parse_cards(value)
+        check_copies(cards, decks=rules.decks, jokers=rules.printed_jokers)
+    except TipluError as error:
+        raise BadRequest(f"{what}: {error}") from None
+    return tuple(cards)
+
+
+def _lines_by_name(entries: Any, players: Sequence[str]) -> dict[str, Mapping[str, Any]]:
+    if not isinstance(entries, Mapping) or not entries:
+        raise BadRequest(_('players: give an object with one entry per player, '
+                           'e.g. {"Anna": {"seen": true, "maal": 5}}'))
+    by_name: dict[str, Mapping[str, Any]] = {}
+    for raw_name, entry in entries.items():
+        name = resolve_name(raw_name, players, "players")
+        if name in by_name:
+            raise BadRequest(_("players: '%(name)s' is given twice", name=name))
+        if entry is None:
+            entry = {}
+        if not isinstance(entry, Mapping):
+            raise BadRequest(_('players.%(name)s: give an object like {"seen": true, "maal": 5}', name=name))
+        by_name[name] = entry
+    missing = [p for p in players if p not in by_name]
+    if missing:
+        raise BadRequest(_("players: missing %(names)s (give every player of the session)", names=", ".join(missing)))
+    return by_name
+
+
+def _maal_line(name: str, seat: int, entry: Mapping[str, Any], rules: RuleSet) -> PlayerEntry:
+    seen = yes_no(entry.get("seen"), f"players.{name}.seen")
+    false_declaration = yes_no(entry.get("false_declaration"), f"players.{name}.false_declaration")
+    seen_by = entry.get("seen_by") or None
+    if seen_by is not None and seen_by not in FINISHES:
+        raise BadRequest(_("players.%(name)s.seen_by: '%(value)s' is not one of %(allowed)s", name=name,
+                           value=seen_by, allowed=", ".join(FINISHES)))
+    cards = _cards(entry.get("cards"), f"players.{name}.cards", rules)
+    tunnelas = _cards(entry.get("dealt_tunnelas"), f"players.{name}.dealt_tunnelas", rules) or ()
+    number = entry.get("maal")
+    has_number = number not in (None, "")
+    if cards is not None and has_number:
+        raise BadRequest(_("players.%(name)s: give maal as a number or as cards, not both", name=name))
+    route = None if seen_by is None else Route(seen_by)
+    if cards is not None or tunnelas:
+        return PlayerEntry(name, seat, seen, route, cards=cards or (), dealt_tunnelas=tunnelas,
+                           false_declaration=false_declaration)
+    maal = whole_number(number, f"players.{name}.maal") if has_number else 0
+    return PlayerEntry(name, seat, seen, route, maal=maal, false_declaration=false_declaration)
+
+
+def _penalty_line(name: str, seat: int, entry: Mapping[str, Any], rules: RuleSet) -> PlayerEntry:
+    wrong_close = yes_no(entry.get("wrong_close"), f"players.{name}.wrong_close")
+    cards = _cards(entry.get("cards"), f"players.{name}.cards", rules)
+    number = entry.get("penalty")
+    has_number = number not in (None, "")
+    if cards is not None and has_number:
+        raise BadRequest(_("players.%(name)s: give the penalty as a number or as cards, not both", name=name))
+    penalty = whole_number(number, f"players.{name}.penalty") if has_number else None
+    return PlayerEntry(name, seat, penalty=penalty, cards=cards, wrong_close=wrong_close)
+
+
+LINE_READERS: Mapping[Scoring, Callable[[str, int, Mapping[str, Any], RuleSet], PlayerEntry]] = {
+    Scoring.MAAL: _maal_line,
+    Scoring.PENALTY: _penalty_line,
+}
+
+
+def round_entry(payload: Any, players: Sequence[str], rules: RuleSet) -> RoundEntry:
+    """A round payload for a session with these players (in seat order) and rules.
+
+    >>> from scorer import get_rules
+    >>> entry = round_entry({"tiplu": "JC", "winner": "anna", "players": {"Anna": {"seen": "on"}, "Ben": {}}},
+    ...                     ["Anna", "Ben"], get_rules("nepali"))
+    >>> entry.winner, entry.finish is Route.MELDS, entry.players[0].seen
+    ('Anna', True, True)
+    """
+    if not isinstance(payload, Mapping):
+        raise BadRequest(_("send the round as a JSON object with tiplu, winner, finish and players"))
+    digest = fingerprint(payload)
+    reject_unknown(payload, ROUND_FIELDS)
+    by_name = _lines_by_name(payload.get("players"), players)
+    winner = payload.get("winner")
+    winner = None if winner in (None, "") else resolve_name(winner, players, "winner")
+    finish = payload.get("finish")
+    finish = None if finish in (None, "") else finish
+    if finish is not None and finish not in FINISHES:
+        raise BadRequest(_("finish: '%(finish)s' is not one of %(allowed)s (or leave it empty)", finish=finish,
+                           allowed=", ".join(FINISHES)))
+    if winner is None and finish is not None:
+        raise BadRequest(_("finish: a round without a winner has no finish (pick the winner or clear finish)"))
+    if winner is not None and finish is None:
+        finish = Route.MELDS
+    other, message = WRONG_WILD[rules.wild_source]
+    if payload.get(other) not in (None, ""):
+        raise BadRequest(_(message, family=rules.name))
+    wild = _card(payload.get(rules.wild_source), rules.wild_source)
+    read_line = LINE_READERS[rules.scoring]
+    lines = []
+    for seat, name in enumerate(players):
+        reject_unknown(by_name[name], LINE_FIELDS[rules.scoring], player=name, family=rules.name)
+        lines.append(read_line(name, seat, by_name[name], rules))
+    tiplu_wild = rules.wild_source == WildSource.TIPLU
+    return RoundEntry(rules, wild if tiplu_wild else None, None if tiplu_wild else wild, winner,
+                      None if finish is None else Route(finish), tuple(lines), digest)
+
+
+def round_form(form: Mapping[str, str], players: Sequence[str], rules: RuleSet) -> dict[str, Any]:
+    """The round form as the API's payload (fields left empty are left out)."""
+    winner = form.get("winner") or None
+    payload: dict[str, Any] = {"winner": winner, "finish": (form.get("finish") or None) if winner else None}
+    payload[rules.wild_source] = form.get(rules.wild_source, "").strip() or None
+    lines: dict[str, Any] = {}
+    for seat, name in enumerate(players):
+        line: dict[str, Any] = {}
+        cards = form.get(f"p{seat}_cards", "").strip()
+        if cards:
+            line["cards"] = cards
+        if rules.scoring == Scoring.PENALTY:
+            line["wrong_close"] = f"p{seat}_wrong_close" in form
+            if form.get(f"p{seat}_penalty", "").strip():
+                line["penalty"] = form[f"p{seat}_penalty"].strip()
+        else:
+            line["seen"] = f"p{seat}_seen" in form
+            if form.get(f"p{seat}_seen_by"):
+                line["seen_by"] = form[f"p{seat}_seen_by"]
+            if form.get(f"p{seat}_maal", "").strip():
+                line["maal"] = form[f"p{seat}_maal"].strip()
+            if form.get(f"p{seat}_tunnelas", "").strip():
+                line["dealt_tunnelas"] = form[f"p{seat}_tunnelas"].strip()
+            if f"p{seat}_false_declaration" in form:
+                line["false_declaration"] = True
+        lines[name] = line
+    payload["players"] = lines
+    return payload
+
+
+# --- photos ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PhotoTarget:
+    """What a photo to keep shows (``purpose``) and whose it is (``seat``), from its upload form."""
+
+    purpose: str = "hand"
+    seat: int | None = None
+
+
+def photo_target(form: MultiDict[str, str]) -> PhotoTarget:
+    """The ``purpose`` and ``seat`` fields of a photo upload (``photos.store_photo`` checks the purpose)."""
+    seat = form.get("seat", "").strip()
+    return PhotoTarget(form.get("purpose") or "hand", int(seat) if seat.isdigit() else None)
