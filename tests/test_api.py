@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 from typing import Any, Callable
@@ -15,6 +16,7 @@ from scorer.maal import maal_points
 from scorer.rummy import penalty_points
 from scorer.settle import PlayerRound, settle_round
 from scorer import parse_card, parse_cards
+from web.payloads import round_entry, round_form
 from web_support import PLAYERS, nepali_round
 
 
@@ -239,6 +241,7 @@ def test_malformed_json(client: FlaskClient, make_session: Callable[..., int], b
     ("get", "/api/sessions/999"), ("get", "/api/sessions/abc"), ("post", "/api/sessions/999/rounds"),
     ("get", "/api/sessions/999/export.csv"), ("get", "/api/sessions/999/export.json"),
     ("delete", "/api/sessions/999/rounds/1"), ("get", "/api/sessions/999/history"),
+    ("get", "/api/sessions/abc/history"), ("put", "/api/sessions/abc/rounds/1"), ("get", "/api/sessions/1/rounds/x"),
 ])
 def test_unknown_session_is_404(client: FlaskClient, method: str, url: str) -> None:
     response = getattr(client, method)(url, json=nepali_round())
@@ -310,3 +313,33 @@ def test_dealt_tunnela_and_false_declaration_are_scored_and_kept(client: FlaskCl
     stored = client.get(f"/api/sessions/{sid}/rounds/1").get_json()
     assert stored["players"]["Ben"]["dealt_tunnelas"] == ["6H"]
     assert stored["players"]["Dan"]["false_declaration"] is True
+
+
+def test_a_round_reads_the_same_from_the_form_and_from_json() -> None:
+    """The round form becomes the API's payload, so both go through one parser."""
+    rules = get_rules("nepali")
+    form = {"tiplu": "jc", "winner": "Anna", "finish": "melds", "p0_seen": "on", "p0_maal": "5",
+            "p1_seen": "on", "p1_cards": "10C JC QC", "p1_seen_by": "dublees", "p3_false_declaration": "on"}
+    body = {"tiplu": "JC", "winner": "Anna", "finish": "melds",
+            "players": {"Anna": {"seen": True, "maal": 5}, "Ben": {"seen": True, "cards": ["10C", "JC", "QC"],
+                                                                   "seen_by": "dublees"},
+                        "Carla": {}, "Dan": {"false_declaration": True}}}
+    from_form = round_entry(round_form(form, PLAYERS, rules), PLAYERS, rules)
+    from_json = round_entry(body, PLAYERS, rules)
+    assert dataclasses.replace(from_form, fingerprint="") == dataclasses.replace(from_json, fingerprint="")
+    assert from_form.fingerprint != from_json.fingerprint, "the Idempotency-Key compares what was sent"
+
+
+def test_the_pages_json_routes_answer_errors_as_json(client: FlaskClient, make_session: Callable[..., int]) -> None:
+    """A page's script gets {"error"} whatever it accepts; an unknown session answers like any page."""
+    sid = make_session()
+    html = {"Accept": "text/html"}
+    bad = client.post(f"/sessions/{sid}/cards/check", data="x", headers=html)
+    assert bad.status_code == 400 and "send a JSON object" in bad.get_json()["error"]
+    preview = client.post(f"/sessions/{sid}/rounds/preview", data={"p0_maal": "lots"}, headers=html)
+    assert preview.status_code == 400 and "not a whole number" in preview.get_json()["error"]
+    unknown = client.post("/sessions/999/cards/check", json={"cards": []}, headers=html)
+    assert unknown.status_code == 404 and not unknown.is_json
+    assert "session 999 does not exist" in unknown.get_data(as_text=True)
+    assert client.post("/sessions/abc/cards/check", json={"cards": []},
+                       headers={"Accept": "application/json"}).get_json() == {"error": "session 'abc' does not exist"}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import struct
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 from flask.testing import FlaskClient
@@ -21,7 +22,9 @@ def write_mo(path: Path, messages: dict[str, str]) -> None:
     strs = [v.encode() for _, v in entries]
     header = 7 * 4
     table = header + 16 * len(entries)
-    offsets_id, offsets_str, blob = [], [], b""
+    offsets_id: list[tuple[int, int]] = []
+    offsets_str: list[tuple[int, int]] = []
+    blob = b""
     for data, offsets in ((ids, offsets_id), (strs, offsets_str)):
         for item in data:
             offsets.append((len(item), table + len(blob)))
@@ -34,7 +37,7 @@ def write_mo(path: Path, messages: dict[str, str]) -> None:
 
 
 @pytest.fixture
-def german(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def german(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     write_mo(tmp_path / "de" / "LC_MESSAGES" / f"{i18n.DOMAIN}.mo", GERMAN)
     monkeypatch.setattr(i18n, "TRANSLATIONS", tmp_path)
     i18n._catalogue.cache_clear()

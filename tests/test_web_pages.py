@@ -20,6 +20,13 @@ def errors_in(html: str) -> list[str]:
     return re.findall(r'class="error"[^>]*>([^<]+)<', html)
 
 
+def found(pattern: str, text: str, group: int = 0) -> str:
+    """The first match of ``pattern`` in ``text`` (the test fails when there is none)."""
+    match = re.search(pattern, text)
+    assert match is not None, pattern
+    return match.group(group)
+
+
 def test_every_page_answers(client: FlaskClient, make_session: Callable[..., int]) -> None:
     sid = make_session()
     client.post(f"/api/sessions/{sid}/rounds", json=nepali_round())
@@ -45,7 +52,7 @@ def test_new_session_form_offers_every_option_with_its_default(client: FlaskClie
             if option.kind == "int":
                 assert re.search(rf'name="{field}"[^>]*value="{option.default}"', html), field
             elif option.kind == "bool":
-                tag = re.search(rf'<input type="checkbox" name="{field}"[^>]*>', html).group(0)
+                tag = found(rf'<input type="checkbox" name="{field}"[^>]*>', html)
                 assert ("checked" in tag) == option.default, field
 
 
@@ -206,7 +213,7 @@ def test_csrf_is_required_on_forms_but_not_the_api(tmp_path: Path) -> None:
     refused = client.post("/sessions/new", data={"rules": "nepali", "player0": "A", "player1": "B"})
     assert refused.status_code == 400 and "reload the page" in refused.get_data(as_text=True)
     page = client.get("/sessions/new").get_data(as_text=True)
-    token = re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
+    token = found(r'name="csrf_token" value="([^"]+)"', page, 1)
     accepted = client.post("/sessions/new", data={"csrf_token": token, "rules": "nepali", "player0": "A",
                                                   "player1": "B"})
     assert accepted.status_code == 302
@@ -238,6 +245,25 @@ def test_table_code_guards_writes_from_the_network(tmp_path: Path) -> None:
     assert entered.status_code == 302 and entered.location.endswith("/sessions/new")
     assert client.post("/sessions/new", data=form, environ_base=LAN).status_code == 302
     assert len(client.get("/api/sessions").get_json()["sessions"]) == 3
+
+
+def test_checks_from_the_network_need_no_code_but_writes_and_photos_do(tmp_path: Path) -> None:
+    app = create_app({"DATABASE": str(tmp_path / "t.db"), "SECRET_KEY": "k", "TESTING": True,
+                      "WTF_CSRF_ENABLED": False, "TABLE_CODE": "482913", "CAMERA": "none"})
+    client = app.test_client()
+    sid = client.post("/api/sessions", json={"players": PLAYERS}).get_json()["id"]
+    checks = [(f"/api/sessions/{sid}/rounds/preview", {"json": nepali_round()}),
+              (f"/sessions/{sid}/rounds/preview", {"data": round_form()}),
+              (f"/sessions/{sid}/cards/check", {"json": {"cards": ["JC", "JC"], "purpose": "maal", "tiplu": "JC"}}),
+              (f"/sessions/{sid}/verify", {"data": {"tiplu": "JC", "hand": "3S 4S 5S 6H 6H 6H 9D 10D JD 2C 3C 4C "
+                                                                        "KS KH KD 7D 8D JC JH 5C 5D"}})]
+    for url, body in checks:
+        assert client.post(url, environ_base=LAN, **body).status_code == 200, url
+    assert client.post(f"/api/sessions/{sid}/rounds", json=nepali_round(), environ_base=LAN).status_code == 403
+    redirected = client.post(f"/sessions/{sid}/rounds/new", data=round_form(), environ_base=LAN)
+    assert redirected.status_code == 302 and "/code" in redirected.location
+    assert client.get("/camera/preview.jpg", environ_base=LAN).get_json()["error"].startswith("enter the table code")
+    assert client.get(f"/api/sessions/{sid}").get_json()["rounds"] == []
 
 
 @pytest.mark.parametrize("target, expected", [
@@ -309,7 +335,7 @@ def test_resubmitting_a_saved_form_with_other_values_explains(client: FlaskClien
     again = client.post(f"/sessions/{sid}/rounds/new", data=round_form(submission="t1", winner="Ben"))
     assert again.status_code == 400
     assert any("already saved" in e for e in errors_in(again.get_data(as_text=True)))
-    fresh = re.search(r'name="submission" value="([^"]+)"', again.get_data(as_text=True)).group(1)
+    fresh = found(r'name="submission" value="([^"]+)"', again.get_data(as_text=True), 1)
     assert fresh != "t1"
     saved = client.post(f"/sessions/{sid}/rounds/new", data=round_form(submission=fresh, winner="Ben"))
     assert saved.status_code == 302
