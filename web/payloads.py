@@ -4,8 +4,8 @@ A form and a JSON body say the same things in two shapes: :func:`session_form` a
 :func:`round_form` turn a form into the JSON payload, and one parser per payload
 (:func:`new_session`, :func:`session_changes`, :func:`round_entry`) reads either into
 a frozen dataclass or raises :class:`~web.errors.BadRequest` naming the field to fix.
-What depends on the stored session (does it exist, is it locked, how many seats)
-is checked by the ledger.
+What depends on the stored session (does it exist, has it ended, are its rules
+still open to change) is checked by the ledger.
 
 >>> setup = new_session({"players": ["Anna", "  Ben "], "options": {"tiplu_pair": "8"}})
 >>> setup.players, setup.rules["tiplu_pair"]
