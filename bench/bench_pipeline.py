@@ -116,9 +116,9 @@ def nms_study(per_layout: int) -> int:
     """How many true corners class-agnostic NMS (IoU 0.6 and stricter) would merge away."""
     import numpy as np
 
-    from vision.decks import load_decks
+    from vision.training.decks import load_decks
     from vision.detector import NMS_IOU, nms
-    from vision.scenes import render_scene
+    from vision.training.scenes import render_scene
 
     decks = load_decks("all")
     thresholds = (NMS_IOU, 0.5, 0.45, 0.7)

@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 
 from scorer import CLASS_NAMES
-from vision.dataset import Box, iter_samples, map_class_name, parse_label_line, split_bursts
 from vision.detector import CardDetector, Corner, ModelError, crop_corner, letterbox, nms
-from vision.evaluate import ap_101, card_set_scores, evaluate, mean_average_precision
-from vision.evaluate import add_arguments as eval_add_arguments
-from vision.evaluate import run as eval_run
+from vision.training.dataset import Box, iter_samples, map_class_name, parse_label_line, split_bursts
+from vision.training.evaluate import ap_101, card_set_scores, evaluate, mean_average_precision
+from vision.training.evaluate import add_arguments as eval_add_arguments
+from vision.training.evaluate import run as eval_run
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL = ROOT / "tests" / "data" / "real_val"
@@ -86,7 +86,7 @@ def test_burst_split_keeps_near_duplicate_frames_together() -> None:
 
 
 def test_real_split_is_reproducible_and_disjoint(tmp_path: Path) -> None:
-    from vision.dataset import import_real
+    from vision.training.dataset import import_real
     counts = import_real(REAL, tmp_path / "out", val_fraction=0.34, seed=1)
     assert counts["train"] + counts["val"] == 6
     train = {p.name for p in (tmp_path / "out" / "train" / "images").iterdir()}
@@ -124,10 +124,24 @@ def test_map_metrics_on_known_cases() -> None:
 
 def test_detector_module_needs_no_torch() -> None:
     code = ("import sys; sys.modules['torch'] = None; sys.modules['ultralytics'] = None\n"
-            "import vision.detector, vision.evaluate\n"
+            "import vision.detector, vision.training.evaluate\n"
             "vision.detector.CardDetector()\nprint('ok')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert out.stdout.strip() == "ok", out.stderr
+
+
+RUNTIME_MODULES = ("web.app", "web.cli", "vision.detector", "vision.pairing", "vision.layout", "vision.images",
+                   "vision.pipeline", "vision.score")
+
+
+def test_the_runtime_loads_no_training_code() -> None:
+    """The app, the CLI and the runtime vision modules leave training, torch and Ultralytics unloaded."""
+    code = (f"import importlib, sys\nfor name in {RUNTIME_MODULES!r}: importlib.import_module(name)\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'ultralytics')\n"
+            "             or m.startswith('vision.training')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
 
 
 def test_missing_model_says_what_to_do(tmp_path: Path) -> None:

@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 
 from scorer import CLASS_NAMES
-from vision.decks import Deck, drawn_decks, installed_svg_decks, load_svg_faces, svg_deck
-from vision.faces import CORNER_CODES, DRAWN_STYLES, FaceError, draw_face, face_from_image
-from vision.generate import add_arguments, generate_dataset, parse_size, run
-from vision.scenes import MIN_VISIBLE, SCENE_TYPES, SceneError, render_scene
+from vision.training.decks import Deck, drawn_decks, installed_svg_decks, load_svg_faces, svg_deck
+from vision.training.faces import CORNER_CODES, DRAWN_STYLES, FaceError, draw_face, face_from_image
+from vision.training.generate import add_arguments, generate_dataset, parse_size, run
+from vision.training.scenes import MIN_VISIBLE, SCENE_TYPES, SceneError, render_scene
 
 
 @pytest.fixture(scope="module")

@@ -23,13 +23,13 @@ import numpy as np
 import pytest
 
 from scorer import get_rules, parse_card
-from vision.decks import Deck, load_decks
 from vision.detector import CardDetector, Corner
 from vision.layout import group_cards
 from vision.pairing import PhysicalCard, facing_score, pair_corners, typical_ratio
 from vision.pipeline import PhotoReading, read_photo
-from vision.scenes import RenderedScene, render_scene
 from vision.score import FREE, PLAYER, looks_like_melds, score_reading
+from vision.training.decks import Deck, load_decks
+from vision.training.scenes import RenderedScene, render_scene
 
 ROOT = Path(__file__).resolve().parent.parent
 TIPLU = Path(sys.executable).with_name("tiplu")  # the console script of the running venv

@@ -1,9 +1,9 @@
 """Run a command module (one with ``add_arguments(parser)`` and ``run(args)``).
 
-The same module serves ``python -m vision.generate ...`` and ``tiplu generate ...``.
+The same module serves ``python -m vision.training.generate ...`` and ``tiplu generate ...``.
 
->>> import vision.generate
->>> run_command(vision.generate, ["--help"])  # doctest: +SKIP
+>>> import vision.training.generate
+>>> run_command(vision.training.generate, ["--help"])  # doctest: +SKIP
 """
 
 from __future__ import annotations

@@ -37,9 +37,9 @@ PLUGGED_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("serve", "web.serve", "run the web app for the phones at the table"),
     ("detect", "vision.pipeline", "find the cards in photos (JSON lines)"),
     ("score", "vision.score", "photo to verdict: detect, declare check and maal in one go"),
-    ("generate", "vision.generate", "make synthetic training photos with labels"),
-    ("train", "vision.train", "train the card detector (needs the train extra)"),
-    ("eval-model", "vision.evaluate", "measure a detector on a YOLO-format folder"),
+    ("generate", "vision.training.generate", "make synthetic training photos with labels"),
+    ("train", "vision.training.train", "train the card detector (needs the train extra)"),
+    ("eval-model", "vision.training.evaluate", "measure a detector on a YOLO-format folder"),
 )
 
 

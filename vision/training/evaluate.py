@@ -11,7 +11,7 @@ Metrics (numpy only, no torch):
 Usage::
 
     tiplu eval-model data/real/val --json
-    python -m vision.evaluate data/synth_holdout --imgsz 416
+    python -m vision.training.evaluate data/synth_holdout --imgsz 416
 
 >>> ap_101(np.array([1.0, 1.0]), np.array([0.5, 1.0]))
 1.0
@@ -32,7 +32,7 @@ import numpy as np
 
 from scorer import CLASS_NAMES
 from vision.command import run_command
-from vision.dataset import DatasetError, iter_samples
+from vision.training.dataset import DatasetError, iter_samples
 from vision.detector import CardDetector, Corner, ModelError
 
 IOU_THRESHOLDS = np.linspace(0.5, 0.95, 10)

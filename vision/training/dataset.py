@@ -9,7 +9,7 @@ a dataset whose class 0 is ``10C`` still lands on tiplu's ``10C``; ``BLACK JOKER
 >>> map_class_name("RED JOKER"), map_class_name("10c"), map_class_name("BACK")
 (52, 48, None)
 
-``python -m vision.dataset import-real SRC DST`` copies the real dev photos into a
+``python -m vision.training.dataset import-real SRC DST`` copies the real dev photos into a
 git-ignored working folder with a fixed train/val split (see :func:`import_real`).
 """
 
@@ -285,8 +285,8 @@ def import_real(src: Path | str, dst: Path | str, val_fraction: float = 0.2,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m vision.dataset import-real SRC DST``: build the real train/val working copy."""
-    ap = argparse.ArgumentParser(prog="python -m vision.dataset")
+    """``python -m vision.training.dataset import-real SRC DST``: build the real train/val working copy."""
+    ap = argparse.ArgumentParser(prog="python -m vision.training.dataset")
     sub = ap.add_subparsers(dest="cmd", required=True)
     imp = sub.add_parser("import-real", help="copy real photos into train/val with a burst-wise split")
     imp.add_argument("src", type=Path)

@@ -1,6 +1,6 @@
 """Train tiplu's two-stage card-corner detector offline on CPU (or GPU), then export ONNX.
 
-Stage 1 is an Ultralytics YOLO11n built from ``vision/train_config/yolo11n-corner.yaml``
+Stage 1 is an Ultralytics YOLO11n built from ``vision/training/train_config/yolo11n-corner.yaml``
 (no pretrained weights, nothing downloaded) that finds card-corner indices as ONE class.
 Stage 2 is a small CNN (:class:`CornerNet`) that names the card from a crop of each corner.
 Two stages because a from-scratch 53-class YOLO barely moves on a few hundred labelled
@@ -14,7 +14,7 @@ Examples::
     tiplu train export --detector runs/tiplu/detector/weights/best.pt \\
         --classifier runs/tiplu/classifier/best.pt --out models
 
-``python -m vision.train ...`` takes the same arguments.
+``python -m vision.training.train ...`` takes the same arguments.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ import numpy as np
 
 from scorer import CLASS_NAMES
 from vision.command import run_command
-from vision.dataset import Sample, iter_samples
+from vision.training.dataset import Sample, iter_samples
 from vision.detector import (CLASSIFIER_FILE, CROP_H, CROP_MARGIN, CROP_W, DETECTOR_FILE, NMS_IOU, SCALE_SPLIT,
                              crop_corner)
 
@@ -102,7 +102,7 @@ def train_detector(data: Path, *, epochs: int = 60, imgsz: int = 320, batch: int
         yolo.train(resume=True)
     else:
         if not Path(data).is_file():
-            raise TrainError(f"{data}: no data.yaml; run 'python -m vision.dataset import-real' first")
+            raise TrainError(f"{data}: no data.yaml; run 'python -m vision.training.dataset import-real' first")
         yolo = YOLO(str(weights if weights is not None else model))
         yolo.train(data=str(data), epochs=epochs, imgsz=imgsz, batch=batch, device=device,
                    workers=workers, single_cls=single_cls, project=str(project.resolve()), name=name,
@@ -200,7 +200,7 @@ def build_crops(samples: Sequence[Sample], copies: int = 8, background: float = 
 
 def face_crops(decks: Sequence[object], copies: int = 6, background: float = 0.3,
                seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Classifier crops cut from rendered card faces (``vision.decks``), many designs cheaply.
+    """Classifier crops cut from rendered card faces (``vision.training.decks``), many designs cheaply.
 
     Each face is laid on a random table colour, turned (half the time up to 15 degrees,
     else up to 45, as cards lie in a maal spread), shrunk to a random photo scale, and each
@@ -230,7 +230,7 @@ def face_crops(decks: Sequence[object], copies: int = 6, background: float = 0.3
                 xs.append(_face_crop(rng, bgra, box))
                 ys.append(label)
     if not xs:
-        raise TrainError("no card faces to crop; render them with 'python -m vision.decks' first")
+        raise TrainError("no card faces to crop; render them with 'python -m vision.training.decks' first")
     return np.stack(xs), np.array(ys, dtype=np.int64)
 
 
@@ -313,7 +313,7 @@ def train_classifier(datasets: Sequence[Path], *, epochs: int = 30, copies: int 
     t0 = time.time()
     x, y = build_crops(samples, copies=copies, seed=seed, max_images=max_images)
     if decks:
-        from vision.decks import load_decks
+        from vision.training.decks import load_decks
         fx, fy = face_crops(load_decks(decks), copies=face_copies, seed=seed)
         x, y = np.concatenate([x, fx]), np.concatenate([y, fy])
     print(f"classifier: {len(x)} crops from {len(samples)} images in {time.time() - t0:.0f}s", flush=True)
@@ -450,7 +450,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     cls.add_argument("--weights", type=Path, default=None, help="fine-tune from this checkpoint")
     cls.add_argument("--resume", type=Path, default=None, help="continue from last.pt")
     cls.add_argument("--decks", default=None, choices=("train", "drawn", "svg"),
-                     help="also train on crops of rendered card faces (vision.decks; holdout deck excluded)")
+                     help="also train on crops of rendered card faces (vision.training.decks; holdout deck excluded)")
     cls.add_argument("--face-copies", type=int, default=6, help="augmented crops per face corner")
     cls.add_argument("--device", default="cpu", help="cpu or cuda")
     cls.add_argument("--out", type=Path, default=Path("runs/tiplu/classifier"))

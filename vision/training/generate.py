@@ -1,6 +1,6 @@
 """Write a synthetic Marriage-table dataset in Ultralytics YOLO layout.
 
-``tiplu generate OUT --count N --seed S`` (or ``python -m vision.generate OUT ...``) writes::
+``tiplu generate OUT --count N --seed S`` (or ``python -m vision.training.generate OUT ...``) writes::
 
     OUT/images/NAME.jpg      the photo-like scene
     OUT/labels/NAME.txt      one "class cx cy w h" line per visible corner index
@@ -35,8 +35,8 @@ import numpy as np
 
 from scorer import CLASS_NAMES
 from vision.command import run_command
-from vision.decks import HOLDOUT_DECK, Deck, load_decks
-from vision.scenes import CROP_CARD_PX, MIN_VISIBLE, SCENE_TYPES, SceneError, render_scene
+from vision.training.decks import HOLDOUT_DECK, Deck, load_decks
+from vision.training.scenes import CROP_CARD_PX, MIN_VISIBLE, SCENE_TYPES, SceneError, render_scene
 
 #: How often each scene type is drawn when none is asked for.
 SCENE_WEIGHTS: dict[str, float] = {"table": 0.25, "meld_row": 0.2, "fan": 0.15, "tunnela": 0.15,
@@ -161,7 +161,7 @@ def generate_dataset(out_dir: str | os.PathLike, count: int, seed: int = 0, *,
     names = "\n".join(f"  {i}: '{n}'" for i, n in enumerate(CLASS_NAMES))
     test_line = "test: test.txt\n" if (out / "test.txt").exists() else ""
     (out / "data.yaml").write_text(
-        f"# synthetic Marriage-table corner indices (vision/generate.py), decks={decks}\n"
+        f"# synthetic Marriage-table corner indices (vision/training/generate.py), decks={decks}\n"
         f"path: {out.resolve()}\ntrain: train.txt\nval: val.txt\n{test_line}"
         f"nc: {len(CLASS_NAMES)}\nnames:\n{names}\n")
     return Summary(str(out), len(results), len(train), len(val), sum(b for _, b, _ in results),
@@ -171,7 +171,7 @@ def generate_dataset(out_dir: str | os.PathLike, count: int, seed: int = 0, *,
 def study_visibility(count: int = 300, seed: int = 0, decks: str = "drawn",
                      readable_rank: float = 0.6, readable_pip: float = 0.5,
                      verbose: bool = True) -> dict[float, float]:
-    """Measure which :data:`~vision.scenes.MIN_VISIBLE` threshold best predicts a readable corner.
+    """Measure which :data:`~vision.training.scenes.MIN_VISIBLE` threshold best predicts a readable corner.
 
     Renders ``count`` crops (all scene types), records every partly visible corner with the
     visible fraction of its whole index, of its rank glyph and of its pip, and calls a corner
@@ -214,7 +214,7 @@ def _append_list(path: Path, lines: list[str]) -> None:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of ``tiplu generate`` (also used by ``python -m vision.generate``)."""
+    """Options of ``tiplu generate`` (also used by ``python -m vision.training.generate``)."""
     parser.add_argument("out", type=Path, help="output folder (created)")
     parser.add_argument("--count", type=int, default=100, help="number of images (default 100)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")

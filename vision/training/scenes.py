@@ -5,10 +5,10 @@ corner index shows, fanned hands, tunnelas stacked, scattered maal cards, single
 seen through a tilted camera. Each card face is warped into the picture in z order while an
 id map records which card owns each pixel, so the generator knows exactly how much of each
 corner index (rank glyph + small pip) is still visible. A corner gets a box when at least
-:data:`MIN_VISIBLE` of its index ink is visible (see ``vision/DECKS.md`` for the measurement).
+:data:`MIN_VISIBLE` of its index ink is visible (see ``vision/training/DECKS.md`` for the measurement).
 
 >>> import numpy as np
->>> from vision.decks import drawn_decks
+>>> from vision.training.decks import drawn_decks
 >>> s = render_scene(np.random.default_rng(0), "single", size=(320, 240), decks=drawn_decks()[:1],
 ...                  cards=["QS"])
 >>> sorted({b.name for b in s.labels})
@@ -26,9 +26,9 @@ import cv2
 import numpy as np
 
 from scorer import CLASS_NAMES
-from vision.backgrounds import make_background
-from vision.decks import Deck, drawn_decks
-from vision.faces import CORNER_CODES, DRAWN_STYLES, FONTS, Face, draw_back, draw_face
+from vision.training.backgrounds import make_background
+from vision.training.decks import Deck, drawn_decks
+from vision.training.faces import CORNER_CODES, DRAWN_STYLES, FONTS, Face, draw_back, draw_face
 
 Rng = np.random.Generator
 
