@@ -22,7 +22,7 @@ import cv2
 import numpy as np
 import pytest
 
-from scorer import get_rules, parse_card
+from scorer import RuleSet, get_rules, parse_card
 from vision.detector import CardDetector, Corner
 from vision.layout import group_cards
 from vision.pairing import PhysicalCard, facing_score, pair_corners, typical_ratio
@@ -125,10 +125,15 @@ def test_identical_copies_need_the_facing_test(copies: int) -> None:
     assert with_photo >= SCENES_PER_CASE - 1
 
 
-@pytest.mark.parametrize("name, seen, kept", [("JOKER", 7, 6), ("JOKER", 6, 6), ("2C", 3, 3)])
-def test_copy_limits(name: str, seen: int, kept: int) -> None:
+# Without rules a face is kept as often as any rule family holds it: 3 copies, 3 printed jokers (rummy).
+@pytest.mark.parametrize("name, seen, kept, rules", [
+    ("JOKER", 4, 3, None), ("JOKER", 3, 3, None), ("2C", 3, 3, None), ("2C", 4, 3, None),
+    ("2C", 3, 2, get_rules("rummy", {"two_decks": True})), ("JOKER", 3, 2, get_rules("rummy", {"two_decks": True})),
+    ("JOKER", 2, 1, get_rules("nepali", {"printed_jokers": 1})),
+])
+def test_copy_limits(name: str, seen: int, kept: int, rules: RuleSet | None) -> None:
     corners = [Corner(name, 0.9, (200.0 * i, 0.0, 200.0 * i + 10, 15.0)) for i in range(seen)]
-    result = pair_corners(corners, decks=3)
+    result = pair_corners(corners, rules=rules)
     assert result.counts() == {name: kept}
     assert result.clamped == ((name,) if seen > kept else ())
 
@@ -138,7 +143,7 @@ def test_counts_above_the_decks_are_clamped_and_flagged() -> None:
     image = np.full((60, 420, 3), 255, np.uint8)
     for i in range(4):
         cv2.putText(image, "7", (100 * i + 3, 25), cv2.FONT_HERSHEY_SIMPLEX, 0.8, (0, 0, 200), 2)
-    result = pair_corners(corners, image, decks=3)
+    result = pair_corners(corners, image)
     assert result.counts() == {"7H": 3}
     assert result.clamped == ("7H",)
     assert all(c.uncertain and c.clamped for c in result.cards)

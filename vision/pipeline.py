@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from scorer import TipluError
+from scorer import RuleSet, TipluError
 from vision.detector import CardDetector, Corner, ModelError
 from vision.images import ImageError, read_image
 from vision.layout import group_cards
@@ -75,7 +75,7 @@ class PhotoReading:
 
 def read_photo(image_bgr: np.ndarray, detector: CardDetector, conf: float = DEFAULT_CONF, *,
                name: str | None = None, uncertain_below: float = UNCERTAIN_BELOW,
-               decks: int = 3) -> PhotoReading:
+               rules: RuleSet | None = None) -> PhotoReading:
     """Detect, pair and group the cards of one decoded BGR photo (see :mod:`vision.images`).
 
     The web app calls this with the same detector for every upload.
@@ -83,7 +83,7 @@ def read_photo(image_bgr: np.ndarray, detector: CardDetector, conf: float = DEFA
     t0 = time.perf_counter()
     corners = tuple(detector.detect(image_bgr, conf))
     t1 = time.perf_counter()
-    pairing = pair_corners(corners, image_bgr, decks=decks, uncertain_below=uncertain_below)
+    pairing = pair_corners(corners, image_bgr, rules=rules, uncertain_below=uncertain_below)
     t2 = time.perf_counter()
     groups = group_cards(pairing.cards, corners)
     t3 = time.perf_counter()
