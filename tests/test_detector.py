@@ -6,10 +6,10 @@ never used for training); the detector must name the cards in them.
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
+from io import StringIO
 from pathlib import Path
 
 import cv2
@@ -20,8 +20,7 @@ from scorer import CLASS_NAMES
 from vision.detector import CardDetector, Corner, ModelError, crop_corner, letterbox, nms
 from vision.training.dataset import Box, iter_samples, map_class_name, parse_label_line, split_bursts
 from vision.training.evaluate import ap_101, card_set_scores, evaluate, mean_average_precision
-from vision.training.evaluate import add_arguments as eval_add_arguments
-from vision.training.evaluate import run as eval_run
+from web.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL = ROOT / "tests" / "data" / "real_val"
@@ -224,21 +223,19 @@ def test_blank_photo_has_no_cards(detector: CardDetector) -> None:
     assert detector.detect(np.full((960, 1280, 3), 90, np.uint8)) == []
 
 
-def test_eval_model_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
-    ap = argparse.ArgumentParser()
-    eval_add_arguments(ap)
-    assert eval_run(ap.parse_args([str(REAL), "--json"])) == 0
-    out = json.loads(capsys.readouterr().out)
+def test_eval_model_json_shape() -> None:
+    printed = StringIO()
+    assert main(["eval-model", str(REAL), "--json"], stdout=printed) == 0
+    out = json.loads(printed.getvalue())
     assert list(out) == ["images", "map50", "map50_95", "card_precision", "card_recall", "card_f1"]
     assert out["images"] == 6
     assert all(0.0 <= out[k] <= 1.0 for k in list(out)[1:])
     assert out["card_precision"] >= 0.75 and out["card_recall"] >= 0.35
 
 
-def test_eval_model_text_and_bad_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    ap = argparse.ArgumentParser()
-    eval_add_arguments(ap)
-    assert eval_run(ap.parse_args([str(tmp_path)])) == 2
-    assert "images/" in capsys.readouterr().err
+def test_eval_model_text_and_bad_folder(tmp_path: Path) -> None:
+    err = StringIO()
+    assert main(["eval-model", str(tmp_path)], stderr=err) == 2
+    assert "images/" in err.getvalue()
     res = evaluate(REAL)
     assert res.images == 6 and set(res.class_recall) <= set(CLASS_NAMES)

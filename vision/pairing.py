@@ -118,8 +118,8 @@ def _crop(gray: np.ndarray, box: Sequence[float]) -> np.ndarray | None:
     x2, y2 = min(int(round(box[2])), w), min(int(round(box[3])), h)
     if x2 - x1 < 3 or y2 - y1 < 3:
         return None
-    g = cv2.resize(gray[y1:y2, x1:x2], (_CROP, _CROP), interpolation=cv2.INTER_AREA).astype(np.float32)
-    g = cv2.GaussianBlur(g, (3, 3), 0)
+    small = cv2.resize(gray[y1:y2, x1:x2], (_CROP, _CROP), interpolation=cv2.INTER_AREA).astype(np.float32)
+    g = cv2.GaussianBlur(small, (3, 3), 0)
     g -= g.mean()
     return g / (float(np.linalg.norm(g)) + 1e-6)
 
@@ -266,10 +266,9 @@ def _card(corners: Sequence[Corner], idxs: tuple[int, ...], uncertain_below: flo
     for p in parts:
         miss *= 1.0 - p.confidence
     conf = min(1.0, max(max(p.confidence for p in parts), 1.0 - miss))
-    box = (min(p.box[0] for p in parts), min(p.box[1] for p in parts),
-           max(p.box[2] for p in parts), max(p.box[3] for p in parts))
-    return PhysicalCard(parts[0].card, conf, tuple(float(v) for v in box),  # type: ignore[arg-type]
-                        tuple(sorted(idxs)), conf < uncertain_below)
+    box = (float(min(p.box[0] for p in parts)), float(min(p.box[1] for p in parts)),
+           float(max(p.box[2] for p in parts)), float(max(p.box[3] for p in parts)))
+    return PhysicalCard(parts[0].card, conf, box, tuple(sorted(idxs)), conf < uncertain_below)
 
 
 def _clamp(cards: list[PhysicalCard], decks: int, jokers: int) -> Pairing:
