@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from web.cli import COMMANDS, ExitCode, main
+from web.cli import COMMANDS, Command, ExitCode, main
 
 TIPLU = shutil.which("tiplu", path=str(Path(sys.executable).parent)) or "tiplu"
 VALID_21 = "AS 2S 3S QH KH AH 6H 6H 6H 9D 10D JD KS KD KC 7C 8C 5D 2H 2D 5H".split()
@@ -223,10 +223,10 @@ def test_rules_lists_every_option() -> None:
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c.name)
-def test_every_command_has_its_arguments_and_help(command: object) -> None:
-    run = tiplu(command.name, "--help")  # type: ignore[attr-defined]
-    assert run.returncode == 0 and run.stdout.startswith(f"usage: tiplu {command.name}")  # type: ignore[attr-defined]
-    assert command.help in tiplu("--help").stdout  # type: ignore[attr-defined]
+def test_every_command_has_its_arguments_and_help(command: Command) -> None:
+    run = tiplu(command.name, "--help")
+    assert run.returncode == 0 and run.stdout.startswith(f"usage: tiplu {command.name}")
+    assert command.help in tiplu("--help").stdout
 
 
 class HungUp(StringIO):

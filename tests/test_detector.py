@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 from scorer import CLASS_NAMES
-from vision.detector import CardDetector, Corner, ModelError, crop_corner, letterbox, nms
+from vision.detector import BACKENDS, CardDetector, Corner, ModelError, crop_corner, letterbox, load_detector, nms
+from vision.pipeline import read_photo
 from vision.training.dataset import Box, iter_samples, map_class_name, parse_label_line, split_bursts
 from vision.training.evaluate import ap_101, card_set_scores, evaluate, mean_average_precision
 from web.cli import main
@@ -141,6 +142,33 @@ def test_the_runtime_loads_no_training_code() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+class FixedCorners:
+    """A second backend: the same corners for every photo (as an enrolled deck might give)."""
+
+    def __init__(self, model_path: object = None, *, imgsz: int | None = None) -> None:
+        self.model_path = model_path
+
+    def detect(self, image_bgr: np.ndarray, conf: float = 0.25) -> list[Corner]:
+        return [Corner("7H", 0.9, (10.0, 10.0, 20.0, 25.0)), Corner("KS", 0.8, (60.0, 10.0, 70.0, 25.0))]
+
+
+def test_a_second_backend_is_a_new_class_named_by_model_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(BACKENDS, "fixed-corners", FixedCorners)
+    (tmp_path / "model.json").write_text(json.dumps({"format": "fixed-corners"}))
+    detector = load_detector(tmp_path)
+    assert isinstance(detector, FixedCorners) and detector.model_path == tmp_path
+    reading = read_photo(np.full((40, 100, 3), 200, np.uint8), detector, name="x")
+    assert reading.card_names() == ["7H", "KS"]
+
+
+@pytest.mark.parametrize("text, words", [("{", "not readable JSON"), ("[1]", "JSON object"),
+                                         ('{"format": "ncnn"}', "format 'ncnn' is not one tiplu runs")])
+def test_a_bad_model_json_says_what_is_wrong(tmp_path: Path, text: str, words: str) -> None:
+    (tmp_path / "model.json").write_text(text)
+    with pytest.raises(ModelError, match=words):
+        load_detector(tmp_path)
 
 
 def test_missing_model_says_what_to_do(tmp_path: Path) -> None:

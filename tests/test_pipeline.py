@@ -23,12 +23,12 @@ import cv2
 import numpy as np
 import pytest
 
-from scorer import RuleSet, get_rules, parse_card
+from scorer import Card, RuleSet, get_rules, parse_card, parse_cards
 from vision.detector import CardDetector, Corner
 from vision.layout import group_cards
 from vision.pairing import PhysicalCard, facing_score, pair_corners, typical_ratio
 from vision.pipeline import PhotoReading, read_photo
-from vision.score import FREE, PLAYER, lay_out, score_reading
+from vision.score import FREE, PLAYER, judge_hand, lay_out, score_reading
 from vision.training.decks import Deck, load_decks
 from vision.training.scenes import RenderedScene, render_scene
 from web.cli import main
@@ -269,6 +269,35 @@ def test_groups_that_look_like_melds(sizes: list[int], melds: int | None, discar
     else:
         assert laid.shows_declaration and len(laid.melds) == melds
         assert laid.discard == discard
+
+
+VALID_HAND = parse_cards("3S 4S 5S 6H 6H 6H 9D 10D JD 2C 3C 4C KS KH KD 7D 8D JC JH 5C 5D")
+SEVEN_MELDS = [list(range(i, i + 3)) for i in range(0, 21, 3)]
+
+
+@pytest.mark.parametrize("cards, groups, grouping, valid, reason", [
+    (VALID_HAND, SEVEN_MELDS, PLAYER, True, None),
+    (VALID_HAND + parse_cards("9C"), SEVEN_MELDS + [[21]], PLAYER, True, None),
+    (VALID_HAND, SEVEN_MELDS[:6] + [[18], [19], [20]], FREE, True, None),
+    (VALID_HAND, SEVEN_MELDS[:6] + [[18, 19], [20]], FREE, True, None),
+    (VALID_HAND[3:6] + VALID_HAND[:3] + VALID_HAND[6:], SEVEN_MELDS, PLAYER, True, None),
+    (parse_cards("3S 4S 6H 5S 6H 6H") + VALID_HAND[6:], SEVEN_MELDS, PLAYER, False, "group 1"),
+])
+def test_judge_hand_takes_the_hand_as_laid_when_the_photo_shows_a_declaration(
+        cards: list[Card], groups: list[list[int]], grouping: str, valid: bool, reason: str | None) -> None:
+    verdict = judge_hand(cards, get_rules(), groups=groups, tiplu=parse_card("JS"))
+    assert verdict.grouping == grouping
+    assert verdict.declare is (verdict.as_laid if grouping == PLAYER else verdict.search)
+    assert verdict.declare is not None and verdict.declare.valid is valid
+    assert (verdict.declare.reason or "").startswith(reason or "")
+
+
+def test_cards_lying_apart_are_named_as_laid() -> None:
+    verdict = judge_hand(VALID_HAND, get_rules(), groups=SEVEN_MELDS[:6] + [[18], [19]], tiplu=parse_card("JS"))
+    assert verdict.laid is not None and verdict.laid.apart == (18, 19, 20)
+    assert verdict.as_laid is not None and not verdict.as_laid.valid
+    assert verdict.as_laid.reason == "JH 5C 5D lie apart from the melds; only the discard may"
+    assert verdict.grouping == FREE and verdict.search is not None and verdict.search.valid
 
 
 def test_free_check_when_the_photo_shows_no_melds() -> None:
