@@ -2,7 +2,7 @@
 
 Stages: decode (JPEG bytes -> BGR, :func:`vision.images.decode_image`), detect (the shipped
 ONNX detector + crop classifier), pair (corners -> physical cards), group (melds), declare
-(:func:`scorer.declare.check_grouping` on the laid melds, and the free
+(:func:`vision.score.judge_as_laid` on the laid melds, and the free
 :func:`scorer.declare.check_hand` search) and maal. The later stages run twice: on what
 the detector found, and on the sample's ground-truth corners (the 21-card declared hand,
 what a detector that sees every index would hand over), so their cost is measured even
@@ -52,13 +52,13 @@ def main() -> int:
         return nms_study(args.nms)
 
     from scorer import get_rules, parse_card
-    from scorer.declare import check_grouping, check_hand
+    from scorer.declare import check_hand
     from scorer.maal import maal_points
     from vision.detector import CardDetector, Corner
     from vision.images import decode_image
     from vision.layout import group_cards
     from vision.pairing import pair_corners
-    from vision.score import looks_like_melds
+    from vision.score import judge_as_laid, lay_out
 
     data = args.photo.read_bytes()
     expected = json.loads((ROOT / "sample_images" / "expected.json").read_text()).get(args.photo.name)
@@ -80,10 +80,9 @@ def main() -> int:
         pair_ms, pairing = _median_ms(lambda: pair_corners(found, image), args.runs)
         group_ms, groups = _median_ms(lambda: group_cards(pairing.cards, found), args.runs)
         cards = [parse_card(c.card) for c in pairing.cards]
-        laid = looks_like_melds([[cards[i] for i in g] for g in groups])
-        if laid is not None:
-            grouping_ms, _ = _median_ms(lambda: check_grouping(laid[0], rules, tiplu=tiplu, discard=laid[1]),
-                                        args.runs)
+        laid = lay_out(groups, len(cards))
+        if laid.shows_declaration:
+            grouping_ms, _ = _median_ms(lambda: judge_as_laid(cards, laid, rules, tiplu=tiplu), args.runs)
         else:
             grouping_ms = float("nan")
         if len(cards) in (21, 22):
@@ -116,9 +115,9 @@ def nms_study(per_layout: int) -> int:
     """How many true corners class-agnostic NMS (IoU 0.6 and stricter) would merge away."""
     import numpy as np
 
-    from vision.decks import load_decks
+    from vision.training.decks import load_decks
     from vision.detector import NMS_IOU, nms
-    from vision.scenes import render_scene
+    from vision.training.scenes import render_scene
 
     decks = load_decks("all")
     thresholds = (NMS_IOU, 0.5, 0.45, 0.7)

@@ -6,10 +6,10 @@ never used for training); the detector must name the cards in them.
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
+from io import StringIO
 from pathlib import Path
 
 import cv2
@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 
 from scorer import CLASS_NAMES
-from vision.dataset import Box, iter_samples, map_class_name, parse_label_line, split_bursts
-from vision.detector import CardDetector, Corner, ModelError, crop_corner, letterbox, nms
-from vision.evaluate import ap_101, card_set_scores, evaluate, mean_average_precision
-from vision.evaluate import add_arguments as eval_add_arguments
-from vision.evaluate import run as eval_run
+from vision.detector import BACKENDS, CardDetector, Corner, ModelError, crop_corner, letterbox, load_detector, nms
+from vision.pipeline import read_photo
+from vision.training.dataset import Box, iter_samples, map_class_name, parse_label_line, split_bursts
+from vision.training.evaluate import ap_101, card_set_scores, evaluate, mean_average_precision
+from web.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL = ROOT / "tests" / "data" / "real_val"
@@ -86,7 +86,7 @@ def test_burst_split_keeps_near_duplicate_frames_together() -> None:
 
 
 def test_real_split_is_reproducible_and_disjoint(tmp_path: Path) -> None:
-    from vision.dataset import import_real
+    from vision.training.dataset import import_real
     counts = import_real(REAL, tmp_path / "out", val_fraction=0.34, seed=1)
     assert counts["train"] + counts["val"] == 6
     train = {p.name for p in (tmp_path / "out" / "train" / "images").iterdir()}
@@ -124,10 +124,51 @@ def test_map_metrics_on_known_cases() -> None:
 
 def test_detector_module_needs_no_torch() -> None:
     code = ("import sys; sys.modules['torch'] = None; sys.modules['ultralytics'] = None\n"
-            "import vision.detector, vision.evaluate\n"
+            "import vision.detector, vision.training.evaluate\n"
             "vision.detector.CardDetector()\nprint('ok')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert out.stdout.strip() == "ok", out.stderr
+
+
+RUNTIME_MODULES = ("web.app", "web.cli", "vision.detector", "vision.pairing", "vision.layout", "vision.images",
+                   "vision.pipeline", "vision.score")
+
+
+def test_the_runtime_loads_no_training_code() -> None:
+    """The app, the CLI and the runtime vision modules leave training, torch and Ultralytics unloaded."""
+    code = (f"import importlib, sys\nfor name in {RUNTIME_MODULES!r}: importlib.import_module(name)\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'ultralytics')\n"
+            "             or m.startswith('vision.training')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+class FixedCorners:
+    """A second backend: the same corners for every photo (as an enrolled deck might give)."""
+
+    def __init__(self, model_path: object = None, *, imgsz: int | None = None) -> None:
+        self.model_path = model_path
+
+    def detect(self, image_bgr: np.ndarray, conf: float = 0.25) -> list[Corner]:
+        return [Corner("7H", 0.9, (10.0, 10.0, 20.0, 25.0)), Corner("KS", 0.8, (60.0, 10.0, 70.0, 25.0))]
+
+
+def test_a_second_backend_is_a_new_class_named_by_model_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(BACKENDS, "fixed-corners", FixedCorners)
+    (tmp_path / "model.json").write_text(json.dumps({"format": "fixed-corners"}))
+    detector = load_detector(tmp_path)
+    assert isinstance(detector, FixedCorners) and detector.model_path == tmp_path
+    reading = read_photo(np.full((40, 100, 3), 200, np.uint8), detector, name="x")
+    assert reading.card_names() == ["7H", "KS"]
+
+
+@pytest.mark.parametrize("text, words", [("{", "not readable JSON"), ("[1]", "JSON object"),
+                                         ('{"format": "ncnn"}', "format 'ncnn' is not one tiplu runs")])
+def test_a_bad_model_json_says_what_is_wrong(tmp_path: Path, text: str, words: str) -> None:
+    (tmp_path / "model.json").write_text(text)
+    with pytest.raises(ModelError, match=words):
+        load_detector(tmp_path)
 
 
 def test_missing_model_says_what_to_do(tmp_path: Path) -> None:
@@ -210,21 +251,19 @@ def test_blank_photo_has_no_cards(detector: CardDetector) -> None:
     assert detector.detect(np.full((960, 1280, 3), 90, np.uint8)) == []
 
 
-def test_eval_model_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
-    ap = argparse.ArgumentParser()
-    eval_add_arguments(ap)
-    assert eval_run(ap.parse_args([str(REAL), "--json"])) == 0
-    out = json.loads(capsys.readouterr().out)
+def test_eval_model_json_shape() -> None:
+    printed = StringIO()
+    assert main(["eval-model", str(REAL), "--json"], stdout=printed) == 0
+    out = json.loads(printed.getvalue())
     assert list(out) == ["images", "map50", "map50_95", "card_precision", "card_recall", "card_f1"]
     assert out["images"] == 6
     assert all(0.0 <= out[k] <= 1.0 for k in list(out)[1:])
     assert out["card_precision"] >= 0.75 and out["card_recall"] >= 0.35
 
 
-def test_eval_model_text_and_bad_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    ap = argparse.ArgumentParser()
-    eval_add_arguments(ap)
-    assert eval_run(ap.parse_args([str(tmp_path)])) == 2
-    assert "images/" in capsys.readouterr().err
+def test_eval_model_text_and_bad_folder(tmp_path: Path) -> None:
+    err = StringIO()
+    assert main(["eval-model", str(tmp_path)], stderr=err) == 2
+    assert "images/" in err.getvalue()
     res = evaluate(REAL)
     assert res.images == 6 and set(res.class_recall) <= set(CLASS_NAMES)

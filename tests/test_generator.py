@@ -6,10 +6,10 @@ is skipped when ``kdegames-card-data-kf5`` or ``rsvg-convert`` is missing.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 from collections import Counter
+from io import StringIO
 from pathlib import Path
 
 import cv2
@@ -17,10 +17,12 @@ import numpy as np
 import pytest
 
 from scorer import CLASS_NAMES
-from vision.decks import Deck, drawn_decks, installed_svg_decks, load_svg_faces, svg_deck
-from vision.faces import CORNER_CODES, DRAWN_STYLES, FaceError, draw_face, face_from_image
-from vision.generate import add_arguments, generate_dataset, parse_size, run
-from vision.scenes import MIN_VISIBLE, SCENE_TYPES, SceneError, render_scene
+from vision.training.decks import Deck, drawn_decks, installed_svg_decks, load_svg_faces, svg_deck
+from vision.training.faces import CORNER_CODES, DRAWN_STYLES, FaceError, draw_face, face_from_image
+from vision.training.generate import generate_dataset
+from vision.training.scenes import MIN_VISIBLE, SCENE_TYPES, SceneError, render_scene
+from web.cli import main
+from web.cli.generate import parse_size
 
 
 @pytest.fixture(scope="module")
@@ -205,12 +207,11 @@ def test_parse_size(text: str, size: tuple[int, int]) -> None:
 
 
 def test_cli_run_writes_a_dataset(tmp_path: Path) -> None:
-    parser = argparse.ArgumentParser()
-    add_arguments(parser)
-    args = parser.parse_args([str(tmp_path / "cli"), "--count", "2", "--seed", "1", "--size",
-                              "256x192", "--decks", "drawn"])
-    assert run(args) == 0
+    out = StringIO()
+    assert main(["generate", str(tmp_path / "cli"), "--count", "2", "--seed", "1", "--size", "256x192",
+                 "--decks", "drawn"], stdout=out) == 0
     assert len(list((tmp_path / "cli" / "labels").iterdir())) == 2
+    assert json.loads(out.getvalue())["count"] == 2
 
 
 @pytest.mark.skipif(not installed_svg_decks(), reason="SVG card decks or rsvg-convert missing")

@@ -1,5 +1,6 @@
 """Corners -> physical cards -> melds -> verdict, tested on generated scenes with known truth,
-and ``tiplu detect`` / ``tiplu score`` run as real subprocesses on the committed samples.
+and ``tiplu detect`` / ``tiplu score`` run (in process, through the CLI's ``main``) on the
+committed samples.
 
 Pairing is tested by itself: the generator's ground-truth corner boxes (with 4 % jitter)
 go in, so a miss is the pairing's fault, not the detector's. The held-out design is used
@@ -13,26 +14,26 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections import Counter
 from functools import lru_cache
+from io import StringIO
 from pathlib import Path
 
 import cv2
 import numpy as np
 import pytest
 
-from scorer import get_rules, parse_card
-from vision.decks import Deck, load_decks
+from scorer import Card, RuleSet, get_rules, parse_card, parse_cards
 from vision.detector import CardDetector, Corner
 from vision.layout import group_cards
 from vision.pairing import PhysicalCard, facing_score, pair_corners, typical_ratio
 from vision.pipeline import PhotoReading, read_photo
-from vision.scenes import RenderedScene, render_scene
-from vision.score import FREE, PLAYER, looks_like_melds, score_reading
+from vision.score import FREE, PLAYER, judge_hand, lay_out, score_reading
+from vision.training.decks import Deck, load_decks
+from vision.training.scenes import RenderedScene, render_scene
+from web.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
-TIPLU = Path(sys.executable).with_name("tiplu")  # the console script of the running venv
 SAMPLES = ROOT / "sample_images"
 EXPECTED = json.loads((SAMPLES / "expected.json").read_text())
 SCENES_PER_CASE = 10
@@ -125,10 +126,15 @@ def test_identical_copies_need_the_facing_test(copies: int) -> None:
     assert with_photo >= SCENES_PER_CASE - 1
 
 
-@pytest.mark.parametrize("name, seen, kept", [("JOKER", 7, 6), ("JOKER", 6, 6), ("2C", 3, 3)])
-def test_copy_limits(name: str, seen: int, kept: int) -> None:
+# Without rules a face is kept as often as any rule family holds it: 3 copies, 3 printed jokers (rummy).
+@pytest.mark.parametrize("name, seen, kept, rules", [
+    ("JOKER", 4, 3, None), ("JOKER", 3, 3, None), ("2C", 3, 3, None), ("2C", 4, 3, None),
+    ("2C", 3, 2, get_rules("rummy", {"two_decks": True})), ("JOKER", 3, 2, get_rules("rummy", {"two_decks": True})),
+    ("JOKER", 2, 1, get_rules("nepali", {"printed_jokers": 1})),
+])
+def test_copy_limits(name: str, seen: int, kept: int, rules: RuleSet | None) -> None:
     corners = [Corner(name, 0.9, (200.0 * i, 0.0, 200.0 * i + 10, 15.0)) for i in range(seen)]
-    result = pair_corners(corners, decks=3)
+    result = pair_corners(corners, rules=rules)
     assert result.counts() == {name: kept}
     assert result.clamped == ((name,) if seen > kept else ())
 
@@ -138,7 +144,7 @@ def test_counts_above_the_decks_are_clamped_and_flagged() -> None:
     image = np.full((60, 420, 3), 255, np.uint8)
     for i in range(4):
         cv2.putText(image, "7", (100 * i + 3, 25), cv2.FONT_HERSHEY_SIMPLEX, 0.8, (0, 0, 200), 2)
-    result = pair_corners(corners, image, decks=3)
+    result = pair_corners(corners, image)
     assert result.counts() == {"7H": 3}
     assert result.clamped == ("7H",)
     assert all(c.uncertain and c.clamped for c in result.cards)
@@ -245,20 +251,53 @@ def test_other_samples_get_their_maal(name: str) -> None:
     assert not verdict.valid
 
 
-@pytest.mark.parametrize("groups, melds, discard", [
-    ([["3S", "4S", "5S"], ["KD"], ["7H", "7H", "7H"]], 2, "KD"),
-    ([["3S", "3S"], ["9D", "9D"]], 2, None),
-    ([["3S", "4S", "5S"], ["KD"], ["QC"]], None, None),
-    ([["3S", "4S"], ["7H", "8H", "9H"]], None, None),
-    ([["3S", "4S", "5S"]], None, None),
+@pytest.mark.parametrize("sizes, melds, discard", [
+    ([3, 1, 3], 2, 3),
+    ([2, 2], 2, None),
+    ([3, 1, 1], None, None),
+    ([2, 3], None, None),
+    ([3], None, None),
 ])
-def test_groups_that_look_like_melds(groups: list[list[str]], melds: int | None, discard: str | None) -> None:
-    result = looks_like_melds([[parse_card(c) for c in g] for g in groups])
+def test_groups_that_look_like_melds(sizes: list[int], melds: int | None, discard: int | None) -> None:
+    groups, start = [], 0
+    for size in sizes:
+        groups.append(list(range(start, start + size)))
+        start += size
+    laid = lay_out(groups, start)
     if melds is None:
-        assert result is None
+        assert not laid.shows_declaration
     else:
-        assert result is not None and len(result[0]) == melds
-        assert (str(result[1]) if result[1] else None) == discard
+        assert laid.shows_declaration and len(laid.melds) == melds
+        assert laid.discard == discard
+
+
+VALID_HAND = parse_cards("3S 4S 5S 6H 6H 6H 9D 10D JD 2C 3C 4C KS KH KD 7D 8D JC JH 5C 5D")
+SEVEN_MELDS = [list(range(i, i + 3)) for i in range(0, 21, 3)]
+
+
+@pytest.mark.parametrize("cards, groups, grouping, valid, reason", [
+    (VALID_HAND, SEVEN_MELDS, PLAYER, True, None),
+    (VALID_HAND + parse_cards("9C"), SEVEN_MELDS + [[21]], PLAYER, True, None),
+    (VALID_HAND, SEVEN_MELDS[:6] + [[18], [19], [20]], FREE, True, None),
+    (VALID_HAND, SEVEN_MELDS[:6] + [[18, 19], [20]], FREE, True, None),
+    (VALID_HAND[3:6] + VALID_HAND[:3] + VALID_HAND[6:], SEVEN_MELDS, PLAYER, True, None),
+    (parse_cards("3S 4S 6H 5S 6H 6H") + VALID_HAND[6:], SEVEN_MELDS, PLAYER, False, "group 1"),
+])
+def test_judge_hand_takes_the_hand_as_laid_when_the_photo_shows_a_declaration(
+        cards: list[Card], groups: list[list[int]], grouping: str, valid: bool, reason: str | None) -> None:
+    verdict = judge_hand(cards, get_rules(), groups=groups, tiplu=parse_card("JS"))
+    assert verdict.grouping == grouping
+    assert verdict.declare is (verdict.as_laid if grouping == PLAYER else verdict.search)
+    assert verdict.declare is not None and verdict.declare.valid is valid
+    assert (verdict.declare.reason or "").startswith(reason or "")
+
+
+def test_cards_lying_apart_are_named_as_laid() -> None:
+    verdict = judge_hand(VALID_HAND, get_rules(), groups=SEVEN_MELDS[:6] + [[18], [19]], tiplu=parse_card("JS"))
+    assert verdict.laid is not None and verdict.laid.apart == (18, 19, 20)
+    assert verdict.as_laid is not None and not verdict.as_laid.valid
+    assert verdict.as_laid.reason == "JH 5C 5D lie apart from the melds; only the discard may"
+    assert verdict.grouping == FREE and verdict.search is not None and verdict.search.valid
 
 
 def test_free_check_when_the_photo_shows_no_melds() -> None:
@@ -270,7 +309,10 @@ def test_free_check_when_the_photo_shows_no_melds() -> None:
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(TIPLU), *args], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    """``tiplu ARGS`` in this process, as a finished process would report it."""
+    out, err = StringIO(), StringIO()
+    code = main(list(args), stdout=out, stderr=err)
+    return subprocess.CompletedProcess(["tiplu", *args], code, out.getvalue(), err.getvalue())
 
 
 def _recall(found: list[str], expected: list[str]) -> float:

@@ -1,6 +1,12 @@
 """Find card-corner indices in a photo with ONNX Runtime only (no torch, no Ultralytics).
 
-The shipped model (``models/``) has two stages:
+Every backend is a :class:`Detector`: one method, :meth:`~Detector.detect`, from a BGR
+photo to :class:`Corner` boxes. :func:`load_detector` builds the backend that a model
+folder's ``model.json`` names (``"format"``); a second backend (an oriented-box model,
+NCNN on a Pi, an enrolled deck) is a new class added to :data:`BACKENDS`, nothing else.
+
+The shipped model (``models/``, format ``tiplu-corners-v1``, :class:`CardDetector`) has
+two stages:
 
 1. ``corners.onnx``: a YOLO11n that boxes every corner index as one class, run on the
    photo letterboxed to 320 px and, for a bigger photo, again to half its long side (at
@@ -16,7 +22,7 @@ Duplicates: a Marriage table holds three decks, so identical cards often lie sid
 Boxes are therefore suppressed class-agnostically at IoU 0.6 (two corners overlapping
 more than that are one corner seen twice), and nothing merges boxes that overlap less.
 
->>> det = CardDetector()                                      # doctest: +SKIP
+>>> det = load_detector()                                     # doctest: +SKIP
 >>> [c.card for c in det.detect(cv2.imread("photo.jpg"))]     # doctest: +SKIP
 ['7H', '7H', 'KS']
 """
@@ -25,9 +31,10 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol
 
 import cv2
 import numpy as np
@@ -35,6 +42,7 @@ import numpy as np
 from scorer import CLASS_NAMES
 
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
+INFO_FILE = "model.json"
 DETECTOR_FILE = "corners.onnx"
 CLASSIFIER_FILE = "corner_classifier.onnx"
 CROP_W, CROP_H = 32, 48
@@ -60,6 +68,18 @@ class Corner:
     box: tuple[float, float, float, float]
 
 
+class Detector(Protocol):
+    """A card-corner detector, as the pipeline, ``tiplu detect`` and the web app use it.
+
+    Implementations hold no per-photo state (or guard it), so one instance serves every
+    thread of the web server.
+    """
+
+    def detect(self, image_bgr: np.ndarray, conf: float = 0.25) -> list[Corner]:
+        """Corners found in a BGR photo (as ``cv2.imread`` gives), best first, down to ``conf``."""
+        ...
+
+
 @dataclass(frozen=True)
 class ModelInfo:
     """What ``models/model.json`` says about the shipped files (defaults if it is absent)."""
@@ -74,13 +94,13 @@ class ModelInfo:
     classes: tuple[str, ...] = field(default=tuple(CLASS_NAMES))
 
 
-def crop_corner(image: np.ndarray, box: Sequence[float], margin: float = CROP_MARGIN,
+def crop_corner(image: np.ndarray, box: Sequence[float] | np.ndarray, margin: float = CROP_MARGIN,
                 size: tuple[int, int] = (CROP_W, CROP_H)) -> np.ndarray:
     """A corner crop, portrait and ``CROP_W x CROP_H``: the classifier's input (BGR uint8).
 
     The box (pixels x1, y1, x2, y2) grows by ``margin`` per side; a landscape box (a card
     lying sideways) is turned 90 degrees so that every crop is portrait. Training
-    (:mod:`vision.train`) uses this same function, so training and inference agree.
+    (:mod:`vision.training.train`) uses this same function, so training and inference agree.
 
     >>> crop_corner(np.zeros((100, 100, 3), np.uint8), (10, 10, 40, 30)).shape
     (48, 32, 3)
@@ -91,10 +111,10 @@ def crop_corner(image: np.ndarray, box: Sequence[float], margin: float = CROP_MA
     x1, x2 = x1 - margin * w, x2 + margin * w
     y1, y2 = y1 - margin * h, y2 + margin * h
     if x2 - x1 > y2 - y1:
-        dst = np.float32([[0, ch], [0, 0], [cw, 0]])
+        dst = np.array([[0, ch], [0, 0], [cw, 0]], np.float32)
     else:
-        dst = np.float32([[0, 0], [cw, 0], [cw, ch]])
-    src = np.float32([[x1, y1], [x2, y1], [x2, y2]])
+        dst = np.array([[0, 0], [cw, 0], [cw, ch]], np.float32)
+    src = np.array([[x1, y1], [x2, y1], [x2, y2]], np.float32)
     m = cv2.getAffineTransform(src, dst)
     if max(w, h) > 2.5 * ch:  # shrink big crops without aliasing the thin glyph strokes
         f = 1.5 * ch / max(w, h)
@@ -102,6 +122,12 @@ def crop_corner(image: np.ndarray, box: Sequence[float], margin: float = CROP_MA
         m = cv2.getAffineTransform(src * f, dst)
         image = small
     return cv2.warpAffine(image, m, (cw, ch), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+
+
+def _pixel_box(box: np.ndarray) -> tuple[float, float, float, float]:
+    """A box as four floats rounded to 0.1 px, as JSON shows them."""
+    x1, y1, x2, y2 = (round(float(v), 1) for v in box)
+    return x1, y1, x2, y2
 
 
 def letterbox(image: np.ndarray, size: int) -> tuple[np.ndarray, float, tuple[float, float]]:
@@ -150,10 +176,32 @@ def _softmax(x: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=1, keepdims=True)
 
 
+def read_model_json(folder: Path) -> dict[str, Any]:
+    """The ``model.json`` of a model folder, ``{}`` when there is none.
+
+    >>> read_model_json(MODELS_DIR)["format"]
+    'tiplu-corners-v1'
+    """
+    path = folder / INFO_FILE
+    if not path.is_file():
+        return {}
+    try:
+        info = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ModelError(f"{path}: not readable JSON ({error}); export the model again") from None
+    if not isinstance(info, dict):
+        raise ModelError(f"{path}: expected a JSON object with the model's settings")
+    return info
+
+
+def _model_location(model_path: str | os.PathLike[str] | None) -> tuple[Path, Path]:
+    """The given path (default ``$TIPLU_MODEL``, else ``models/``) and its model folder."""
+    path = Path(model_path or os.environ.get("TIPLU_MODEL") or MODELS_DIR)
+    return path, (path.parent if path.suffix == ".onnx" else path)
+
+
 def _read_info(folder: Path) -> ModelInfo:
-    info: dict[str, object] = {}
-    if (folder / "model.json").is_file():
-        info = json.loads((folder / "model.json").read_text())
+    info = read_model_json(folder)
     classes: tuple[str, ...] = tuple(CLASS_NAMES)
     if (folder / "classes.txt").is_file():
         classes = tuple(c.strip() for c in (folder / "classes.txt").read_text().splitlines() if c.strip())
@@ -181,8 +229,8 @@ class CardDetector:
 
     def __init__(self, model_path: str | os.PathLike[str] | None = None, *, imgsz: int | None = None,
                  threads: int | None = None, tta: bool = True) -> None:
-        path = Path(model_path or os.environ.get("TIPLU_MODEL") or MODELS_DIR)
-        folder, det_file = (path.parent, path) if path.suffix == ".onnx" else (path, path / DETECTOR_FILE)
+        path, folder = _model_location(model_path)
+        det_file = path if path.suffix == ".onnx" else folder / DETECTOR_FILE
         if not det_file.is_file():
             raise ModelError(f"{path}: no {DETECTOR_FILE} found; pass the models/ folder or set TIPLU_MODEL")
         import onnxruntime as ort
@@ -239,7 +287,8 @@ class CardDetector:
                 side = np.maximum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]) * big
                 keep = side >= self.info.scale_split if k == 0 else side < self.info.scale_split
                 found[k] = (boxes[keep], scores[keep], cls[keep])
-        return tuple(np.concatenate(parts) for parts in zip(*found))  # type: ignore[return-value]
+        boxes, scores, cls = (np.concatenate(parts) for parts in zip(*found))
+        return boxes, scores, cls
 
     def _stage1_at(self, image_bgr: np.ndarray, conf: float, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         lb, s, (px, py) = letterbox(image_bgr, size)
@@ -301,9 +350,7 @@ class CardDetector:
             keep = nms(boxes, scores, self.info.nms_iou)[:100]
             boxes, scores, cls = boxes[keep], scores[keep], cls[keep]
         order = np.argsort(-scores)
-        return [Corner(self.classes[int(cls[i])], round(float(scores[i]), 4),
-                       tuple(round(float(v), 1) for v in boxes[i]))  # type: ignore[arg-type]
-                for i in order]
+        return [Corner(self.classes[int(cls[i])], round(float(scores[i]), 4), _pixel_box(boxes[i])) for i in order]
 
     def cards(self, image_bgr: np.ndarray, conf: float = 0.25) -> list[str]:
         """Distinct card names seen in a photo, sorted by class order (a quick summary).
@@ -313,3 +360,33 @@ class CardDetector:
         """
         found = {c.card for c in self.detect(image_bgr, conf)}
         return [n for n in self.classes if n in found]
+
+
+#: Detector backends by the ``format`` their ``model.json`` names; each is built from the
+#: model path (folder or file) and an optional fixed input size.
+BACKENDS: dict[str, Callable[..., Detector]] = {"tiplu-corners-v1": CardDetector}
+DEFAULT_FORMAT = "tiplu-corners-v1"
+
+
+def load_detector(model_path: str | os.PathLike[str] | None = None, *, imgsz: int | None = None) -> Detector:
+    """The detector for a model folder (or its detector file), by its ``model.json`` format.
+
+    Default: ``$TIPLU_MODEL`` if set, else the shipped ``models/``. A folder without
+    ``model.json``, or without a ``format`` in it, is taken as the shipped kind.
+
+    >>> type(load_detector()).__name__
+    'CardDetector'
+    >>> import tempfile; folder = tempfile.mkdtemp()
+    >>> _ = (Path(folder) / "model.json").write_text('{"format": "ncnn-obb"}')
+    >>> load_detector(folder)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    vision.detector.ModelError: .../model.json: format 'ncnn-obb' is not one tiplu runs (known: tiplu-corners-v1)
+    """
+    _, folder = _model_location(model_path)
+    kind = str(read_model_json(folder).get("format") or DEFAULT_FORMAT)
+    backend = BACKENDS.get(kind)
+    if backend is None:
+        raise ModelError(f"{folder / INFO_FILE}: format '{kind}' is not one tiplu runs "
+                         f"(known: {', '.join(BACKENDS)})")
+    return backend(model_path, imgsz=imgsz)

@@ -12,9 +12,9 @@ tunnela is three 6H stacked). Two corners of one name are taken as one card when
   up to 7.5 for gm-paris; a stacked tunnela's indices lie 0.5 to 1.5 apart).
 
 Pairs are chosen greedily, most clearly opposite-facing first, each corner used once.
-Every other corner is a card on its own. A face counted more than ``decks`` times
-(printed jokers: twice that) is clamped (the least confident extras dropped); the copies
-kept are flagged ``clamped`` and ``uncertain``.
+Every other corner is a card on its own. A face counted more often than the decks in play
+hold (:func:`copy_limits`, from the scorer's rule sets) is clamped (the least confident
+extras dropped); the copies kept are flagged ``clamped`` and ``uncertain``.
 
 Four-index decks (an index in all four corners): the two extra corners lie on the
 circle whose diameter is the card's diagonal pair and are joined to it
@@ -38,6 +38,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from scorer import JOKER, RULE_FAMILIES, RuleSet, get_rules
 from vision.detector import Corner
 
 #: Centre distance of a card's two indices, in index sizes (sqrt of box area).
@@ -46,9 +47,6 @@ PAIR_RATIO = (1.3, 8.0)
 FLIP_MARGIN = 0.1
 #: Cards whose confidence is below this are marked ``uncertain`` for the user to confirm.
 UNCERTAIN_BELOW = 0.5
-DECKS = 3
-#: A deck carries two printed jokers, so the joker limit is twice the decks.
-JOKERS_PER_DECK = 2
 #: One photo shows one card size: pairs whose index distance is this factor off the
 #: photo's typical pair distance are refused, and nearer ones preferred.
 RATIO_SPREAD = 1.3
@@ -120,8 +118,8 @@ def _crop(gray: np.ndarray, box: Sequence[float]) -> np.ndarray | None:
     x2, y2 = min(int(round(box[2])), w), min(int(round(box[3])), h)
     if x2 - x1 < 3 or y2 - y1 < 3:
         return None
-    g = cv2.resize(gray[y1:y2, x1:x2], (_CROP, _CROP), interpolation=cv2.INTER_AREA).astype(np.float32)
-    g = cv2.GaussianBlur(g, (3, 3), 0)
+    small = cv2.resize(gray[y1:y2, x1:x2], (_CROP, _CROP), interpolation=cv2.INTER_AREA).astype(np.float32)
+    g = cv2.GaussianBlur(small, (3, 3), 0)
     g -= g.mean()
     return g / (float(np.linalg.norm(g)) + 1e-6)
 
@@ -158,14 +156,31 @@ def typical_ratio(ratios: Sequence[float]) -> float:
     return float(np.exp(grid[int(np.argmax(density))]))
 
 
-def pair_corners(corners: Sequence[Corner], image: np.ndarray | None = None, *, decks: int = DECKS,
+def copy_limits(rules: RuleSet | None = None) -> tuple[int, int]:
+    """How many copies of each face, and how many printed jokers, the decks in play hold.
+
+    A photo is often read before anyone says which rules the table plays (``tiplu
+    detect``, ``POST /api/detect``), so without ``rules`` the limits are the most that any
+    rule family holds with its defaults.
+
+    >>> copy_limits(), copy_limits(get_rules("nepali")), copy_limits(get_rules("rummy", {"two_decks": True}))
+    ((3, 3), (3, 0), (2, 2))
+    """
+    if rules is not None:
+        return rules.decks, rules.printed_jokers
+    every = [get_rules(name) for name in RULE_FAMILIES]
+    return max(r.decks for r in every), max(r.printed_jokers for r in every)
+
+
+def pair_corners(corners: Sequence[Corner], image: np.ndarray | None = None, *, rules: RuleSet | None = None,
                  uncertain_below: float = UNCERTAIN_BELOW) -> Pairing:
     """Physical cards from corner detections (photo pixels), best-known pairs first.
 
     ``image`` (BGR, the photo the corners came from) enables the facing test; without it
     two corners are paired on distance alone, which over-pairs copies lying in a row.
     Card confidence: a paired card is as sure as its surer corner, raised a little by the
-    second corner agreeing (1 - (1-a)(1-b)), capped at 1.
+    second corner agreeing (1 - (1-a)(1-b)), capped at 1. ``rules`` bound the copies of
+    each face (:func:`copy_limits`).
     """
     gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY) if image is not None else None
     by_name: dict[str, list[int]] = defaultdict(list)
@@ -207,7 +222,7 @@ def pair_corners(corners: Sequence[Corner], image: np.ndarray | None = None, *, 
         groups.extend((i,) for i in idxs if i not in used)
     groups = merge_four_index(groups, corners)
     cards = [_card(corners, g, uncertain_below) for g in groups]
-    return _clamp(cards, decks, uncertain_below)
+    return _clamp(cards, *copy_limits(rules))
 
 
 def merge_four_index(groups: list[tuple[int, ...]], corners: Sequence[Corner]) -> list[tuple[int, ...]]:
@@ -251,13 +266,12 @@ def _card(corners: Sequence[Corner], idxs: tuple[int, ...], uncertain_below: flo
     for p in parts:
         miss *= 1.0 - p.confidence
     conf = min(1.0, max(max(p.confidence for p in parts), 1.0 - miss))
-    box = (min(p.box[0] for p in parts), min(p.box[1] for p in parts),
-           max(p.box[2] for p in parts), max(p.box[3] for p in parts))
-    return PhysicalCard(parts[0].card, conf, tuple(float(v) for v in box),  # type: ignore[arg-type]
-                        tuple(sorted(idxs)), conf < uncertain_below)
+    box = (float(min(p.box[0] for p in parts)), float(min(p.box[1] for p in parts)),
+           float(max(p.box[2] for p in parts)), float(max(p.box[3] for p in parts)))
+    return PhysicalCard(parts[0].card, conf, box, tuple(sorted(idxs)), conf < uncertain_below)
 
 
-def _clamp(cards: list[PhysicalCard], decks: int, uncertain_below: float) -> Pairing:
+def _clamp(cards: list[PhysicalCard], decks: int, jokers: int) -> Pairing:
     by_name: dict[str, list[PhysicalCard]] = defaultdict(list)
     for c in cards:
         by_name[c.card].append(c)
@@ -265,7 +279,7 @@ def _clamp(cards: list[PhysicalCard], decks: int, uncertain_below: float) -> Pai
     clamped: list[str] = []
     for name, same in by_name.items():
         same.sort(key=lambda c: -c.confidence)
-        limit = JOKERS_PER_DECK * decks if name == "JOKER" else decks
+        limit = jokers if name == str(JOKER) else decks
         if len(same) > limit:
             clamped.append(name)
             same = [PhysicalCard(c.card, c.confidence, c.box, c.corners, True, True) for c in same[:limit]]

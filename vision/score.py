@@ -1,60 +1,191 @@
-"""Photo to verdict: ``tiplu score PHOTO --tiplu JC`` detects the cards, checks the declaration
-and counts the maal in one go.
+"""Photo to verdict: the declare check and the maal of the cards a photo shows.
 
-The declaration is judged on the player's own grouping (:func:`scorer.declare.check_grouping`)
-when the groups found on the photo look like melds (every group 3+ cards, or all pairs for
-dublees, with at most one lone card taken as the discard); otherwise the free search
-(:func:`scorer.declare.check_hand`) looks for any grouping. Exit 0: the hand finishes;
-1: it does not (or the photo does not show a full hand); 2: bad input (unreadable photo,
-unknown option or card), with the message on stderr.
+``tiplu score`` and the web app's photo review judge a hand here, with one definition of
+a hand *as laid* (:func:`lay_out`): every group of two or more cards is a meld (or a
+dublee), and a card lying alone is the discard; two or more cards alone mean the hand is
+not laid out as a declaration. :func:`judge_hand` runs the scorer's free search
+(:func:`scorer.declare.check_hand`) and, when the groups are known, the check of the melds
+as laid (:func:`scorer.declare.check_grouping`); a caller that shows one verdict takes
+:attr:`HandVerdict.declare`, which is the hand as laid when the photo shows a declaration.
 
-    $ tiplu score sample_images/declared_hand.jpg --tiplu 5D
-    cards (21): 3S 4S 5S | ...
-    finishes (melds): ...
-    maal 7
+>>> from scorer import get_rules, parse_card, parse_cards
+>>> hand = parse_cards("3S 4S 5S 6H 6H 6H 9D 10D JD 2C 3C 4C KS KH KD 7D 8D JC JH 5C 5D KC")
+>>> laid = [range(i, i + 3) for i in range(0, 21, 3)] + [[21]]
+>>> verdict = judge_hand(hand, get_rules(), groups=laid, tiplu=parse_card("JS"))
+>>> verdict.grouping, verdict.declare.valid, str(verdict.declare.discard)
+('player', True, 'KC')
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-from scorer import Card, RuleSet, TipluError, format_cards, get_rules, parse_card
+import numpy as np
+
+from scorer import Card, RuleSet, TipluError, parse_card
 from scorer.declare import DeclareResult, check_grouping, check_hand
+from scorer.kinds import Scoring
 from scorer.maal import MaalResult, maal_points
-from scorer.rules import parse_option_assignments
-from vision.detector import ModelError
-from vision.images import ImageError, read_image
-from vision.pipeline import PhotoReading, add_detector_arguments, make_detector, read_photo
+from vision.detector import Detector
+from vision.pairing import UNCERTAIN_BELOW
+from vision.pipeline import DEFAULT_CONF, PhotoReading, read_photo
 
-EXIT_OK, EXIT_NOT_VALID, EXIT_BAD_INPUT = 0, 1, 2
+#: Which grouping a single verdict judged: the player's own (as laid) or any (the free search).
 PLAYER, FREE = "player", "free"
+
+Result = TypeVar("Result")
+
+
+@dataclass(frozen=True)
+class LaidHand:
+    """A hand as laid on the table, by card positions: its melds and the cards lying alone.
+
+    >>> hand = lay_out([[0, 1, 2], [3], [4, 5, 6]], 7)
+    >>> hand.melds, hand.discard, hand.shows_declaration
+    (((0, 1, 2), (4, 5, 6)), 3, True)
+    >>> lay_out([[0, 1, 2], [3], [4]], 5).apart
+    (3, 4)
+    """
+
+    melds: tuple[tuple[int, ...], ...]
+    alone: tuple[int, ...]
+
+    @property
+    def discard(self) -> int | None:
+        """The one card lying alone, if exactly one does."""
+        return self.alone[0] if len(self.alone) == 1 else None
+
+    @property
+    def apart(self) -> tuple[int, ...]:
+        """The cards lying alone when more than one does (only the discard may)."""
+        return self.alone if len(self.alone) > 1 else ()
+
+    @property
+    def shows_declaration(self) -> bool:
+        """Does the layout look like a declared hand rather than cards spread loosely?
+
+        At least two melds, all of three or more cards or all pairs (dublees), and at
+        most one card alone. A photo of maal cards or a half-sorted hand is not one, and
+        is better judged by the free search.
+        """
+        sizes = [len(m) for m in self.melds]
+        return (not self.apart and len(sizes) >= 2
+                and (all(n >= 3 for n in sizes) or all(n == 2 for n in sizes)))
+
+
+def lay_out(groups: Sequence[Sequence[int]], count: int) -> LaidHand:
+    """The hand as laid, from groups of card positions (0 to ``count - 1``, each once).
+
+    A group of one card, or a card in no group, lies alone: groups of one first, then
+    the ungrouped cards in order.
+
+    >>> lay_out([[2, 3], [0]], 4)
+    LaidHand(melds=((2, 3),), alone=(0, 1))
+    """
+    grouped = {i for g in groups for i in g}
+    alone = [g[0] for g in groups if len(g) == 1] + [i for i in range(count) if i not in grouped]
+    return LaidHand(tuple(tuple(g) for g in groups if len(g) > 1), tuple(alone))
+
+
+@dataclass(frozen=True)
+class HandVerdict:
+    """The declare check on a photographed hand: the free search and the hand as laid.
+
+    ``search`` is :func:`scorer.declare.check_hand` (any grouping); ``as_laid`` judges the
+    melds as :attr:`laid` (None when no groups were given). A check that could not run
+    (a wrong number of cards, too many copies) is None and its ``*_error`` says why.
+    """
+
+    search: DeclareResult | None
+    search_error: str | None = None
+    laid: LaidHand | None = None
+    as_laid: DeclareResult | None = None
+    as_laid_error: str | None = None
+
+    @property
+    def grouping(self) -> str:
+        """:data:`PLAYER` when the photo shows a laid-out declaration, else :data:`FREE`."""
+        return PLAYER if self.laid is not None and self.laid.shows_declaration else FREE
+
+    @property
+    def declare(self) -> DeclareResult | None:
+        """The one verdict to show: the hand as laid, or the free search (see :attr:`grouping`)."""
+        return self.as_laid if self.grouping == PLAYER else self.search
+
+    @property
+    def declare_error(self) -> str | None:
+        return self.as_laid_error if self.grouping == PLAYER else self.search_error
+
+
+def _attempt(check: Callable[[], Result]) -> tuple[Result | None, str | None]:
+    """The check's result, or None and the message of the :class:`TipluError` it raised."""
+    try:
+        return check(), None
+    except TipluError as error:
+        return None, str(error)
+
+
+def judge_as_laid(cards: Sequence[Card], laid: LaidHand, rules: RuleSet, *, tiplu: Card | None = None,
+                  turned: Card | None = None, players: int | None = None) -> DeclareResult:
+    """:func:`scorer.declare.check_grouping` on the melds as laid, the lone card as the discard.
+
+    With more than one card alone the hand is not laid out as a declaration, and the
+    verdict names the cards lying apart.
+    """
+    melds = [[cards[i] for i in meld] for meld in laid.melds]
+    if laid.apart:
+        apart = tuple(cards[i] for i in laid.apart)
+        return DeclareResult(False, None, tuple(map(tuple, melds)), None,
+                             f"{' '.join(map(str, apart))} lie apart from the melds; only the discard may", apart)
+    discard = None if laid.discard is None else cards[laid.discard]
+    return check_grouping(melds, rules, tiplu=tiplu, turned=turned, discard=discard, players=players)
+
+
+def judge_hand(cards: Sequence[Card], rules: RuleSet, *, groups: Sequence[Sequence[int]] | None = None,
+               tiplu: Card | None = None, turned: Card | None = None, players: int | None = None) -> HandVerdict:
+    """Does a photographed hand finish: by the free search and, given its groups, as laid."""
+    search, search_error = _attempt(lambda: check_hand(cards, rules, tiplu=tiplu, turned=turned, players=players))
+    if groups is None:
+        return HandVerdict(search, search_error)
+    laid = lay_out(groups, len(cards))
+    as_laid, as_laid_error = _attempt(lambda: judge_as_laid(cards, laid, rules, tiplu=tiplu, turned=turned,
+                                                            players=players))
+    return HandVerdict(search, search_error, laid, as_laid, as_laid_error)
 
 
 @dataclass(frozen=True)
 class PhotoVerdict:
     """Reading, declaration verdict (on which grouping) and maal of one photo.
 
-    ``maal`` is None under the rummy rules or when the cards cannot be valued
-    (``maal_error`` says why, e.g. printed jokers seen but not in play).
+    ``maal`` is None when the rules score penalties, without a tiplu, or when the cards
+    cannot be valued (``maal_error`` says why, e.g. printed jokers seen but not in play).
     """
 
     reading: PhotoReading
-    grouping: str
-    declare: DeclareResult | None
-    declare_error: str | None
+    hand: HandVerdict
     maal: MaalResult | None
     maal_error: str | None
+
+    @property
+    def grouping(self) -> str:
+        return self.hand.grouping
+
+    @property
+    def declare(self) -> DeclareResult | None:
+        return self.hand.declare
+
+    @property
+    def declare_error(self) -> str | None:
+        return self.hand.declare_error
 
     @property
     def valid(self) -> bool:
         return self.declare is not None and self.declare.valid
 
     def to_dict(self) -> dict[str, Any]:
+        """The ``tiplu score --json`` shape."""
         r = self.reading
         declare = self.declare.to_dict() if self.declare is not None else \
             {"valid": False, "route": None, "melds": [], "discard": None, "reason": self.declare_error}
@@ -65,110 +196,20 @@ class PhotoVerdict:
                 "maal_error": self.maal_error}
 
 
-def looks_like_melds(groups: Sequence[Sequence[Card]]) -> tuple[list[list[Card]], Card | None] | None:
-    """The laid melds and the discard when the groups look like a laid-out hand, else None.
-
-    >>> from scorer import parse_cards
-    >>> melds, discard = looks_like_melds([parse_cards("3S 4S 5S"), parse_cards("KD"), parse_cards("7H 7H 7H")])
-    >>> len(melds), str(discard)
-    (2, 'KD')
-    >>> looks_like_melds([parse_cards("3S 4S"), parse_cards("KD")]) is None
-    True
-    """
-    singles = [g for g in groups if len(g) == 1]
-    rest = [list(g) for g in groups if len(g) != 1]
-    if len(singles) > 1 or len(rest) < 2:
-        return None
-    if all(len(g) >= 3 for g in rest) or all(len(g) == 2 for g in rest):
-        return rest, (singles[0][0] if singles else None)
-    return None
-
-
 def score_reading(reading: PhotoReading, rules: RuleSet, *, tiplu: Card | None, turned: Card | None = None,
-                  seen: bool = True) -> PhotoVerdict:
-    """Declaration check and maal for a photo already read (the web app's entry point)."""
+                  seen: bool = True, players: int | None = None) -> PhotoVerdict:
+    """Declaration check (as laid when the photo shows a declaration) and maal of a photo already read."""
     cards = [parse_card(n) for n in reading.card_names()]
-    grouped = looks_like_melds([[parse_card(n) for n in g] for g in reading.grouped_names()])
-    declare: DeclareResult | None = None
-    declare_error = None
-    grouping = PLAYER if grouped is not None else FREE
-    try:
-        if grouped is not None:
-            melds, discard = grouped
-            declare = check_grouping(melds, rules, tiplu=tiplu, turned=turned, discard=discard)
-        else:
-            declare = check_hand(cards, rules, tiplu=tiplu, turned=turned)
-    except TipluError as error:
-        declare_error = f"{error}"
-    maal = None
-    maal_error = None
-    if rules.name == "nepali" and tiplu is not None:
-        try:
-            maal = maal_points(cards, rules, tiplu, seen=seen)
-        except TipluError as error:
-            maal_error = str(error)
-    return PhotoVerdict(reading, grouping, declare, declare_error, maal, maal_error)
+    hand = judge_hand(cards, rules, groups=reading.groups, tiplu=tiplu, turned=turned, players=players)
+    maal, maal_error = None, None
+    if rules.scoring is Scoring.MAAL and tiplu is not None:
+        maal, maal_error = _attempt(lambda: maal_points(cards, rules, tiplu, seen=seen))
+    return PhotoVerdict(reading, hand, maal, maal_error)
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``tiplu score PHOTO --tiplu JC [--rules R] [--option N=V] [--unseen] [--json]``."""
-    parser.description = "Photo to verdict: detect the cards, check the declaration and count the maal."
-    parser.add_argument("photo", metavar="PHOTO", help="a JPEG, PNG or WebP photo of the laid-out hand")
-    parser.add_argument("--rules", default=None, help="rule family: nepali (default) or rummy")
-    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
-                        help="house-rule option, e.g. tiplu_pair=8 (repeatable)")
-    parser.add_argument("--tiplu", help="the tiplu card (nepali; needed for maal), e.g. JC")
-    parser.add_argument("--turned", help="the turned card that sets the joker rank (rummy), e.g. 7D")
-    parser.add_argument("--unseen", action="store_true", help="the player has not seen")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    add_detector_arguments(parser)
-
-
-def _describe(verdict: PhotoVerdict) -> str:
-    r = verdict.reading
-    lines = [f"cards ({len(r.cards)}): " + " | ".join(" ".join(g) for g in r.grouped_names())]
-    if r.uncertain:
-        lines.append("please confirm: " + " ".join(r.cards[i].card for i in r.uncertain))
-    if r.clamped:
-        lines.append("seen more often than the decks hold (extras dropped): " + " ".join(r.clamped))
-    d = verdict.declare
-    if d is None:
-        lines.append(f"does not finish: {verdict.declare_error}")
-    elif d.valid:
-        text = f"finishes ({d.route}, {verdict.grouping} grouping): " + " | ".join(format_cards(m) for m in d.melds)
-        lines.append(text + (f"; discard {d.discard}" if d.discard is not None else ""))
-    else:
-        lines.append(f"does not finish ({verdict.grouping} grouping): {d.reason}")
-    if verdict.maal is not None:
-        for item in verdict.maal.items:
-            lines.append(f"{item.points:>4}  {item.label}: {format_cards(item.cards)}")
-        lines.append(f"{verdict.maal.total:>4}  total maal")
-    elif verdict.maal_error:
-        lines.append(f"maal not counted: {verdict.maal_error}")
-    return "\n".join(lines)
-
-
-def run(args: argparse.Namespace) -> int:
-    try:
-        rules = get_rules(args.rules, parse_option_assignments(args.option))
-        tiplu = parse_card(args.tiplu) if args.tiplu else None
-        turned = parse_card(args.turned) if args.turned else None
-        if rules.name == "nepali" and tiplu is None:
-            raise TipluError("the nepali rules need the tiplu for maal and jokers: --tiplu JC")
-        if rules.name == "rummy" and turned is None:
-            raise TipluError("the rummy rules need the turned card: --turned 7D")
-        detector = make_detector(args)
-        image = read_image(args.photo)
-    except (TipluError, ModelError) as error:
-        message = str(error)
-        if isinstance(error, ImageError) and not message.startswith(args.photo):
-            message = f"{args.photo}: {message}"
-        sys.stderr.write(f"tiplu score: {message}\n")
-        return EXIT_BAD_INPUT
-    reading = read_photo(image, detector, args.conf, name=args.photo, uncertain_below=args.uncertain_below)
-    verdict = score_reading(reading, rules, tiplu=tiplu, turned=turned, seen=not args.unseen)
-    if args.json:
-        sys.stdout.write(json.dumps(verdict.to_dict(), ensure_ascii=False) + "\n")
-    else:
-        sys.stdout.write(_describe(verdict) + "\n")
-    return EXIT_OK if verdict.valid else EXIT_NOT_VALID
+def score_photo(image_bgr: np.ndarray, detector: Detector, rules: RuleSet, *, tiplu: Card | None,
+                turned: Card | None = None, seen: bool = True, conf: float = DEFAULT_CONF,
+                uncertain_below: float = UNCERTAIN_BELOW, name: str | None = None) -> PhotoVerdict:
+    """Photo to verdict in one call: :func:`vision.pipeline.read_photo`, then :func:`score_reading`."""
+    reading = read_photo(image_bgr, detector, conf, name=name, uncertain_below=uncertain_below)
+    return score_reading(reading, rules, tiplu=tiplu, turned=turned, seen=seen)

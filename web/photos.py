@@ -29,8 +29,11 @@ import sqlite_utils
 from flask import Flask, current_app
 
 from scorer import Card, TipluError, get_rules, parse_card, parse_cards
+from scorer.kinds import Scoring, WildSource
+from vision.detector import Detector, ModelError, load_detector
 from vision.images import decode_image
 from vision.pipeline import DEFAULT_CONF, read_photo
+from vision.score import judge_hand
 from web.db import write
 from web.i18n import _
 
@@ -41,7 +44,7 @@ MAX_PARALLEL = 2
 JPEG_QUALITY = 88
 
 _detector_lock = threading.Lock()
-_detectors: dict[str, Any] = {}
+_detectors: dict[str, Detector] = {}
 _reading_slots = threading.BoundedSemaphore(MAX_PARALLEL)
 
 
@@ -72,8 +75,8 @@ class StoredPhoto:
                 "width": self.width, "height": self.height}
 
 
-def get_detector(model_path: str | None = None) -> Any:
-    """The process's :class:`vision.detector.CardDetector`, built on first use.
+def get_detector(model_path: str | None = None) -> Detector:
+    """The process's detector for ``model_path`` (:func:`vision.detector.load_detector`), built on first use.
 
     >>> get_detector() is get_detector()   # doctest: +SKIP
     True
@@ -84,9 +87,8 @@ def get_detector(model_path: str | None = None) -> Any:
         return detector
     with _detector_lock:
         if key not in _detectors:
-            from vision.detector import CardDetector, ModelError
             try:
-                _detectors[key] = CardDetector(model_path or None)
+                _detectors[key] = load_detector(model_path or None)
             except ModelError as error:
                 raise PhotoError(str(error)) from None
         return _detectors[key]
@@ -269,8 +271,10 @@ def check_cards(session: Mapping[str, Any], payload: Mapping[str, Any]) -> dict[
     """The scorer's answer for cards read from a photo (and corrected by taps).
 
     ``payload``: ``{"cards": ["7H", ...], "purpose": "hand"|"maal"|"penalty"|"tiplu"|"turned",
-    "tiplu": "JC", "turned": "7D", "seen": true}``. Answers ``{"purpose", "cards", ...}`` plus
-    ``verdict`` (a declared hand: :func:`scorer.declare.check_hand`), ``maal``
+    "tiplu": "JC", "turned": "7D", "seen": true, "groups": [[0, 1, 2], ...]}``. Answers
+    ``{"purpose", "cards", ...}`` plus ``verdict`` (a declared hand, the free search of
+    :func:`vision.score.judge_hand`, which ``tiplu score`` uses too) and with ``groups``
+    ``as_laid`` (the same function's verdict on the hand as laid), ``maal``
     (:func:`scorer.maal.maal_points`) or ``penalty`` (:func:`scorer.rummy.penalty_points`), and
     ``outline``: for each meld or item, the positions in ``cards`` to draw around.
     """
@@ -287,21 +291,27 @@ def check_cards(session: Mapping[str, Any], payload: Mapping[str, Any]) -> dict[
     if not cards or purpose in ("tiplu", "turned"):
         return answer
     if purpose == "hand":
-        from scorer.declare import check_hand
-        if rules.name == "rummy" and turned is None:
+        if rules.wild_source is WildSource.TURNED and turned is None:
             raise PhotoError(_("enter the turned card first: it sets the joker rank"))
-        if rules.name != "rummy" and tiplu is None:
+        if rules.wild_source is WildSource.TIPLU and tiplu is None:
             raise PhotoError(_("enter the tiplu first: it decides the wild cards"))
-        result = check_hand(cards, rules, tiplu=tiplu, turned=turned, players=len(session["players"]))
-        verdict = result.to_dict()
-        verdict["unmatched"] = [str(c) for c in result.unmatched]
+        laid = _laid_groups(payload.get("groups"), len(cards))
+        hand = judge_hand(cards, rules, groups=laid or None, tiplu=tiplu, turned=turned,
+                          players=len(session["players"]))
+        if hand.search is None:
+            raise PhotoError(str(hand.search_error))
+        verdict = hand.search.to_dict()
+        verdict["unmatched"] = [str(c) for c in hand.search.unmatched]
         answer["verdict"] = verdict
         answer["outline"] = cards_to_indexes(names, verdict["melds"])
-        laid = _laid_groups(payload.get("groups"), len(cards))
-        if laid:
-            answer["as_laid"] = _judge_as_laid(cards, laid, rules, tiplu, turned, len(session["players"]))
+        if hand.laid is not None:
+            if hand.as_laid is None:
+                raise PhotoError(str(hand.as_laid_error))
+            answer["as_laid"] = {"valid": hand.as_laid.valid, "groups": [list(m) for m in hand.laid.melds],
+                                 "discard": None if hand.as_laid.discard is None else str(hand.as_laid.discard),
+                                 "reason": hand.as_laid.reason}
     elif purpose == "maal":
-        if rules.name != "nepali":
+        if rules.scoring is not Scoring.MAAL:
             raise PhotoError(_("maal belongs to the nepali rules; photograph the cards left in hand instead"))
         if tiplu is None:
             raise PhotoError(_("enter the tiplu first: maal is valued from it"))
@@ -310,7 +320,7 @@ def check_cards(session: Mapping[str, Any], payload: Mapping[str, Any]) -> dict[
         answer["maal"] = maal
         answer["outline"] = cards_to_indexes(names, [item["cards"] for item in maal["items"]])
     else:
-        if rules.name != "rummy":
+        if rules.scoring is not Scoring.PENALTY:
             raise PhotoError(_("penalty points belong to the rummy rules; photograph maal cards instead"))
         if turned is None:
             raise PhotoError(_("enter the turned card first: it sets the joker rank"))
@@ -335,25 +345,3 @@ def _laid_groups(raw: Any, count: int) -> list[list[int]]:
                                    index=index, last=count - 1))
             seen.add(index)
     return [list(g) for g in raw if g]
-
-
-def _judge_as_laid(cards: Sequence[Card], laid: list[list[int]], rules: Any, tiplu: Card | None,
-                   turned: Card | None, players: int) -> dict[str, Any]:
-    """:func:`scorer.declare.check_grouping` on the groups as they lie in the photo.
-
-    A lone card (a group of one, or a card in no group) is the discard when there is
-    exactly one; with more, the verdict says which cards lie outside the melds.
-    """
-    from scorer.declare import check_grouping
-    grouped = {i for g in laid for i in g}
-    lone = [g[0] for g in laid if len(g) == 1] + [i for i in range(len(cards)) if i not in grouped]
-    melds = [g for g in laid if len(g) > 1]
-    if len(lone) > 1:
-        return {"valid": False, "groups": melds, "discard": None,
-                "reason": _("%(cards)s lie apart from the melds; only the discard may",
-                            cards=" ".join(str(cards[i]) for i in lone))}
-    discard = cards[lone[0]] if lone else None
-    result = check_grouping([[cards[i] for i in g] for g in melds], rules, tiplu=tiplu, turned=turned,
-                            discard=discard, players=players)
-    return {"valid": result.valid, "groups": melds, "discard": None if discard is None else str(discard),
-            "reason": result.reason}

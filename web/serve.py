@@ -12,36 +12,22 @@ Example::
 
 from __future__ import annotations
 
-import argparse
 import ipaddress
 import os
 import secrets
 import socket
 import sys
-from typing import Sequence
+from typing import Sequence, TextIO
 
-from vision.command import run_command
+from scorer import TipluError
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+DEFAULT_PORT = 8000
+DEFAULT_THREADS = 8
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``tiplu serve`` (the lead's CLI calls this)."""
-    parser.add_argument("--host", default="127.0.0.1",
-                        help="address to listen on: 127.0.0.1 (this machine only, default) "
-                             "or 0.0.0.0 (phones on the same network)")
-    parser.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
-    parser.add_argument("--db", default=None,
-                        help="SQLite ledger file (default: $TIPLU_DB, else instance/tiplu.db)")
-    parser.add_argument("--table-code", default=None,
-                        help="the code phones enter before saving (default: $TIPLU_TABLE_CODE or a random one; "
-                             "only used when listening on the network)")
-    parser.add_argument("--threads", type=int, default=8, help="worker threads (default 8)")
-    parser.add_argument("--max-upload-mb", type=int, default=None,
-                        help="largest request accepted, in MB (default 16)")
-    parser.add_argument("--demo", action="store_true",
-                        help="add a sample 4-player session (marked 'demo') if the ledger has no sessions")
-    parser.add_argument("--no-qr", action="store_true", help="do not print a QR code")
+class ServeError(TipluError):
+    """The server cannot start: the ledger cannot be opened or the port is taken."""
 
 
 def is_loopback_host(host: str) -> bool:
@@ -91,75 +77,79 @@ def urls_for(host: str, port: int) -> list[str]:
     return [f"http://{'[' + h + ']' if ':' in h else h}:{port}/" for h in hosts]
 
 
-def print_qr(url: str) -> None:
+def print_qr(url: str, out: TextIO) -> None:
     try:
         import segno
     except ImportError:
         return
     try:
-        segno.make(url, error="m").terminal(compact=True)
+        segno.make(url, error="m").terminal(out=out, compact=True)
     except (OSError, UnicodeEncodeError, ValueError):
         pass
 
 
-def run(args: argparse.Namespace) -> int:
-    """Start waitress; returns the exit code (0 after Ctrl-C)."""
+def serve(*, host: str = "127.0.0.1", port: int = DEFAULT_PORT, db: str | None = None,
+          table_code: str | None = None, threads: int = DEFAULT_THREADS, max_upload_mb: int | None = None,
+          demo: bool = False, qr: bool = True, out: TextIO | None = None) -> None:
+    """Serve the app with waitress until Ctrl-C, saying on ``out`` where phones can open it.
+
+    ``table_code`` (default ``$TIPLU_TABLE_CODE`` or six random digits) is asked of phones
+    only when ``host`` is not a loopback address. Raises :class:`ServeError` when the
+    ledger cannot be opened or the port is taken.
+    """
     from waitress import create_server
 
     from web.app import MEGABYTE, create_app
 
+    out = out or sys.stdout
     config: dict[str, object] = {}
-    if args.db:
-        config["DATABASE"] = os.path.abspath(os.path.expanduser(args.db))
-    if args.max_upload_mb is not None:
-        if args.max_upload_mb < 1:
-            print("tiplu serve: --max-upload-mb must be at least 1", file=sys.stderr)
-            return 2
-        config["MAX_CONTENT_LENGTH"] = args.max_upload_mb * MEGABYTE
-    networked = not is_loopback_host(args.host)
+    if db:
+        config["DATABASE"] = os.path.abspath(os.path.expanduser(db))
+    if max_upload_mb is not None:
+        config["MAX_CONTENT_LENGTH"] = max_upload_mb * MEGABYTE
+    networked = not is_loopback_host(host)
     code = None
     if networked:
-        code = args.table_code or os.environ.get("TIPLU_TABLE_CODE") or f"{secrets.randbelow(10**6):06d}"
+        code = table_code or os.environ.get("TIPLU_TABLE_CODE") or f"{secrets.randbelow(10**6):06d}"
     config["TABLE_CODE"] = code
     try:
         app = create_app(config)
     except Exception as error:  # noqa: BLE001 - a bad --db path must end with a message, not a traceback
-        print(f"tiplu serve: cannot open the ledger: {error}", file=sys.stderr)
-        return 2
-    if args.demo:
+        raise ServeError(f"cannot open the ledger: {error}") from None
+    if demo:
         from web.demo import create_demo_session
         created = create_demo_session(app.config["DATABASE"])
-        print("demo session created (marked 'demo')" if created else "the ledger already has sessions; no demo added")
+        out.write("demo session created (marked 'demo')\n" if created
+                  else "the ledger already has sessions; no demo added\n")
     try:
-        server = create_server(app, host=args.host, port=args.port, threads=args.threads,
+        server = create_server(app, host=host, port=port, threads=threads,
                                max_request_body_size=int(app.config["MAX_CONTENT_LENGTH"]) + MEGABYTE,
                                ident="tiplu")
     except OSError as error:
-        print(f"tiplu serve: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr)
-        return 2
-    port = server.effective_port if hasattr(server, "effective_port") else args.port  # type: ignore[attr-defined]
-    urls = urls_for(args.host, int(port))
-    print(f"tiplu is serving the ledger {app.config['DATABASE']}")
+        raise ServeError(f"cannot listen on {host}:{port}: {error}") from None
+    urls = urls_for(host, int(getattr(server, "effective_port", port)))
+    out.write(f"tiplu is serving the ledger {app.config['DATABASE']}\n")
     for url in urls:
-        print(f"  open {url}")
+        out.write(f"  open {url}\n")
     if networked:
-        print(f"  table code: {code}  (phones enter it once before saving rounds)")
+        out.write(f"  table code: {code}  (phones enter it once before saving rounds)\n")
         lan = [u for u in urls if "127.0.0.1" not in u]
-        if lan and not args.no_qr:
-            print_qr(lan[0])
-    print("Press Ctrl-C to stop.", flush=True)
+        if lan and qr:
+            print_qr(lan[0], out)
+    out.write("Press Ctrl-C to stop.\n")
+    out.flush()
     try:
         server.run()
     except KeyboardInterrupt:
         pass
     finally:
         server.close()
-    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run as ``python -m`` with ``argv`` (default: the command line)."""
-    return run_command(sys.modules[__name__], argv)
+    """``python -m web.serve ...``: the same as ``tiplu serve ...`` (whose arguments live in :mod:`web.cli`)."""
+    from web.cli import main as tiplu
+    return tiplu(["serve", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

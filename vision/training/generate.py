@@ -1,6 +1,7 @@
 """Write a synthetic Marriage-table dataset in Ultralytics YOLO layout.
 
-``tiplu generate OUT --count N --seed S`` (or ``python -m vision.generate OUT ...``) writes::
+``tiplu generate OUT --count N --seed S`` (or ``python -m vision.training.generate OUT ...``, the
+same command) writes::
 
     OUT/images/NAME.jpg      the photo-like scene
     OUT/labels/NAME.txt      one "class cx cy w h" line per visible corner index
@@ -21,22 +22,20 @@ across worker processes without changing the result.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Sequence, TextIO
 
 import cv2
 import numpy as np
 
 from scorer import CLASS_NAMES
-from vision.command import run_command
-from vision.decks import HOLDOUT_DECK, Deck, load_decks
-from vision.scenes import CROP_CARD_PX, MIN_VISIBLE, SCENE_TYPES, SceneError, render_scene
+from vision.training.decks import HOLDOUT_DECK, Deck, load_decks
+from vision.training.scenes import CROP_CARD_PX, MIN_VISIBLE, SCENE_TYPES, SceneError, render_scene
 
 #: How often each scene type is drawn when none is asked for.
 SCENE_WEIGHTS: dict[str, float] = {"table": 0.25, "meld_row": 0.2, "fan": 0.15, "tunnela": 0.15,
@@ -57,21 +56,6 @@ class Summary:
     def to_dict(self) -> dict:
         return {"out_dir": self.out_dir, "count": self.count, "train": self.train, "val": self.val,
                 "boxes": self.boxes, "seconds": round(self.seconds, 2)}
-
-
-def parse_size(text: str) -> tuple[int, int]:
-    """``"1280x960"`` -> ``(1280, 960)``; ``"640"`` -> ``(640, 640)``."""
-    try:
-        if "x" in text.lower():
-            w, h = text.lower().split("x")
-            size = (int(w), int(h))
-        else:
-            size = (int(text), int(text))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"size {text!r}: write WIDTHxHEIGHT, e.g. 1280x960") from None
-    if min(size) < 32:
-        raise argparse.ArgumentTypeError(f"size {text!r}: each side must be at least 32 px")
-    return size
 
 
 _WORKER: dict = {}
@@ -110,7 +94,7 @@ def generate_dataset(out_dir: str | os.PathLike, count: int, seed: int = 0, *,
                      val_fraction: float = 0.1, scenes: Sequence[str] | None = None,
                      effects: bool = True, min_visible: float = MIN_VISIBLE,
                      quality: int | None = None, workers: int = 1, start: int = 0,
-                     cache_dir: str | None = None, progress: bool = False,
+                     cache_dir: str | None = None, progress: TextIO | None = None,
                      card_px: tuple[float, float] = CROP_CARD_PX) -> Summary:
     """Render ``count`` scenes into ``out_dir`` (see the module doc for the layout).
 
@@ -118,7 +102,8 @@ def generate_dataset(out_dir: str | os.PathLike, count: int, seed: int = 0, *,
     ``svg``; ``crop`` centres the view on a card with cards ``card_px`` (min, max) px wide
     (use a square ``size`` such as 640x640); images with index ``i < val_fraction * count`` form the
     validation list (``decks="holdout"`` puts everything in ``val.txt`` and ``test.txt``).
-    ``start`` offsets the image indices, so a second run can extend a set.
+    ``start`` offsets the image indices, so a second run can extend a set. ``progress``
+    gets a line every 100 images.
     """
     if count < 1:
         raise SceneError(f"count must be at least 1, got {count}")
@@ -144,13 +129,13 @@ def generate_dataset(out_dir: str | os.PathLike, count: int, seed: int = 0, *,
             for k, res in enumerate(pool.imap(_one, jobs, chunksize=4)):
                 results.append(res)
                 if progress and (k + 1) % 100 == 0:
-                    print(f"{k + 1}/{count} images, {time.time() - t0:.0f} s", flush=True)
+                    print(f"{k + 1}/{count} images, {time.time() - t0:.0f} s", file=progress, flush=True)
     else:
         _init_worker(decks, holdout, cache_dir)
         for k, job in enumerate(jobs):
             results.append(_one(job))
             if progress and (k + 1) % 100 == 0:
-                print(f"{k + 1}/{count} images, {time.time() - t0:.0f} s", flush=True)
+                print(f"{k + 1}/{count} images, {time.time() - t0:.0f} s", file=progress, flush=True)
     train = [f"./images/{n}.jpg" for n, _, v in results if not v]
     val = [f"./images/{n}.jpg" for n, _, v in results if v]
     _append_list(out / "train.txt", train)
@@ -161,7 +146,7 @@ def generate_dataset(out_dir: str | os.PathLike, count: int, seed: int = 0, *,
     names = "\n".join(f"  {i}: '{n}'" for i, n in enumerate(CLASS_NAMES))
     test_line = "test: test.txt\n" if (out / "test.txt").exists() else ""
     (out / "data.yaml").write_text(
-        f"# synthetic Marriage-table corner indices (vision/generate.py), decks={decks}\n"
+        f"# synthetic Marriage-table corner indices (vision/training/generate.py), decks={decks}\n"
         f"path: {out.resolve()}\ntrain: train.txt\nval: val.txt\n{test_line}"
         f"nc: {len(CLASS_NAMES)}\nnames:\n{names}\n")
     return Summary(str(out), len(results), len(train), len(val), sum(b for _, b, _ in results),
@@ -171,7 +156,7 @@ def generate_dataset(out_dir: str | os.PathLike, count: int, seed: int = 0, *,
 def study_visibility(count: int = 300, seed: int = 0, decks: str = "drawn",
                      readable_rank: float = 0.6, readable_pip: float = 0.5,
                      verbose: bool = True) -> dict[float, float]:
-    """Measure which :data:`~vision.scenes.MIN_VISIBLE` threshold best predicts a readable corner.
+    """Measure which :data:`~vision.training.scenes.MIN_VISIBLE` threshold best predicts a readable corner.
 
     Renders ``count`` crops (all scene types), records every partly visible corner with the
     visible fraction of its whole index, of its rank glyph and of its pip, and calls a corner
@@ -213,55 +198,7 @@ def _append_list(path: Path, lines: list[str]) -> None:
     path.write_text("".join(f"{line}\n" for line in merged))
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of ``tiplu generate`` (also used by ``python -m vision.generate``)."""
-    parser.add_argument("out", type=Path, help="output folder (created)")
-    parser.add_argument("--count", type=int, default=100, help="number of images (default 100)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    parser.add_argument("--start", type=int, default=0, help="first image index (to extend a set)")
-    parser.add_argument("--size", type=parse_size, default=None,
-                        help="image size WxH (default 1280x960, or 640x640 with --crop)")
-    parser.add_argument("--crop", action="store_true",
-                        help="close crops at inference scale (cards --card-px wide)")
-    parser.add_argument("--card-px", type=float, nargs=2, metavar=("MIN", "MAX"),
-                        default=CROP_CARD_PX, help="card width range in crop mode "
-                        f"(default {CROP_CARD_PX[0]:g} {CROP_CARD_PX[1]:g})")
-    parser.add_argument("--decks", choices=("train", "holdout", "drawn", "svg"), default="train",
-                        help="designs: train = drawn + SVG decks except the holdout one")
-    parser.add_argument("--holdout-deck", default=HOLDOUT_DECK,
-                        help=f"SVG deck kept out of training (default {HOLDOUT_DECK})")
-    parser.add_argument("--val-fraction", type=float, default=0.1)
-    parser.add_argument("--scenes", nargs="+", choices=SCENE_TYPES, default=None,
-                        help="scene types to draw from (default: a table mix)")
-    parser.add_argument("--no-effects", action="store_true",
-                        help="clean renders: no camera tilt, shadows, blur or noise")
-    parser.add_argument("--min-visible", type=float, default=MIN_VISIBLE,
-                        help=f"fraction of an index that must show to get a box ({MIN_VISIBLE})")
-    parser.add_argument("--quality", type=int, default=None, help="fixed JPEG quality (default 55-95)")
-    parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
-
-
-def run(args: argparse.Namespace) -> int:
-    """Run ``tiplu generate``; prints a JSON summary, returns the exit code."""
-    size = args.size or ((640, 640) if args.crop else (1280, 960))
-    try:
-        summary = generate_dataset(args.out, args.count, args.seed, size=size, crop=args.crop,
-                                   decks=args.decks, holdout=args.holdout_deck,
-                                   val_fraction=args.val_fraction, scenes=args.scenes,
-                                   effects=not args.no_effects, min_visible=args.min_visible,
-                                   quality=args.quality, workers=args.workers, start=args.start,
-                                   progress=True, card_px=tuple(args.card_px))
-    except (SceneError, ValueError) as err:
-        print(f"tiplu generate: {err}")
-        return 2
-    print(json.dumps(summary.to_dict()))
-    return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run as ``python -m`` with ``argv`` (default: the command line)."""
-    return run_command(sys.modules[__name__], argv)
-
-
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from web.cli import main
+
+    raise SystemExit(main(["generate", *sys.argv[1:]]))

@@ -5,10 +5,10 @@ corner index shows, fanned hands, tunnelas stacked, scattered maal cards, single
 seen through a tilted camera. Each card face is warped into the picture in z order while an
 id map records which card owns each pixel, so the generator knows exactly how much of each
 corner index (rank glyph + small pip) is still visible. A corner gets a box when at least
-:data:`MIN_VISIBLE` of its index ink is visible (see ``vision/DECKS.md`` for the measurement).
+:data:`MIN_VISIBLE` of its index ink is visible (see ``vision/training/DECKS.md`` for the measurement).
 
 >>> import numpy as np
->>> from vision.decks import drawn_decks
+>>> from vision.training.decks import drawn_decks
 >>> s = render_scene(np.random.default_rng(0), "single", size=(320, 240), decks=drawn_decks()[:1],
 ...                  cards=["QS"])
 >>> sorted({b.name for b in s.labels})
@@ -20,15 +20,15 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass
-from typing import Callable, NamedTuple, Sequence
+from typing import Callable, NamedTuple, Sequence, cast
 
 import cv2
 import numpy as np
 
 from scorer import CLASS_NAMES
-from vision.backgrounds import make_background
-from vision.decks import Deck, drawn_decks
-from vision.faces import CORNER_CODES, DRAWN_STYLES, FONTS, Face, draw_back, draw_face
+from vision.training.backgrounds import make_background
+from vision.training.decks import Deck, drawn_decks
+from vision.training.faces import CORNER_CODES, DRAWN_STYLES, FONTS, Face, draw_back, draw_face
 
 Rng = np.random.Generator
 
@@ -302,7 +302,7 @@ def _add_backs(rng: Rng, laid: list[Laid]) -> list[Laid]:
     x = {0: min(xs) - 1.6, 1: max(xs) + 1.6}.get(side, rng.uniform(min(xs), max(xs) + 0.01))
     y = {2: min(ys) - 2.0, 3: max(ys) + 2.0}.get(side, rng.uniform(min(ys), max(ys) + 0.01))
     if rng.random() < 0.25:
-        x, y = x * 0.6 + np.mean(xs) * 0.4, y * 0.6 + np.mean(ys) * 0.4
+        x, y = x * 0.6 + float(np.mean(xs)) * 0.4, y * 0.6 + float(np.mean(ys)) * 0.4
     a = rng.uniform(0, 360)
     pile = [Laid(BACK, "backs", x + rng.normal(0, 0.04), y + rng.normal(0, 0.04),
                  a + rng.normal(0, 4)) for _ in range(int(rng.integers(1, 6)))]
@@ -378,14 +378,14 @@ _PM_CACHE: dict[int, tuple[np.ndarray, Face]] = {}
 
 def _camera(rng: Rng, w: int, h: int, strength: float) -> np.ndarray:
     """A homography that tilts the table plane as a hand-held camera would."""
-    src = np.float32([[0, 0], [w, 0], [w, h], [0, h]])
+    src = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
     d = strength * min(w, h)
     k, s = rng.uniform(0, d), rng.uniform(-d, d) * 0.3
     if rng.random() < 0.5:
         move = [[k + s, k * 0.4], [-k + s, k * 0.4], [0, 0], [0, 0]]
     else:
         move = [[0, 0], [0, 0], [-k + s, -k * 0.4], [k + s, -k * 0.4]]
-    dst = src + np.float32(move) + rng.normal(0, d * 0.08 + 1e-3, (4, 2)).astype(np.float32)
+    dst = src + np.array(move, np.float32) + rng.normal(0, d * 0.08 + 1e-3, (4, 2)).astype(np.float32)
     return cv2.getPerspectiveTransform(src, dst.astype(np.float32))
 
 
@@ -430,7 +430,7 @@ def _pick_face(card: str, copy_no: int, designs: Sequence[Deck], back: int = 0) 
 def _photometric(img: np.ndarray, rng: Rng) -> np.ndarray:
     """Lighting gradient, colour cast, glare strip, blur, noise, grayscale (all optional)."""
     h, w = img.shape[:2]
-    out = img.astype(np.float32)
+    out: np.ndarray = img.astype(np.float32)
     yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
     ang = rng.uniform(0, 2 * np.pi)
     g = (np.cos(ang) * (xx / w - 0.5) + np.sin(ang) * (yy / h - 0.5))
@@ -455,10 +455,10 @@ def _photometric(img: np.ndarray, rng: Rng) -> np.ndarray:
         out = cv2.GaussianBlur(out, (0, 0), k)
     elif r < 0.4:
         n = int(rng.integers(3, 8))
-        kern = np.zeros((n, n), np.float32)
-        kern[n // 2, :] = 1 / n
+        line = np.zeros((n, n), np.float32)
+        line[n // 2, :] = 1 / n
         m = cv2.getRotationMatrix2D((n / 2 - 0.5, n / 2 - 0.5), float(rng.uniform(0, 180)), 1)
-        kern = cv2.warpAffine(kern, m, (n, n))
+        kern = cv2.warpAffine(line, m, (n, n))
         out = cv2.filter2D(out, -1, kern / max(kern.sum(), 1e-6))
     if rng.random() < 0.6:
         sigma = rng.uniform(1, 9)
@@ -512,9 +512,9 @@ def render_scene(rng: Rng, scene: str = "table", *, size: tuple[int, int] = (128
     designs = [decks[int(i)] for i in rng.choice(len(decks), size=min(n_designs, len(decks)),
                                                  replace=False, p=p / p.sum())]
     if cards is not None and len(cards) and not isinstance(cards[0], str):
-        supply = CardSupply(rng, groups=cards)  # type: ignore[arg-type]
+        supply = CardSupply(rng, groups=cards)
     else:
-        supply = CardSupply(rng, cards)  # type: ignore[arg-type]
+        supply = CardSupply(rng, cast(Sequence[str] | None, cards))
     laid = LAYOUTS[scene](rng, supply, "")
     if cards is not None and not supply.exhausted:
         laid += layout_single(rng, supply, "extra-")
@@ -574,7 +574,7 @@ def render_scene(rng: Rng, scene: str = "table", *, size: tuple[int, int] = (128
         top_len = float(np.linalg.norm(poly[1] - poly[0]))
         face = face.at_most(top_len)
         fw, fh = face.size
-        src = np.float32([[0, 0], [fw, 0], [fw, fh], [0, fh]])
+        src = np.array([[0, 0], [fw, 0], [fw, fh], [0, fh]], np.float32)
         hm = cv2.getPerspectiveTransform(src, poly.astype(np.float32))
         x0, y0 = np.floor(poly.min(axis=0)).astype(int) - 1
         x1, y1 = np.ceil(poly.max(axis=0)).astype(int) + 2
@@ -596,10 +596,10 @@ def render_scene(rng: Rng, scene: str = "table", *, size: tuple[int, int] = (128
                                             flags=cv2.INTER_NEAREST) if parts else None)
         cx0, cy0, cx1, cy1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
         sl = (slice(cy0 - y0, cy1 - y0), slice(cx0 - x0, cx1 - x0))
-        alpha = warped[..., 3] / 255.0
+        alpha = (warped[..., 3] / 255.0).astype(np.float64)
         if effects:
             off = shadow_dir * card_px * rng.uniform(0.01, 0.05)
-            sm = np.float32([[1, 0, off[0]], [0, 1, off[1]]])
+            sm = np.array([[1, 0, off[0]], [0, 1, off[1]]], np.float32)
             sh = cv2.warpAffine(alpha, sm, (rw, rh))
             sh = cv2.GaussianBlur(sh, (0, 0), max(0.5, card_px * 0.02))
             canvas[cy0:cy1, cx0:cx1] *= (1 - rng.uniform(0.2, 0.5) * sh[sl])[..., None]
@@ -654,8 +654,8 @@ def render_scene(rng: Rng, scene: str = "table", *, size: tuple[int, int] = (128
                    min(float(h), by1 + pad))
             if box[2] - box[0] < 3 or box[3] - box[1] < 3:
                 continue
-            lab = BoxLabel(CLASS_ID[c.card], c.card, *[round(v, 2) for v in box], idx, corner,
-                           round(frac, 3))
+            x0b, y0b, x1b, y1b = (round(v, 2) for v in box)
+            lab = BoxLabel(CLASS_ID[c.card], c.card, x0b, y0b, x1b, y1b, idx, corner, round(frac, 3))
             extra: dict[str, float] = {}
             pip_roi = pip_rois[idx]
             if pip_roi is not None:

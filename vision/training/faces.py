@@ -1,6 +1,6 @@
 """Card faces: the common :class:`Face` record, corner-index finding, and faces drawn with OpenCV.
 
-Every card design the generator uses (SVG decks rendered by :mod:`vision.decks`, or the
+Every card design the generator uses (SVG decks rendered by :mod:`vision.training.decks`, or the
 faces drawn here) becomes a :class:`Face`: a BGRA image of the card plus the two corner
 indices (rank glyph + small suit pip) as tight boxes and an ink mask. The scene renderer
 warps the mask with the card, so it knows which index pixels stay visible.
@@ -57,6 +57,7 @@ class Face:
     ink: np.ndarray
     extra: tuple[tuple[str, Box], ...] = ()
     _levels: dict[int, "Face"] = field(default_factory=dict, repr=False, compare=False)
+    _pip: list[np.ndarray] = field(default_factory=list, repr=False, compare=False)
 
     @property
     def boxes(self) -> dict[str, Box]:
@@ -75,14 +76,14 @@ class Face:
         The index is split at the widest blank band across its reading direction (rank
         above pip for upright corners, below for turned ones); jokers have no pip.
         """
-        if -1 not in self._levels:
+        if not self._pip:
             mask = np.zeros(self.ink.shape, bool)
             if self.card != "JOKER":
                 for corner, box in self.boxes.items():
                     mask |= _pip_part(self.ink == CORNER_CODES[corner], box,
                                       upright=corner in ("tl", "tr"))
-            self._levels[-1] = mask  # type: ignore[assignment]
-        return self._levels[-1]  # type: ignore[return-value]
+            self._pip.append(mask)
+        return self._pip[0]
 
     def at_most(self, width: float) -> "Face":
         """This face halved until its width is at most twice ``width`` (a mipmap level).
@@ -104,7 +105,7 @@ class Face:
 
 def _pip_part(ink: np.ndarray, box: Box, upright: bool) -> np.ndarray:
     x0, y0, x1, y1 = box
-    rows = ink[y0:y1, x0:x1].any(axis=1)
+    rows = np.asarray(ink[y0:y1, x0:x1].any(axis=1))
     n = len(rows)
     best, best_len, run_start = int(n * 0.55), 0, None
     for i in range(int(n * 0.2), int(n * 0.8) + 1):
@@ -389,14 +390,14 @@ def _text_block(text: str, style: DrawStyle, height: int, color: tuple[int, int,
     font = FONTS[style.font % len(FONTS)]
     base = 2.0
     (tw, th), bl = cv2.getTextSize(text, font, base, style.thickness * 2)
-    canvas = np.zeros((th + bl + 20, tw + 20), np.uint8)
+    canvas: np.ndarray = np.zeros((th + bl + 20, tw + 20), np.uint8)
     cv2.putText(canvas, text, (10, th + 10), font, base, 255, style.thickness * 2, cv2.LINE_AA)
     ys, xs = np.nonzero(canvas)
     canvas = canvas[ys.min():ys.max() + 1, xs.min():xs.max() + 1]
     if style.italic:
         ch, cw = canvas.shape
         shear = 0.2 * ch
-        m = np.float32([[1, -0.2, shear], [0, 1, 0]])
+        m = np.array([[1, -0.2, shear], [0, 1, 0]], np.float32)
         canvas = cv2.warpAffine(canvas, m, (cw + int(shear) + 1, ch))
     scale = height / canvas.shape[0]
     return cv2.resize(canvas, (max(1, int(canvas.shape[1] * scale)), height),
@@ -439,7 +440,7 @@ def _paint(img: np.ndarray, cover: np.ndarray, x: int, y: int, color: tuple[int,
     h, w = cover.shape
     a = cover.astype(np.float32)[..., None] / 255.0
     roi = img[y:y + h, x:x + w, :3].astype(np.float32)
-    img[y:y + h, x:x + w, :3] = (roi * (1 - a) + np.float32(color) * a).astype(np.uint8)
+    img[y:y + h, x:x + w, :3] = (roi * (1 - a) + np.array(color, np.float32) * a).astype(np.uint8)
 
 
 def _rounded_alpha(w: int, h: int, r: int) -> np.ndarray:

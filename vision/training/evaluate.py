@@ -11,7 +11,7 @@ Metrics (numpy only, no torch):
 Usage::
 
     tiplu eval-model data/real/val --json
-    python -m vision.evaluate data/synth_holdout --imgsz 416
+    python -m vision.training.evaluate data/synth_holdout --imgsz 416
 
 >>> ap_101(np.array([1.0, 1.0]), np.array([0.5, 1.0]))
 1.0
@@ -19,7 +19,6 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -31,9 +30,8 @@ import cv2
 import numpy as np
 
 from scorer import CLASS_NAMES
-from vision.command import run_command
-from vision.dataset import DatasetError, iter_samples
-from vision.detector import CardDetector, Corner, ModelError
+from vision.detector import Corner, Detector, load_detector
+from vision.training.dataset import iter_samples
 
 IOU_THRESHOLDS = np.linspace(0.5, 0.95, 10)
 APP_CONF = 0.25
@@ -154,9 +152,9 @@ def card_set_scores(found: Sequence[set[str]], labelled: Sequence[set[str]]) -> 
 
 
 def evaluate(dataset: Path | str, model: Path | str | None = None, imgsz: int | None = None,
-             detector: CardDetector | None = None, progress: bool = False) -> EvalResult:
+             detector: Detector | None = None, progress: bool = False) -> EvalResult:
     """Run the detector over every image of a YOLO folder and score it (see module doc)."""
-    det = detector or CardDetector(model, imgsz=imgsz)
+    det = detector or load_detector(model, imgsz=imgsz)
     index = {n: i for i, n in enumerate(CLASS_NAMES)}
     preds: list[list[tuple[int, float, np.ndarray]]] = []
     truths: list[list[tuple[int, np.ndarray]]] = []
@@ -186,40 +184,7 @@ def evaluate(dataset: Path | str, model: Path | str | None = None, imgsz: int | 
                       elapsed / max(len(truths), 1))
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``tiplu eval-model``."""
-    parser.add_argument("dataset", type=Path, help="YOLO folder (images/, labels/, classes.txt or data.yaml)")
-    parser.add_argument("--model", type=Path, default=None, help="model folder or corners.onnx (default: shipped)")
-    parser.add_argument("--imgsz", type=int, default=None, help="detector input size (default: model.json)")
-    parser.add_argument("--json", action="store_true", help="print only the JSON summary")
-
-
-def run(args: argparse.Namespace) -> int:
-    """``tiplu eval-model``: print the metrics; exit 2 when the folder or model is unusable."""
-    try:
-        res = evaluate(args.dataset, args.model, args.imgsz, progress=not args.json)
-    except (DatasetError, ModelError, FileNotFoundError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    if args.json:
-        print(json.dumps(res.summary()))
-        return 0
-    s = res.summary()
-    print(f"images {s['images']}  mAP50 {s['map50']:.3f}  mAP50-95 {s['map50_95']:.3f}  "
-          f"{res.seconds_per_image * 1000:.0f} ms/image")
-    print(f"distinct cards per photo: precision {s['card_precision']:.3f}  recall {s['card_recall']:.3f}  "
-          f"F1 {s['card_f1']:.3f}")
-    print("per-class recall (conf 0.25, IoU 0.5) / AP50:")
-    names = [n for n in CLASS_NAMES if n in res.class_recall]
-    for i in range(0, len(names), 6):
-        print("  " + "  ".join(f"{n:>5} {res.class_recall[n]:.2f}/{res.class_ap50[n]:.2f}" for n in names[i:i + 6]))
-    return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run as ``python -m`` with ``argv`` (default: the command line)."""
-    return run_command(sys.modules[__name__], argv)
-
-
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from web.cli import main
+
+    raise SystemExit(main(["eval-model", *sys.argv[1:]]))

@@ -9,13 +9,12 @@ a dataset whose class 0 is ``10C`` still lands on tiplu's ``10C``; ``BLACK JOKER
 >>> map_class_name("RED JOKER"), map_class_name("10c"), map_class_name("BACK")
 (52, 48, None)
 
-``python -m vision.dataset import-real SRC DST`` copies the real dev photos into a
+``python -m vision.training.dataset import-real SRC DST`` copies the real dev photos into a
 git-ignored working folder with a fixed train/val split (see :func:`import_real`).
 """
 
 from __future__ import annotations
 
-import argparse
 import csv
 import random
 import re
@@ -132,7 +131,8 @@ def parse_label_line(line: str, mapping: Sequence[int | None]) -> Box | None:
     if len(parts) < 5:
         return None
     src = int(float(parts[0]))
-    if src < 0 or src >= len(mapping) or mapping[src] is None:
+    cls = mapping[src] if 0 <= src < len(mapping) else None
+    if cls is None:
         return None
     vals = [float(v) for v in parts[1:]]
     if len(vals) == 4:
@@ -145,7 +145,7 @@ def parse_label_line(line: str, mapping: Sequence[int | None]) -> Box | None:
     x2, y2 = min(1.0, x2), min(1.0, y2)
     if x2 <= x1 or y2 <= y1:
         return None
-    return Box(int(mapping[src]), round(x1, 6), round(y1, 6), round(x2, 6), round(y2, 6))
+    return Box(cls, round(x1, 6), round(y1, 6), round(x2, 6), round(y2, 6))
 
 
 def image_dirs(root: Path) -> list[Path]:
@@ -284,20 +284,9 @@ def import_real(src: Path | str, dst: Path | str, val_fraction: float = 0.2,
             "val_boxes": sum(len(s.boxes) for s in parts["val"])}
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m vision.dataset import-real SRC DST``: build the real train/val working copy."""
-    ap = argparse.ArgumentParser(prog="python -m vision.dataset")
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    imp = sub.add_parser("import-real", help="copy real photos into train/val with a burst-wise split")
-    imp.add_argument("src", type=Path)
-    imp.add_argument("dst", type=Path, nargs="?", default=Path("data/real"))
-    imp.add_argument("--val-fraction", type=float, default=0.2)
-    imp.add_argument("--seed", type=int, default=20240630)
-    args = ap.parse_args(argv)
-    counts = import_real(args.src, args.dst, args.val_fraction, args.seed)
-    print(counts)
-    return 0
-
-
 if __name__ == "__main__":
-    raise SystemExit(main())
+    import sys
+
+    from web.cli import main
+
+    raise SystemExit(main(["train", *sys.argv[1:]]))

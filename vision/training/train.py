@@ -1,6 +1,6 @@
 """Train tiplu's two-stage card-corner detector offline on CPU (or GPU), then export ONNX.
 
-Stage 1 is an Ultralytics YOLO11n built from ``vision/train_config/yolo11n-corner.yaml``
+Stage 1 is an Ultralytics YOLO11n built from ``vision/training/train_config/yolo11n-corner.yaml``
 (no pretrained weights, nothing downloaded) that finds card-corner indices as ONE class.
 Stage 2 is a small CNN (:class:`CornerNet`) that names the card from a crop of each corner.
 Two stages because a from-scratch 53-class YOLO barely moves on a few hundred labelled
@@ -14,12 +14,11 @@ Examples::
     tiplu train export --detector runs/tiplu/detector/weights/best.pt \\
         --classifier runs/tiplu/classifier/best.pt --out models
 
-``python -m vision.train ...`` takes the same arguments.
+``python -m vision.training.train ...`` takes the same arguments.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -34,10 +33,10 @@ import cv2
 import numpy as np
 
 from scorer import CLASS_NAMES
-from vision.command import run_command
-from vision.dataset import Sample, iter_samples
 from vision.detector import (CLASSIFIER_FILE, CROP_H, CROP_MARGIN, CROP_W, DETECTOR_FILE, NMS_IOU, SCALE_SPLIT,
                              crop_corner)
+from vision.training.dataset import Sample, iter_samples
+from vision.training.decks import Deck, load_decks
 
 CONFIG_DIR = Path(__file__).resolve().parent / "train_config"
 DEFAULT_DETECTOR_YAML = CONFIG_DIR / "yolo11n-corner.yaml"
@@ -69,7 +68,7 @@ def offline_environment(config_dir: Path | None = None) -> Path:
     return cfg
 
 
-def _ultralytics():  # type: ignore[no-untyped-def]
+def _ultralytics():
     offline_environment()
     try:
         import ultralytics
@@ -102,7 +101,7 @@ def train_detector(data: Path, *, epochs: int = 60, imgsz: int = 320, batch: int
         yolo.train(resume=True)
     else:
         if not Path(data).is_file():
-            raise TrainError(f"{data}: no data.yaml; run 'python -m vision.dataset import-real' first")
+            raise TrainError(f"{data}: no data.yaml; run 'python -m vision.training.dataset import-real' first")
         yolo = YOLO(str(weights if weights is not None else model))
         yolo.train(data=str(data), epochs=epochs, imgsz=imgsz, batch=batch, device=device,
                    workers=workers, single_cls=single_cls, project=str(project.resolve()), name=name,
@@ -131,7 +130,7 @@ def _augment_pixels(rng: np.random.Generator, crop: np.ndarray) -> np.ndarray:
     """Photometric changes seen on real tables: 180-degree turn, light, blur, noise, grey."""
     if rng.random() < 0.5:
         crop = crop[::-1, ::-1]
-    out = crop.astype(np.float32)
+    out: np.ndarray = crop.astype(np.float32)
     out = out * rng.uniform(0.6, 1.4) + rng.uniform(-40, 40)
     out = out * rng.uniform(0.85, 1.15, 3)[None, None, :]
     if rng.random() < 0.15:
@@ -198,9 +197,9 @@ def build_crops(samples: Sequence[Sample], copies: int = 8, background: float = 
     return np.stack(xs), np.array(ys, dtype=np.int64)
 
 
-def face_crops(decks: Sequence[object], copies: int = 6, background: float = 0.3,
+def face_crops(decks: Sequence[Deck], copies: int = 6, background: float = 0.3,
                seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Classifier crops cut from rendered card faces (``vision.decks``), many designs cheaply.
+    """Classifier crops cut from rendered card faces (``vision.training.decks``), many designs cheaply.
 
     Each face is laid on a random table colour, turned (half the time up to 15 degrees,
     else up to 45, as cards lie in a maal spread), shrunk to a random photo scale, and each
@@ -212,7 +211,7 @@ def face_crops(decks: Sequence[object], copies: int = 6, background: float = 0.3
     xs: list[np.ndarray] = []
     ys: list[int] = []
     for deck in decks:
-        for card, face in deck.faces.items():  # type: ignore[attr-defined]
+        for card, face in deck.faces.items():
             if card not in index:
                 continue
             bgra = face.image
@@ -230,7 +229,7 @@ def face_crops(decks: Sequence[object], copies: int = 6, background: float = 0.3
                 xs.append(_face_crop(rng, bgra, box))
                 ys.append(label)
     if not xs:
-        raise TrainError("no card faces to crop; render them with 'python -m vision.decks' first")
+        raise TrainError("no card faces to crop; render them with 'python -m vision.training.decks' first")
     return np.stack(xs), np.array(ys, dtype=np.int64)
 
 
@@ -269,7 +268,7 @@ def _face_crop(rng: np.random.Generator, bgra: np.ndarray, box: np.ndarray) -> n
     return _augment_pixels(rng, crop)
 
 
-def corner_net(num_classes: int = BACKGROUND + 1):  # type: ignore[no-untyped-def]
+def corner_net(num_classes: int = BACKGROUND + 1):
     """The stage-2 crop classifier: an 8-layer CNN, ~0.3 M parameters, ~17 M MACs per 3x48x32 crop."""
     import torch.nn as nn
 
@@ -284,7 +283,7 @@ def corner_net(num_classes: int = BACKGROUND + 1):  # type: ignore[no-untyped-de
         nn.Linear(128, num_classes))
 
 
-def _to_tensor(crops: np.ndarray):  # type: ignore[no-untyped-def]
+def _to_tensor(crops: np.ndarray):
     import torch
     return torch.from_numpy(np.ascontiguousarray(crops[..., ::-1].transpose(0, 3, 1, 2))).float() / 255.0
 
@@ -313,7 +312,6 @@ def train_classifier(datasets: Sequence[Path], *, epochs: int = 30, copies: int 
     t0 = time.time()
     x, y = build_crops(samples, copies=copies, seed=seed, max_images=max_images)
     if decks:
-        from vision.decks import load_decks
         fx, fy = face_crops(load_decks(decks), copies=face_copies, seed=seed)
         x, y = np.concatenate([x, fx]), np.concatenate([y, fy])
     print(f"classifier: {len(x)} crops from {len(samples)} images in {time.time() - t0:.0f}s", flush=True)
@@ -355,7 +353,7 @@ def train_classifier(datasets: Sequence[Path], *, epochs: int = 30, copies: int 
             total += float(loss.detach()) * len(idx)
         score = -total / len(xt)
         msg = f"epoch {epoch + 1}/{epochs} loss {total / len(xt):.4f}"
-        if vx is not None:
+        if vx is not None and vy is not None:
             acc = classifier_accuracy(net.cpu(), vx, vy)
             net.to(device)
             msg += f" val_acc {acc:.4f}"
@@ -369,7 +367,7 @@ def train_classifier(datasets: Sequence[Path], *, epochs: int = 30, copies: int 
     return out / "best.pt"
 
 
-def classifier_accuracy(net, crops: np.ndarray, labels: np.ndarray) -> float:  # type: ignore[no-untyped-def]
+def classifier_accuracy(net, crops: np.ndarray, labels: np.ndarray) -> float:
     """Top-1 accuracy of the crop classifier on fixed crops."""
     import torch
     net.eval()
@@ -407,7 +405,7 @@ def export_models(detector: Path, classifier: Path | None, out: Path = Path("mod
         net = corner_net()
         net.load_state_dict(torch.load(str(classifier), map_location="cpu", weights_only=False)["model"])
         net.eval()
-        torch.onnx.export(net, torch.zeros(1, 3, CROP_H, CROP_W), str(out / CLASSIFIER_FILE), dynamo=False,
+        torch.onnx.export(net, (torch.zeros(1, 3, CROP_H, CROP_W),), str(out / CLASSIFIER_FILE), dynamo=False,
                           opset_version=OPSET, input_names=["crops"], output_names=["logits"],
                           dynamic_axes={"crops": {0: "n"}, "logits": {0: "n"}})
         written.append(out / CLASSIFIER_FILE)
@@ -422,77 +420,7 @@ def export_models(detector: Path, classifier: Path | None, out: Path = Path("mod
     return written
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``tiplu train`` (sub-commands detector, classifier, export)."""
-    sub = parser.add_subparsers(dest="stage", required=True)
-    det = sub.add_parser("detector", help="stage 1: class-agnostic corner YOLO (Ultralytics)")
-    det.add_argument("data", type=Path, nargs="?", default=Path("data/real/data.yaml"), help="data.yaml")
-    det.add_argument("--model", type=Path, default=DEFAULT_DETECTOR_YAML, help="architecture yaml")
-    det.add_argument("--weights", type=Path, default=None, help="fine-tune from this checkpoint")
-    det.add_argument("--resume", type=Path, default=None, help="continue an interrupted run (last.pt)")
-    det.add_argument("--epochs", type=int, default=60)
-    det.add_argument("--imgsz", type=int, default=320)
-    det.add_argument("--batch", type=int, default=16)
-    det.add_argument("--device", default="cpu", help="cpu, 0 (first GPU), ...")
-    det.add_argument("--workers", type=int, default=2)
-    det.add_argument("--fraction", type=float, default=1.0, help="use this share of the train images")
-    det.add_argument("--name", default="detector")
-    det.add_argument("--multi-class", action="store_true",
-                     help="single-stage variant: learn the 53 card classes instead of one 'corner' class")
-    det.add_argument("--project", type=Path, default=Path("runs/tiplu"))
-    cls = sub.add_parser("classifier", help="stage 2: crop classifier (53 cards + background)")
-    cls.add_argument("data", type=Path, nargs="+", help="YOLO folders (their train/ split if present)")
-    cls.add_argument("--epochs", type=int, default=20)
-    cls.add_argument("--copies", type=int, default=6, help="augmented crops per labelled corner")
-    cls.add_argument("--max-images", type=int, default=None, help="sample at most this many images")
-    cls.add_argument("--batch", type=int, default=128)
-    cls.add_argument("--lr", type=float, default=2e-3)
-    cls.add_argument("--weights", type=Path, default=None, help="fine-tune from this checkpoint")
-    cls.add_argument("--resume", type=Path, default=None, help="continue from last.pt")
-    cls.add_argument("--decks", default=None, choices=("train", "drawn", "svg"),
-                     help="also train on crops of rendered card faces (vision.decks; holdout deck excluded)")
-    cls.add_argument("--face-copies", type=int, default=6, help="augmented crops per face corner")
-    cls.add_argument("--device", default="cpu", help="cpu or cuda")
-    cls.add_argument("--out", type=Path, default=Path("runs/tiplu/classifier"))
-    exp = sub.add_parser("export", help="write the ONNX models, classes.txt and model.json")
-    exp.add_argument("--detector", type=Path, required=True, help="stage-1 best.pt")
-    exp.add_argument("--classifier", type=Path, default=None, help="stage-2 best.pt")
-    exp.add_argument("--imgsz", type=int, default=320, help="smallest inference size, recorded in model.json")
-    exp.add_argument("--max-imgsz", type=int, default=None,
-                     help="largest inference size for big photos (default twice --imgsz)")
-    exp.add_argument("--out", type=Path, default=Path("models"))
-
-
-def run(args: argparse.Namespace) -> int:
-    """``tiplu train``: run one stage; exit 2 with a message when inputs are missing."""
-    try:
-        if args.stage == "detector":
-            best = train_detector(args.data, epochs=args.epochs, imgsz=args.imgsz, batch=args.batch,
-                                  model=args.model, weights=args.weights, resume=args.resume,
-                                  project=args.project, name=args.name, device=args.device,
-                                  workers=args.workers, fraction=args.fraction,
-                                  single_cls=not args.multi_class)
-            print(f"detector weights: {best}")
-        elif args.stage == "classifier":
-            best = train_classifier(args.data, epochs=args.epochs, copies=args.copies, out=args.out,
-                                    resume=args.resume, weights=args.weights, batch=args.batch,
-                                    lr=args.lr, max_images=args.max_images, decks=args.decks,
-                                    face_copies=args.face_copies, device=args.device)
-            print(f"classifier weights: {best}")
-        else:
-            for p in export_models(args.detector, args.classifier, args.out, args.imgsz,
-                                   max_imgsz=args.max_imgsz):
-                print(f"wrote {p} ({p.stat().st_size / 1e6:.2f} MB)")
-    except (TrainError, FileNotFoundError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run as ``python -m`` with ``argv`` (default: the command line)."""
-    return run_command(sys.modules[__name__], argv)
-
-
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from web.cli import main
+
+    raise SystemExit(main(["train", *sys.argv[1:]]))

@@ -3,11 +3,11 @@
 The SVG decks come from ``kdegames-card-data-kf5`` (``/usr/share/carddecks``) and
 ``aisleriot`` (``/usr/share/aisleriot/cards``). Each card is exported by element id with
 ``rsvg-convert --export-id``, cropped to its opaque area and scaled to
-:data:`vision.faces.FACE_WIDTH`; the corner indices are then found on the pixels
-(:func:`vision.faces.face_from_image`). Renders are cached as PNG + JSON under
+:data:`vision.training.faces.FACE_WIDTH`; the corner indices are then found on the pixels
+(:func:`vision.training.faces.face_from_image`). Renders are cached as PNG + JSON under
 ``data/faces/<deck>/`` (git-ignored), so a deck costs a few seconds once.
 
-Licenses and the decks left out (and why) are listed in ``vision/DECKS.md``.
+Licenses and the decks left out (and why) are listed in ``vision/training/DECKS.md``.
 
 >>> names = [d.name for d in SVG_DECKS]
 >>> "standard" in names and HOLDOUT_DECK in names
@@ -24,13 +24,13 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import cv2
 import numpy as np
 
 from scorer import CLASS_NAMES
-from vision.faces import (DRAWN_STYLES, FACE_WIDTH, INK_BR, INK_TL, Face, FaceError, draw_face,
+from vision.training.faces import (DRAWN_STYLES, FACE_WIDTH, INK_BR, INK_TL, Face, FaceError, draw_face,
                           face_from_image)
 
 CARDDECKS = Path("/usr/share/carddecks")
@@ -80,7 +80,7 @@ def _kde(name: str, folder: str, file: str, license: str, jokers: tuple[str, ...
                    "kdegames-card-data-kf5", four, window)
 
 
-#: The SVG decks that render well (see vision/DECKS.md for the ones left out).
+#: The SVG decks that render well (see vision/training/DECKS.md for the ones left out).
 SVG_DECKS: tuple[SvgDeck, ...] = (
     _kde("standard", "svg-standard", "standard.svgz", "GPL-2+"),
     SvgDeck("ancient-egyptians", CARDDECKS / "svg-ancient-egyptians" / "Ancient_Egyptians.svgz",
@@ -125,7 +125,7 @@ def default_cache_dir() -> Path:
     env = os.environ.get("TIPLU_FACES_DIR")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[1] / "data" / "faces"
+    return Path(__file__).resolve().parents[2] / "data" / "faces"
 
 
 def svg_deck(name: str) -> SvgDeck:
@@ -211,7 +211,7 @@ def _render_card(deck: SvgDeck, src: Path, card: str, element: str, zoom: float,
     except FaceError as err:
         return {"error": str(err)}
     cv2.imwrite(str(folder / f"{card}.png"), img)
-    entry = {"tl": list(map(int, face.index_tl)), "br": list(map(int, face.index_br))}
+    entry: dict[str, list[Any]] = {"tl": list(map(int, face.index_tl)), "br": list(map(int, face.index_br))}
     if prior is not None:
         entry["prior"] = [round(v, 4) for v in prior]
     return entry
@@ -224,6 +224,8 @@ def _prior_box(meta: dict[str, dict], folder: Path) -> tuple[float, float, float
         if "tl" not in info or card[:-1] in ("J", "Q", "K") or card == "JOKER":
             continue
         img = cv2.imread(str(folder / f"{card}.png"), cv2.IMREAD_UNCHANGED)
+        if img is None:
+            continue
         h, w = img.shape[:2]
         x0, y0, x1, y1 = info["tl"]
         boxes.append((x0 / w, y0 / h, x1 / w, y1 / h))
@@ -244,6 +246,8 @@ def _off_prior(info: dict, prior: tuple[float, float, float, float], folder: Pat
     if card == "JOKER" or "tl" not in info:
         return False
     img = cv2.imread(str(folder / f"{card}.png"), cv2.IMREAD_UNCHANGED)
+    if img is None:
+        return False
     h, w = img.shape[:2]
     prior_area = (prior[2] - prior[0]) * (prior[3] - prior[1])
     bx0, by0, bx1, by1 = info["br"]
@@ -280,7 +284,7 @@ def load_svg_faces(deck: SvgDeck, cache_dir: Path | None = None) -> dict[str, Fa
         if img is None:
             continue
         prior = tuple(info["prior"]) if "prior" in info else None
-        faces[card] = face_from_image(card, deck.name, img, prior,  # type: ignore[arg-type]
+        faces[card] = face_from_image(card, deck.name, img, prior,
                                       four=deck.four_corners and card != "JOKER",
                                    window=deck.window)
     return faces
@@ -341,7 +345,7 @@ def contact_sheet(faces: Iterable[Face], columns: int = 14, width: int = 120) ->
     for face in faces:
         img = face.image
         a = img[..., 3:4].astype(np.float32) / 255
-        bgr = (img[..., :3] * a + np.float32((90, 140, 90)) * (1 - a)).astype(np.uint8)
+        bgr = (img[..., :3] * a + np.array((90, 140, 90), np.float32) * (1 - a)).astype(np.uint8)
         bgr[face.ink == INK_TL] = (bgr[face.ink == INK_TL] * 0.5 + np.array((0, 128, 0))).astype(np.uint8)
         bgr[face.ink == INK_BR] = (bgr[face.ink == INK_BR] * 0.5 + np.array((128, 0, 0))).astype(np.uint8)
         for corner, b in face.boxes.items():
@@ -360,31 +364,9 @@ def contact_sheet(faces: Iterable[Face], columns: int = 14, width: int = 120) ->
     return np.vstack(rows)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m vision.decks [--force] [--sheets DIR] [NAME ...]``: render and check decks."""
-    import argparse
-    p = argparse.ArgumentParser(description=main.__doc__)
-    p.add_argument("names", nargs="*", help="decks to render (default: all installed)")
-    p.add_argument("--force", action="store_true", help="re-render even if cached")
-    p.add_argument("--sheets", type=Path, help="write a contact sheet PNG per deck here")
-    p.add_argument("--cache", type=Path, default=None)
-    args = p.parse_args(argv)
-    decks = [svg_deck(n) for n in args.names] if args.names else installed_svg_decks()
-    for deck in decks:
-        try:
-            folder = render_deck(deck, args.cache, force=args.force)
-        except DeckError as err:
-            print(f"{deck.name}: FAILED {err}")
-            continue
-        meta = json.loads((folder / "faces.json").read_text())
-        bad = {c: v["error"] for c, v in meta.items() if "error" in v}
-        print(f"{deck.name}: {len(meta) - len(bad)} faces, {len(bad)} failed {sorted(bad)}")
-        if args.sheets:
-            args.sheets.mkdir(parents=True, exist_ok=True)
-            faces = load_svg_faces(deck, args.cache)
-            cv2.imwrite(str(args.sheets / f"{deck.name}.png"), contact_sheet(faces.values()))
-    return 0
-
-
 if __name__ == "__main__":
-    raise SystemExit(main())
+    import sys
+
+    from web.cli import main
+
+    raise SystemExit(main(["train", "decks", *sys.argv[1:]]))

@@ -57,7 +57,7 @@ def felt(rng: Rng, w: int, h: int) -> np.ndarray:
     """Card-table felt or cotton cloth: a dyed colour with fine fibre noise and a weave."""
     palette = [(40, 110, 30), (90, 60, 20), (30, 30, 140), (60, 60, 60), (110, 40, 90),
                (20, 90, 110), (150, 150, 150), (200, 200, 205)]
-    base = np.float32(palette[rng.integers(len(palette))]) + rng.normal(0, 15, 3).astype(np.float32)
+    base = np.array(palette[rng.integers(len(palette))], np.float32) + rng.normal(0, 15, 3).astype(np.float32)
     fine = rng.normal(0, 1, (h, w)).astype(np.float32)
     fine = cv2.GaussianBlur(fine, (0, 0), 0.8) * rng.uniform(4, 12)
     yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
@@ -69,7 +69,7 @@ def felt(rng: Rng, w: int, h: int) -> np.ndarray:
 
 def wood(rng: Rng, w: int, h: int) -> np.ndarray:
     """Wood grain: warped stripes in browns, optionally planks."""
-    light = np.float32([rng.uniform(90, 170), rng.uniform(130, 200), rng.uniform(170, 235)])
+    light = np.array([rng.uniform(90, 170), rng.uniform(130, 200), rng.uniform(170, 235)], np.float32)
     dark = light * rng.uniform(0.45, 0.75)
     yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
     warp = fractal_noise(rng, w, h, octaves=3, base=3) * rng.uniform(20, 80)
@@ -109,7 +109,7 @@ def carpet(rng: Rng, w: int, h: int) -> np.ndarray:
 
 def speckle(rng: Rng, w: int, h: int) -> np.ndarray:
     """Speckled stone or laminate (a kitchen counter): light base with dark and bright flecks."""
-    base = np.float32([rng.uniform(150, 245)] * 3) + rng.normal(0, 8, 3).astype(np.float32)
+    base = np.array([rng.uniform(150, 245)] * 3, np.float32) + rng.normal(0, 8, 3).astype(np.float32)
     if rng.random() < 0.3:
         base = base * rng.uniform(0.2, 0.5)
     img = np.empty((h, w, 3), np.float32)

@@ -1,0 +1,103 @@
+"""What every ``tiplu`` command shares: exit codes, the streams it writes to, rule arguments.
+
+>>> ExitCode.BAD_INPUT, int(ExitCode.NOT_FINISHED)
+(<ExitCode.BAD_INPUT: 2>, 1)
+>>> parse_option_assignments(["tiplu_pair=8", " murder = on"])
+{'tiplu_pair': '8', 'murder': 'on'}
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Any, TextIO
+
+from scorer import RULE_FAMILIES, Card, RuleSet, TipluError, get_rules, parse_card
+from scorer.errors import OptionError
+from scorer.kinds import Scoring
+
+
+class ExitCode(IntEnum):
+    """How a ``tiplu`` command ends; scripts rely on these numbers."""
+
+    OK = 0
+    #: ``check`` and ``score``: the hand does not finish (the answer, not an error).
+    NOT_FINISHED = 1
+    #: bad input; the message on stderr says what to fix.
+    BAD_INPUT = 2
+    #: whoever read the output stopped early (``tiplu ... | head``), as a shell reports SIGPIPE.
+    CLOSED_PIPE = 141
+
+
+class UsageError(TipluError):
+    """Bad command-line input (a missing card, a wrongly typed JSON field, ...)."""
+
+
+@dataclass(frozen=True)
+class Streams:
+    """Where a command reads and writes: the process's streams, or StringIO in tests."""
+
+    stdin: TextIO
+    stdout: TextIO
+    stderr: TextIO
+
+    def emit(self, data: Mapping[str, Any]) -> None:
+        """One JSON object on one line of stdout."""
+        self.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
+
+    def show(self, as_json: bool, data: Mapping[str, Any], lines: Iterable[str]) -> None:
+        """``data`` as one JSON line when ``as_json``, else the human-readable ``lines``."""
+        if as_json:
+            self.emit(data)
+        else:
+            self.stdout.writelines(f"{line}\n" for line in lines)
+
+    def fail(self, command: str, message: object) -> ExitCode:
+        """Say on stderr what to fix; returns :attr:`ExitCode.BAD_INPUT`."""
+        self.stderr.write(f"tiplu {command}: {message}\n")
+        return ExitCode.BAD_INPUT
+
+
+def parse_option_assignments(assignments: Iterable[str]) -> dict[str, str]:
+    """``--option NAME=VALUE`` strings as a dict (values still text; the rule set coerces them)."""
+    result: dict[str, str] = {}
+    for item in assignments:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise OptionError(f"'{item}': write options as NAME=VALUE, e.g. tiplu_pair=8")
+        result[name.strip()] = value.strip()
+    return result
+
+
+def add_rules_arguments(parser: argparse.ArgumentParser, *, turned: bool = True, json_output: bool = True,
+                        tiplu_help: str = "the tiplu card (nepali), e.g. JC") -> None:
+    """``--rules``, ``--option``, ``--tiplu``, ``--turned`` and ``--json``."""
+    parser.add_argument("--rules", default=None, help="rule family: nepali (default) or rummy")
+    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                        help="house-rule option, e.g. tiplu_pair=8 (repeatable)")
+    parser.add_argument("--tiplu", help=tiplu_help)
+    if turned:
+        parser.add_argument("--turned", help="the turned card that sets the joker rank (rummy), e.g. 7D")
+    if json_output:
+        parser.add_argument("--json", action="store_true", help="print JSON")
+
+
+def rules_from(args: argparse.Namespace, default: str | None = None) -> RuleSet:
+    """The rule set of ``--rules`` (else ``default``) with the ``--option`` values."""
+    return get_rules(args.rules or default, parse_option_assignments(args.option))
+
+
+def family_scoring(scoring: Scoring) -> str:
+    """The rule family that scores this way, e.g. the one with penalty points.
+
+    >>> family_scoring(Scoring.PENALTY)
+    'rummy'
+    """
+    return str(next(name for name, family in RULE_FAMILIES.items() if family.scoring is scoring))
+
+
+def optional_card(text: str | None) -> Card | None:
+    return None if text is None else parse_card(text)

@@ -1,0 +1,75 @@
+"""``tiplu generate OUT --count N --seed S``: synthetic training photos with YOLO labels.
+
+:func:`vision.training.generate.generate_dataset` does the work (its module describes the
+layout written); ``python -m vision.training.generate`` runs this same command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from vision.training.decks import HOLDOUT_DECK
+from vision.training.generate import generate_dataset
+from vision.training.scenes import CROP_CARD_PX, MIN_VISIBLE, SCENE_TYPES, SceneError
+from web.cli._common import ExitCode, Streams
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    """``--size``: ``"1280x960"`` -> ``(1280, 960)``; ``"640"`` -> ``(640, 640)``."""
+    try:
+        if "x" in text.lower():
+            w, h = text.lower().split("x")
+            size = (int(w), int(h))
+        else:
+            size = (int(text), int(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"size {text!r}: write WIDTHxHEIGHT, e.g. 1280x960") from None
+    if min(size) < 32:
+        raise argparse.ArgumentTypeError(f"size {text!r}: each side must be at least 32 px")
+    return size
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("out", type=Path, help="output folder (created)")
+    parser.add_argument("--count", type=int, default=100, help="number of images (default 100)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--start", type=int, default=0, help="first image index (to extend a set)")
+    parser.add_argument("--size", type=parse_size, default=None,
+                        help="image size WxH (default 1280x960, or 640x640 with --crop)")
+    parser.add_argument("--crop", action="store_true",
+                        help="close crops at inference scale (cards --card-px wide)")
+    parser.add_argument("--card-px", type=float, nargs=2, metavar=("MIN", "MAX"),
+                        default=CROP_CARD_PX, help="card width range in crop mode "
+                        f"(default {CROP_CARD_PX[0]:g} {CROP_CARD_PX[1]:g})")
+    parser.add_argument("--decks", choices=("train", "holdout", "drawn", "svg"), default="train",
+                        help="designs: train = drawn + SVG decks except the holdout one")
+    parser.add_argument("--holdout-deck", default=HOLDOUT_DECK,
+                        help=f"SVG deck kept out of training (default {HOLDOUT_DECK})")
+    parser.add_argument("--val-fraction", type=float, default=0.1)
+    parser.add_argument("--scenes", nargs="+", choices=SCENE_TYPES, default=None,
+                        help="scene types to draw from (default: a table mix)")
+    parser.add_argument("--no-effects", action="store_true",
+                        help="clean renders: no camera tilt, shadows, blur or noise")
+    parser.add_argument("--min-visible", type=float, default=MIN_VISIBLE,
+                        help=f"fraction of an index that must show to get a box ({MIN_VISIBLE})")
+    parser.add_argument("--quality", type=int, default=None, help="fixed JPEG quality (default 55-95)")
+    parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+
+
+def run(args: argparse.Namespace, io: Streams) -> int:
+    """Write the dataset, a progress line every 100 images, then a JSON summary."""
+    size = args.size or ((640, 640) if args.crop else (1280, 960))
+    try:
+        summary = generate_dataset(args.out, args.count, args.seed, size=size, crop=args.crop,
+                                   decks=args.decks, holdout=args.holdout_deck,
+                                   val_fraction=args.val_fraction, scenes=args.scenes,
+                                   effects=not args.no_effects, min_visible=args.min_visible,
+                                   quality=args.quality, workers=args.workers, start=args.start,
+                                   progress=io.stdout, card_px=tuple(args.card_px))
+    except (SceneError, ValueError) as err:
+        return io.fail("generate", err)
+    io.stdout.write(json.dumps(summary.to_dict()) + "\n")
+    return ExitCode.OK
+

@@ -1,0 +1,83 @@
+"""``tiplu score PHOTO --tiplu JC``: photo to verdict, by :func:`vision.score.score_photo`.
+
+The declaration is judged as laid when the photo shows a laid-out declaration, else by
+the free search (:mod:`vision.score`), and the maal is counted. Exit 0: the hand
+finishes; 1: it does not (or the photo does not show a full hand); 2: bad input
+(unreadable photo, unknown option or card), with the message on stderr.
+
+    $ tiplu score sample_images/declared_hand.jpg --tiplu 5D
+    cards (21): 3S 4S 5S | ...
+    finishes (melds, player grouping): ...
+    maal 7
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from scorer import format_cards
+from scorer.kinds import WildSource
+from vision.detector import ModelError
+from vision.images import ImageError, read_image
+from vision.score import PhotoVerdict, score_photo
+from web.cli._common import ExitCode, Streams, UsageError, add_rules_arguments, optional_card, rules_from
+from web.cli.detect import add_detector_arguments, detector_from, photo_error
+
+#: What ``--tiplu`` or ``--turned`` is for, by the card that sets a family's wild cards.
+NEEDED = {WildSource.TIPLU: "the tiplu for maal and jokers: --tiplu JC",
+          WildSource.TURNED: "the turned card: --turned 7D"}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = "Photo to verdict: detect the cards, check the declaration and count the maal."
+    parser.add_argument("photo", metavar="PHOTO", help="a JPEG, PNG or WebP photo of the laid-out hand")
+    add_rules_arguments(parser, json_output=False, tiplu_help="the tiplu card (nepali; needed for maal), e.g. JC")
+    parser.add_argument("--unseen", action="store_true", help="the player has not seen")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_detector_arguments(parser)
+
+
+def describe(verdict: PhotoVerdict) -> str:
+    r = verdict.reading
+    lines = [f"cards ({len(r.cards)}): " + " | ".join(" ".join(g) for g in r.grouped_names())]
+    if r.uncertain:
+        lines.append("please confirm: " + " ".join(r.cards[i].card for i in r.uncertain))
+    if r.clamped:
+        lines.append("seen more often than the decks hold (extras dropped): " + " ".join(r.clamped))
+    d = verdict.declare
+    if d is None:
+        lines.append(f"does not finish: {verdict.declare_error}")
+    elif d.valid:
+        text = f"finishes ({d.route}, {verdict.grouping} grouping): " + " | ".join(format_cards(m) for m in d.melds)
+        lines.append(text + (f"; discard {d.discard}" if d.discard is not None else ""))
+    else:
+        lines.append(f"does not finish ({verdict.grouping} grouping): {d.reason}")
+    if verdict.maal is not None:
+        for item in verdict.maal.items:
+            lines.append(f"{item.points:>4}  {item.label}: {format_cards(item.cards)}")
+        lines.append(f"{verdict.maal.total:>4}  total maal")
+    elif verdict.maal_error:
+        lines.append(f"maal not counted: {verdict.maal_error}")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace, io: Streams) -> int:
+    try:
+        rules = rules_from(args)
+        tiplu, turned = optional_card(args.tiplu), optional_card(args.turned)
+        wild_card = tiplu if rules.wild_source is WildSource.TIPLU else turned
+        if wild_card is None:
+            raise UsageError(f"the {rules.name} rules need {NEEDED[rules.wild_source]}")
+        detector = detector_from(args)
+        image = read_image(args.photo)
+    except ImageError as error:
+        return io.fail("score", photo_error(args.photo, error))
+    except ModelError as error:
+        return io.fail("score", error)
+    verdict = score_photo(image, detector, rules, tiplu=tiplu, turned=turned, seen=not args.unseen,
+                          conf=args.conf, uncertain_below=args.uncertain_below, name=args.photo)
+    if args.json:
+        io.emit(verdict.to_dict())
+    else:
+        io.stdout.write(describe(verdict) + "\n")
+    return ExitCode.OK if verdict.valid else ExitCode.NOT_FINISHED

@@ -1,0 +1,124 @@
+"""``tiplu train STAGE ...``: prepare data, train both detector stages, export ONNX.
+
+    tiplu train import-real PATH/cards-real-dev data/real   the real photos, split burst-wise
+    tiplu train decks [--sheets DIR]                          render the SVG decks' faces
+    tiplu train detector data/real/data.yaml --epochs 60 --imgsz 320
+    tiplu train classifier data/real data/synth --epochs 30
+    tiplu train export --detector runs/tiplu/detector/weights/best.pt \\
+        --classifier runs/tiplu/classifier/best.pt --out models
+
+The work is done in :mod:`vision.training` (detector, classifier and export need the
+``train`` extra); ``python -m vision.training.train`` runs this same command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import TextIO
+
+import cv2
+
+from vision.training.dataset import import_real
+from vision.training.decks import DeckError, contact_sheet, installed_svg_decks, load_svg_faces, render_deck, svg_deck
+from vision.training.train import (DEFAULT_DETECTOR_YAML, TrainError, export_models, train_classifier,
+                                   train_detector)
+from web.cli._common import ExitCode, Streams
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="stage", required=True, metavar="STAGE")
+    det = sub.add_parser("detector", help="stage 1: class-agnostic corner YOLO (Ultralytics)")
+    det.add_argument("data", type=Path, nargs="?", default=Path("data/real/data.yaml"), help="data.yaml")
+    det.add_argument("--model", type=Path, default=DEFAULT_DETECTOR_YAML, help="architecture yaml")
+    det.add_argument("--weights", type=Path, default=None, help="fine-tune from this checkpoint")
+    det.add_argument("--resume", type=Path, default=None, help="continue an interrupted run (last.pt)")
+    det.add_argument("--epochs", type=int, default=60)
+    det.add_argument("--imgsz", type=int, default=320)
+    det.add_argument("--batch", type=int, default=16)
+    det.add_argument("--device", default="cpu", help="cpu, 0 (first GPU), ...")
+    det.add_argument("--workers", type=int, default=2)
+    det.add_argument("--fraction", type=float, default=1.0, help="use this share of the train images")
+    det.add_argument("--name", default="detector")
+    det.add_argument("--multi-class", action="store_true",
+                     help="single-stage variant: learn the 53 card classes instead of one 'corner' class")
+    det.add_argument("--project", type=Path, default=Path("runs/tiplu"))
+    cls = sub.add_parser("classifier", help="stage 2: crop classifier (53 cards + background)")
+    cls.add_argument("data", type=Path, nargs="+", help="YOLO folders (their train/ split if present)")
+    cls.add_argument("--epochs", type=int, default=20)
+    cls.add_argument("--copies", type=int, default=6, help="augmented crops per labelled corner")
+    cls.add_argument("--max-images", type=int, default=None, help="sample at most this many images")
+    cls.add_argument("--batch", type=int, default=128)
+    cls.add_argument("--lr", type=float, default=2e-3)
+    cls.add_argument("--weights", type=Path, default=None, help="fine-tune from this checkpoint")
+    cls.add_argument("--resume", type=Path, default=None, help="continue from last.pt")
+    cls.add_argument("--decks", default=None, choices=("train", "drawn", "svg"),
+                     help="also train on crops of rendered card faces (tiplu train decks; holdout deck excluded)")
+    cls.add_argument("--face-copies", type=int, default=6, help="augmented crops per face corner")
+    cls.add_argument("--device", default="cpu", help="cpu or cuda")
+    cls.add_argument("--out", type=Path, default=Path("runs/tiplu/classifier"))
+    exp = sub.add_parser("export", help="write the ONNX models, classes.txt and model.json")
+    exp.add_argument("--detector", type=Path, required=True, help="stage-1 best.pt")
+    exp.add_argument("--classifier", type=Path, default=None, help="stage-2 best.pt")
+    exp.add_argument("--imgsz", type=int, default=320, help="smallest inference size, recorded in model.json")
+    exp.add_argument("--max-imgsz", type=int, default=None,
+                     help="largest inference size for big photos (default twice --imgsz)")
+    exp.add_argument("--out", type=Path, default=Path("models"))
+    imp = sub.add_parser("import-real", help="copy real photos into train/val with a burst-wise split")
+    imp.add_argument("src", type=Path)
+    imp.add_argument("dst", type=Path, nargs="?", default=Path("data/real"))
+    imp.add_argument("--val-fraction", type=float, default=0.2)
+    imp.add_argument("--seed", type=int, default=20240630)
+    decks = sub.add_parser("decks", help="render the installed SVG decks' faces and check their corners")
+    decks.add_argument("names", nargs="*", help="decks to render (default: all installed)")
+    decks.add_argument("--force", action="store_true", help="re-render even if cached")
+    decks.add_argument("--sheets", type=Path, help="write a contact sheet PNG per deck here")
+    decks.add_argument("--cache", type=Path, default=None)
+
+
+def run(args: argparse.Namespace, io: Streams) -> int:
+    """Run one stage; exit 2 with a message when inputs are missing."""
+    out = io.stdout
+    try:
+        if args.stage == "detector":
+            best = train_detector(args.data, epochs=args.epochs, imgsz=args.imgsz, batch=args.batch,
+                                  model=args.model, weights=args.weights, resume=args.resume,
+                                  project=args.project, name=args.name, device=args.device,
+                                  workers=args.workers, fraction=args.fraction,
+                                  single_cls=not args.multi_class)
+            print(f"detector weights: {best}", file=out)
+        elif args.stage == "classifier":
+            best = train_classifier(args.data, epochs=args.epochs, copies=args.copies, out=args.out,
+                                    resume=args.resume, weights=args.weights, batch=args.batch,
+                                    lr=args.lr, max_images=args.max_images, decks=args.decks,
+                                    face_copies=args.face_copies, device=args.device)
+            print(f"classifier weights: {best}", file=out)
+        elif args.stage == "import-real":
+            print(import_real(args.src, args.dst, args.val_fraction, args.seed), file=out)
+        elif args.stage == "decks":
+            render_decks(args.names, args.cache, force=args.force, sheets=args.sheets, out=out)
+        else:
+            for p in export_models(args.detector, args.classifier, args.out, args.imgsz,
+                                   max_imgsz=args.max_imgsz):
+                print(f"wrote {p} ({p.stat().st_size / 1e6:.2f} MB)", file=out)
+    except (TrainError, FileNotFoundError) as exc:
+        io.stderr.write(f"error: {exc}\n")
+        return ExitCode.BAD_INPUT
+    return ExitCode.OK
+
+
+def render_decks(names: list[str], cache: Path | None, *, force: bool, sheets: Path | None, out: TextIO) -> None:
+    """Render each deck's faces (default: every installed SVG deck), say how many read well."""
+    for deck in [svg_deck(n) for n in names] if names else installed_svg_decks():
+        try:
+            folder = render_deck(deck, cache, force=force)
+        except DeckError as err:
+            print(f"{deck.name}: FAILED {err}", file=out)
+            continue
+        meta = json.loads((folder / "faces.json").read_text())
+        bad = {c: v["error"] for c, v in meta.items() if "error" in v}
+        print(f"{deck.name}: {len(meta) - len(bad)} faces, {len(bad)} failed {sorted(bad)}", file=out)
+        if sheets:
+            sheets.mkdir(parents=True, exist_ok=True)
+            cv2.imwrite(str(sheets / f"{deck.name}.png"), contact_sheet(load_svg_faces(deck, cache).values()))
