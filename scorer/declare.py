@@ -15,24 +15,20 @@ least one life (two with ``two_lives``).
 from __future__ import annotations
 
 from collections import Counter
-from itertools import combinations_with_replacement
 from dataclasses import dataclass
+from itertools import combinations_with_replacement
 from typing import Any, Sequence
 
 from scorer.cards import Card, card_names, check_copies, format_cards
 from scorer.errors import HandError
 from scorer.kinds import Route
-from scorer.melds import MeldCheck, classify_group, describe
-from scorer.partition import Partitioner, leftover
-from scorer.rules import RuleSet
+from scorer.melds import MeldCheck, classify_meld, describe
+from scorer.partition import Meld, Partitioner, leftover
+from scorer.rules import NEPALI, MeldRules, RuleSet, family_names
 from scorer.wilds import Wilds, checked_hand
 
 MELDS = Route.MELDS
 DUBLEES = Route.DUBLEES
-NEPALI_MELDS = 7
-NEPALI_PURE = 3
-DUBLEES_TO_FINISH = 8
-DUBLEES_TO_SEE = 7
 
 
 @dataclass(frozen=True)
@@ -44,7 +40,7 @@ class DeclareResult:
     """
 
     valid: bool
-    route: str | None
+    route: Route | None
     melds: tuple[tuple[Card, ...], ...]
     discard: Card | None
     reason: str | None
@@ -79,9 +75,10 @@ def dublee_pairs(cards: Sequence[Card]) -> list[tuple[Card, Card]]:
 
 
 def _dublee_route_allowed(rules: RuleSet, players: int | None) -> str | None:
-    if rules.name != "nepali":
-        return "the rummy rules have no dublee finish"
-    minimum = rules["dublee_min_players"]
+    """None when the dublee route is open, else why it is closed."""
+    if not rules.family.dublee_route:
+        return f"the {rules.name} rules have no dublee finish"
+    minimum = rules.number("dublee_min_players")
     if players is not None and players < minimum:
         return f"the dublee route needs at least {minimum} players (option dublee_min_players)"
     return None
@@ -99,56 +96,72 @@ def check_hand(cards: Sequence[Card], rules: RuleSet, *, tiplu: Card | None = No
     """Check whether a 21/22-card hand finishes; an exact search, never greedy."""
     wilds, _ = checked_hand(cards, rules, tiplu=tiplu, turned=turned)
     discards = _discards_for(cards, rules)
-    if rules.name == "rummy":
-        return _check_rummy(cards, rules, wilds, discards)
-    closest = Partitioner(cards, wilds, "nepali").best_partial()
-    melds, pure = find_melds(cards, wilds, NEPALI_MELDS, NEPALI_PURE) if len(closest) >= NEPALI_MELDS else (None, 0)
-    if melds is not None and pure >= NEPALI_PURE:
+    search = Partitioner(cards, wilds, rules.family.melds)
+    if rules.family.melds_to_finish is None:
+        return _check_every_card_melded(cards, rules, search, discards)
+    return _check_meld_count(cards, rules, rules.family.melds_to_finish, search, discards, players)
+
+
+def _check_meld_count(cards: Sequence[Card], rules: RuleSet, melds_needed: int, search: Partitioner,
+                      discards: int, players: int | None) -> DeclareResult:
+    """A finish by ``melds_needed`` melds with enough pure ones, or by dublees (nepali)."""
+    pure_needed = rules.pure_melds_needed
+    pure_search = pure_melds_search(cards, rules.family.melds)
+    closest = search.best_partial()
+    melds, pure = _find_melds(search, pure_search, melds_needed, pure_needed) \
+        if len(closest) >= melds_needed else (None, 0)
+    if melds is not None and pure >= pure_needed:
         return DeclareResult(True, MELDS, tuple(melds), _pick_discard(cards, melds, discards), None)
     pairs = dublee_pairs(cards)
     dublee_block = _dublee_route_allowed(rules, players)
-    if len(pairs) >= DUBLEES_TO_FINISH and not dublee_block:
-        chosen = pairs[:DUBLEES_TO_FINISH]
+    dublees_needed = rules.family.dublees_to_finish
+    if dublees_needed is not None and len(pairs) >= dublees_needed and not dublee_block:
+        chosen = pairs[:dublees_needed]
         return DeclareResult(True, DUBLEES, tuple(chosen), _pick_discard(cards, chosen, discards), None)
     closest = melds if melds is not None else closest
-    pure = sum(1 for m in closest if classify_group(m, wilds, "nepali").is_pure)
+    pure = sum(1 for m in closest if classify_meld(m, search.wilds, search.melds).is_pure)
     unmatched = leftover(cards, closest)
-    if len(pairs) >= 6 and len(pairs) / DUBLEES_TO_FINISH > len(closest) / NEPALI_MELDS and not dublee_block:
+    if (dublees_needed is not None and not dublee_block and len(pairs) >= dublees_needed - 2
+            and len(pairs) / dublees_needed > len(closest) / melds_needed):
         rest = leftover(cards, pairs)
         return DeclareResult(False, None, tuple(pairs), None,
-                             f"only {len(pairs)} dublees, {DUBLEES_TO_FINISH} needed: "
+                             f"only {len(pairs)} dublees, {dublees_needed} needed: "
                              f"{format_cards(rest)} unpaired", tuple(rest))
-    if len(closest) >= NEPALI_MELDS:
-        reason = f"only {pure} pure melds, {NEPALI_PURE} needed (pure sequences or tunnelas)"
+    if len(closest) >= melds_needed:
+        reason = f"only {pure} pure melds, {pure_needed} needed (pure sequences or tunnelas)"
     else:
-        missing = NEPALI_MELDS - len(closest)
+        missing = melds_needed - len(closest)
         plural = "meld" if missing == 1 else "melds"
         more = "one more" if missing == 1 else f"{missing} more"
         reason = f"needs {more} {plural}: {format_cards(unmatched)} unmatched"
-        natural = len(pure_melds_search(cards).best_partial())
-        if natural < NEPALI_PURE:
-            reason += f"; the hand holds only {natural} pure melds, {NEPALI_PURE} needed"
+        natural = len(pure_search.best_partial())
+        if natural < pure_needed:
+            reason += f"; the hand holds only {natural} pure melds, {pure_needed} needed"
     return DeclareResult(False, None, tuple(closest), None, reason, tuple(unmatched))
 
 
-def pure_melds_search(cards: Sequence[Card]) -> Partitioner:
+def pure_melds_search(cards: Sequence[Card], melds: MeldRules = NEPALI.melds) -> Partitioner:
     """A search over the pure melds only (pure sequences and tunnelas of natural faces).
 
     No card acts as a wild in a pure meld, so no wilds are needed to find them.
     """
-    return Partitioner(cards, Wilds(wild_faces=frozenset()), "nepali", only_pure=True)
+    return Partitioner(cards, Wilds(wild_faces=frozenset()), melds, only_pure=True)
 
 
-def find_melds(cards: Sequence[Card], wilds: Wilds, melds_needed: int,
-               pure_needed: int) -> tuple[list[tuple[Card, ...]] | None, int]:
-    """``melds_needed`` disjoint nepali melds with as many pure ones as possible
+def find_melds(cards: Sequence[Card], wilds: Wilds, melds_needed: int, pure_needed: int,
+               melds: MeldRules = NEPALI.melds) -> tuple[list[Meld] | None, int]:
+    """``melds_needed`` disjoint melds with as many pure ones as possible
     (up to ``pure_needed``) and that number; (None, 0) when there are not enough melds.
 
     Pure melds use no wild acting as a wild, so they are few: try each choice of
     up to ``pure_needed`` of them, then ask whether the rest holds the other melds.
     """
-    pure_melds = pure_melds_search(cards).all_melds()
-    search = Partitioner(cards, wilds, "nepali")
+    return _find_melds(Partitioner(cards, wilds, melds), pure_melds_search(cards, melds), melds_needed, pure_needed)
+
+
+def _find_melds(search: Partitioner, pure_search: Partitioner, melds_needed: int,
+                pure_needed: int) -> tuple[list[Meld] | None, int]:
+    pure_melds = pure_search.all_melds()
     for want in range(pure_needed, -1, -1):
         for chosen in combinations_with_replacement(pure_melds, want):
             others = search.reach(melds_needed - want, without=chosen)
@@ -157,22 +170,22 @@ def find_melds(cards: Sequence[Card], wilds: Wilds, melds_needed: int,
     return None, 0
 
 
-def _lives_needed(rules: RuleSet) -> int:
-    return 2 if rules["two_lives"] else 1
+def _lives(count: int) -> str:
+    return f"{count} {'life' if count == 1 else 'lives'}"
 
 
-def _check_rummy(cards: Sequence[Card], rules: RuleSet, wilds: Wilds, discards: int) -> DeclareResult:
-    search = Partitioner(cards, wilds, "rummy")
-    lives = _lives_needed(rules)
+def _check_every_card_melded(cards: Sequence[Card], rules: RuleSet, search: Partitioner,
+                             discards: int) -> DeclareResult:
+    """A close with every card (but the discard) in melds and enough lives (rummy)."""
+    lives = rules.pure_melds_needed
     melds = search.cover(lives, discards)
     if melds is not None:
         return DeclareResult(True, MELDS, tuple(melds), _pick_discard(cards, melds, discards), None)
     closest = search.best_partial()
-    found = sum(1 for m in closest if classify_group(m, wilds, "rummy").is_pure)
+    found = sum(1 for m in closest if classify_meld(m, search.wilds, search.melds).is_pure)
     unmatched = leftover(cards, closest)
     if found < lives:
-        noun = "life" if lives == 1 else "lives"
-        reason = f"needs {lives} {noun} (pure sequence), found {found}"
+        reason = f"needs {_lives(lives)} (pure sequence), found {found}"
         if len(unmatched) > discards:
             reason += f"; {format_cards(unmatched)} unmatched"
     else:
@@ -190,50 +203,47 @@ def check_grouping(groups: Sequence[Sequence[Card]], rules: RuleSet, *, tiplu: C
     """
     all_cards = [c for g in groups for c in g] + ([discard] if discard is not None else [])
     wilds, _ = checked_hand(all_cards, rules, tiplu=tiplu, turned=turned)
-    family = rules.name
-    groups = [tuple(g) for g in groups]
-    if family == "nepali" and groups and all(len(g) == 2 for g in groups):
-        return _judge_dublees(groups, discard, rules, players)
-    checks = tuple(classify_group(g, wilds, family) for g in groups)
+    family = rules.family
+    laid = tuple(tuple(g) for g in groups)
+    if family.dublee_route and laid and all(len(g) == 2 for g in laid):
+        return _judge_dublees(laid, discard, rules, players)
+    checks = tuple(classify_meld(g, wilds, family.melds) for g in laid)
+
+    def refused(reason: str) -> DeclareResult:
+        return DeclareResult(False, None, laid, discard, reason, groups=checks)
+
     for number, check in enumerate(checks, 1):
         if not check.is_meld:
-            return DeclareResult(False, None, tuple(groups), discard,
-                                 f"group {number} ({describe(check)})", groups=checks)
-    placed = sum(len(g) for g in groups)
+            return refused(f"group {number} ({describe(check)})")
+    placed = sum(len(g) for g in laid)
     pure = sum(1 for c in checks if c.is_pure)
-    if family == "rummy":
+    pure_needed = rules.pure_melds_needed
+    if family.melds_to_finish is None:
         if placed != rules.hand_size:
-            return DeclareResult(False, None, tuple(groups), discard,
-                                 f"the melds hold {placed} cards; all {rules.hand_size} must be melded", groups=checks)
-        lives = _lives_needed(rules)
-        if pure < lives:
-            return DeclareResult(False, None, tuple(groups), discard,
-                                 f"needs {lives} {'life' if lives == 1 else 'lives'} (pure sequence), found {pure}",
-                                 groups=checks)
-        return DeclareResult(True, MELDS, tuple(groups), discard, None, groups=checks)
-    if len(groups) != NEPALI_MELDS:
-        return DeclareResult(False, None, tuple(groups), discard,
-                             f"a finish needs {NEPALI_MELDS} melds, {len(groups)} were laid", groups=checks)
-    if pure < NEPALI_PURE:
-        return DeclareResult(False, None, tuple(groups), discard,
-                             f"only {pure} pure melds, {NEPALI_PURE} needed (pure sequences or tunnelas)",
-                             groups=checks)
-    return DeclareResult(True, MELDS, tuple(groups), discard, None, groups=checks)
+            return refused(f"the melds hold {placed} cards; all {rules.hand_size} must be melded")
+        if pure < pure_needed:
+            return refused(f"needs {_lives(pure_needed)} (pure sequence), found {pure}")
+        return DeclareResult(True, MELDS, laid, discard, None, groups=checks)
+    if len(laid) != family.melds_to_finish:
+        return refused(f"a finish needs {family.melds_to_finish} melds, {len(laid)} were laid")
+    if pure < pure_needed:
+        return refused(f"only {pure} pure melds, {pure_needed} needed (pure sequences or tunnelas)")
+    return DeclareResult(True, MELDS, laid, discard, None, groups=checks)
 
 
-def _judge_dublees(groups: Sequence[tuple[Card, ...]], discard: Card | None, rules: RuleSet,
+def _judge_dublees(groups: tuple[tuple[Card, ...], ...], discard: Card | None, rules: RuleSet,
                    players: int | None) -> DeclareResult:
     block = _dublee_route_allowed(rules, players)
     if block:
-        return DeclareResult(False, None, tuple(groups), discard, block)
+        return DeclareResult(False, None, groups, discard, block)
     for number, pair in enumerate(groups, 1):
         if pair[0] != pair[1] or pair[0].is_joker:
-            return DeclareResult(False, None, tuple(groups), discard,
+            return DeclareResult(False, None, groups, discard,
                                  f"group {number} ({format_cards(pair)}): a dublee is two identical natural cards")
-    if len(groups) < DUBLEES_TO_FINISH:
-        return DeclareResult(False, None, tuple(groups), discard,
-                             f"only {len(groups)} dublees, {DUBLEES_TO_FINISH} needed")
-    return DeclareResult(True, DUBLEES, tuple(groups), discard, None)
+    needed = rules.family.dublees_to_finish or 0
+    if len(groups) < needed:
+        return DeclareResult(False, None, groups, discard, f"only {len(groups)} dublees, {needed} needed")
+    return DeclareResult(True, DUBLEES, groups, discard, None)
 
 
 @dataclass(frozen=True)
@@ -241,7 +251,7 @@ class SeeResult:
     """Can the player see the tiplu? ``shown`` are the 3 pure melds or 7 dublees."""
 
     can_see: bool
-    route: str | None
+    route: Route | None
     shown: tuple[tuple[Card, ...], ...]
     reason: str | None
 
@@ -254,17 +264,22 @@ def can_see(cards: Sequence[Card], rules: RuleSet, *, players: int | None = None
     """The seeing check (RULES.md 2.3): 3 pure melds of natural cards or 7 dublees.
 
     The tiplu is not known yet, so no card is wild here.
-    """
-    if rules.name != "nepali":
-        raise HandError("seeing the tiplu is part of the nepali rules only")
-    check_copies(cards, rules.decks, rules.printed_jokers)
-    pure = pure_melds_search(cards).best_partial()
-    if len(pure) >= NEPALI_PURE:
-        return SeeResult(True, MELDS, tuple(pure[:NEPALI_PURE]), None)
-    pairs = dublee_pairs(cards)
-    if len(pairs) >= DUBLEES_TO_SEE and not _dublee_route_allowed(rules, players):
-        return SeeResult(True, DUBLEES, tuple(pairs[:DUBLEES_TO_SEE]), None)
-    return SeeResult(False, None, tuple(pure),
-                     f"only {len(pure)} pure melds ({NEPALI_PURE} needed) and {len(pairs)} dublees "
-                     f"({DUBLEES_TO_SEE} needed)")
 
+    >>> from scorer import get_rules, parse_cards
+    >>> can_see(parse_cards("3S 4S 5S 6H 6H 6H QD KD AD 2C"), get_rules()).route
+    <Route.MELDS: 'melds'>
+    """
+    family = rules.family
+    if family.pure_melds_to_see is None or family.dublees_to_see is None:
+        raise HandError(f"seeing the tiplu is part of the {family_names(seeing=True)} rules only")
+    check_copies(cards, rules.decks, rules.printed_jokers)
+    pure_needed, dublees_needed = family.pure_melds_to_see, family.dublees_to_see
+    pure = pure_melds_search(cards, family.melds).best_partial()
+    if len(pure) >= pure_needed:
+        return SeeResult(True, MELDS, tuple(pure[:pure_needed]), None)
+    pairs = dublee_pairs(cards)
+    if len(pairs) >= dublees_needed and not _dublee_route_allowed(rules, players):
+        return SeeResult(True, DUBLEES, tuple(pairs[:dublees_needed]), None)
+    return SeeResult(False, None, tuple(pure),
+                     f"only {len(pure)} pure melds ({pure_needed} needed) and {len(pairs)} dublees "
+                     f"({dublees_needed} needed)")

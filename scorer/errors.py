@@ -27,3 +27,7 @@ class HandError(TipluError):
 
 class SettlementError(TipluError):
     """Settlement input that cannot be settled (unknown winner, ...)."""
+
+
+class PlayerCountError(TipluError):
+    """A number of players outside the rule set's range (2 to ``players_max`` for nepali)."""

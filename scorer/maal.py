@@ -18,7 +18,8 @@ from typing import Any, Iterable, Sequence
 
 from scorer.cards import JOKER, Card, card_names
 from scorer.errors import HandError
-from scorer.rules import RuleSet
+from scorer.kinds import Scoring
+from scorer.rules import RuleSet, family_names
 from scorer.wilds import Wilds, checked_hand
 
 #: points for 1, 2 or 3 copies of a jhiplu or poplu face
@@ -62,8 +63,8 @@ def _core_items(counts: Counter[Card], rules: RuleSet, wilds: Wilds) -> list[Maa
     tiplu, jhiplu, poplu = wilds.tiplu, wilds.jhiplu, wilds.poplu
     assert tiplu is not None and jhiplu is not None and poplu is not None
     t, j, p = counts[tiplu], counts[jhiplu], counts[poplu]
-    tiplu_points = (0, TIPLU_SINGLE, rules["tiplu_pair"])
-    marriage_points = (0, MARRIAGE_SINGLE, rules["double_marriage"])
+    tiplu_points = (0, TIPLU_SINGLE, rules.number("tiplu_pair"))
+    marriage_points = (0, MARRIAGE_SINGLE, rules.number("double_marriage"))
     best: list[MaalItem] = []
     best_total = -1
     for marriages in range(min(t, j, p, 2) + 1):
@@ -100,8 +101,9 @@ def maal_points(cards: Sequence[Card], rules: RuleSet, tiplu: Card, *, seen: boo
     tunnela bonus. Whether an unseen player's maal counts at all (``murder``)
     is settled in :func:`scorer.settle.settle_round`.
     """
-    if rules.name != "nepali":
-        raise HandError("maal is part of the nepali rules; the rummy rules score penalty points")
+    if rules.scoring != Scoring.MAAL:
+        raise HandError(f"maal is part of the {family_names(scoring=Scoring.MAAL)} rules; "
+                        f"the {rules.name} rules score penalty points")
     wilds, counts = checked_hand(cards, rules, tiplu=tiplu)
     tunnelas = list(dict.fromkeys(dealt_tunnelas))
     for card in tunnelas:
@@ -109,7 +111,7 @@ def maal_points(cards: Sequence[Card], rules: RuleSet, tiplu: Card, *, seen: boo
             raise HandError("printed jokers cannot form a dealt tunnela")
         if counts[card] < 3:
             raise HandError(f"dealt tunnela {card}: the cards hold {counts[card]} of its 3 copies")
-    if not seen and rules["tunnela_requires_seen"]:
+    if not seen and rules.flag("tunnela_requires_seen"):
         tunnelas = []
     best: list[MaalItem] = []
     best_total = -1
@@ -125,11 +127,11 @@ def maal_points(cards: Sequence[Card], rules: RuleSet, tiplu: Card, *, seen: boo
         for card in sorted(wilds.alter, key=str):
             if left[card]:
                 items.append(MaalItem(_copies_label("alter", left[card]), (card,) * left[card],
-                                      rules["alter_points"] * left[card]))
+                                      rules.number("alter_points") * left[card]))
         jokers = left[JOKER] if rules.printed_jokers else 0
         if jokers:
             items.append(MaalItem(_copies_label("printed joker", jokers), (JOKER,) * jokers,
-                                  rules["printed_joker_points"] * jokers))
+                                  rules.number("printed_joker_points") * jokers))
         total = sum(i.points for i in items)
         if total > best_total:
             best, best_total = items, total

@@ -1,5 +1,6 @@
 """Meld classification, with the reason a group is *not* a meld.
 
+One classifier serves every family; it reads the family's :class:`~scorer.rules.MeldRules`.
 Nepali melds have exactly 3 cards (RULES.md 2.1); rummy melds have 3 or more
 (RULES.md 3). A wild card may always be played as its own face, so the natural
 reading is tried first: with tiplu JC, ``10C JC QC`` is a *pure* sequence.
@@ -11,6 +12,8 @@ reading is tried first: with tiplu JC, ``10C JC QC`` is a *pure* sequence.
 True
 >>> classify_meld(parse_cards("5D 5D JD"), w).reason
 'two identical cards and a wild never make a meld'
+>>> classify_meld(parse_cards("5D 5D JD"), w, get_rules("rummy").family.melds).kind
+<MeldKind.SET: 'set'>
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Sequence
 
 from scorer.cards import Card, format_cards
 from scorer.kinds import PURE_KINDS, MeldKind
+from scorer.rules import NEPALI, RUMMY, MeldRules
 from scorer.wilds import Wilds
 
 PURE_SEQUENCE = MeldKind.PURE_SEQUENCE
@@ -74,37 +78,39 @@ def sequence_fits(ranks: Sequence[int], length: int) -> bool:
     return False
 
 
-def _natural_kind_nepali(cards: Sequence[Card]) -> str | None:
+def _one_rank_set(cards: Sequence[Card], melds: MeldRules) -> bool:
+    """Cards of one rank that may form a set: all suits different unless sets may repeat suits."""
+    return len({c.rank for c in cards}) == 1 and (melds.sets_repeat_suits or len({c.suit for c in cards}) == len(cards))
+
+
+def _natural_kind(cards: Sequence[Card], melds: MeldRules) -> MeldKind | None:
+    """The kind of a group read with every card as its own face."""
     if any(c.is_joker for c in cards):
         return None
-    if cards[0] == cards[1] == cards[2]:
+    if all(c == cards[0] for c in cards):
         return TUNNELA
-    suits = {c.suit for c in cards}
-    ranks = [c.rank for c in cards]
-    if len(suits) == 1 and sequence_fits(ranks, 3):
+    if len({c.suit for c in cards}) == 1 and sequence_fits([c.rank for c in cards], len(cards)):
         return PURE_SEQUENCE
-    if len(set(ranks)) == 1 and len(suits) == 3:
+    if _one_rank_set(cards, melds):
         return TRIPLET
     return None
 
 
-def _with_wilds_nepali(naturals: Sequence[Card]) -> str | None:
-    """Kind of a 3-card meld whose other cards are wilds standing in."""
+def _kind_with_wilds(naturals: Sequence[Card], length: int, melds: MeldRules) -> MeldKind | None:
+    """The kind of a meld of ``length`` cards whose other cards are wilds standing in."""
     if any(c.is_joker for c in naturals):
         return None
     if len(naturals) <= 1:
         return WILD_MELD
-    a, b = naturals
-    if a == b:
-        return None
-    if a.suit == b.suit and sequence_fits([a.rank, b.rank], 3):
+    if len({c.suit for c in naturals}) == 1 and sequence_fits([c.rank for c in naturals], length):
         return DIRTY_SEQUENCE
-    if a.rank == b.rank:
+    if _one_rank_set(naturals, melds):
         return DIRTY_TRIPLET
     return None
 
 
-def _why_not_nepali(cards: Sequence[Card], wilds: Wilds) -> str:
+def _why_not_three(cards: Sequence[Card], wilds: Wilds) -> str:
+    """Why a group is no meld, where melds have exactly 3 cards."""
     wild_count = sum(1 for c in cards if wilds.is_wild(c))
     naturals = [c for c in cards if not wilds.is_wild(c)]
     if wild_count and len(naturals) == 2 and naturals[0] == naturals[1]:
@@ -123,62 +129,59 @@ def _why_not_nepali(cards: Sequence[Card], wilds: Wilds) -> str:
     return "mixed suits and ranks, and no wild card to fill in"
 
 
-def classify_meld(cards: Sequence[Card], wilds: Wilds) -> MeldCheck:
-    """Classify a 3-card nepali group; ``reason`` says why it is not a meld."""
-    group = tuple(cards)
-    if len(group) != 3:
-        return MeldCheck(group, None, f"a meld has exactly 3 cards, this group has {len(group)}")
-    natural = _natural_kind_nepali(group)
+def _why_not_longer(cards: Sequence[Card], wilds: Wilds) -> str:
+    """Why a group is no meld, where melds may be longer than 3 cards."""
+    if len({c.suit for c in cards if not wilds.is_wild(c)}) == 1:
+        return "ranks are not consecutive and there are too few wilds to fill the gaps"
+    return "neither one rank (a set) nor one suit in sequence"
+
+
+def meld_kind(cards: Sequence[Card], wilds: Wilds, melds: MeldRules = NEPALI.melds) -> MeldKind | None:
+    """The kind of meld ``cards`` make under ``melds``, or None: :func:`classify_meld`
+    without the reason, for searches that try many groups.
+
+    >>> from scorer import get_rules, parse_cards, parse_card
+    >>> from scorer.wilds import wild_cards
+    >>> meld_kind(parse_cards("2C 2D QC"), wild_cards(get_rules(), tiplu=parse_card("JC")))
+    <MeldKind.DIRTY_TRIPLET: 'dirty triplet'>
+    """
+    if len(cards) < melds.min_size or (melds.max_size is not None and len(cards) > melds.max_size):
+        return None
+    natural = _natural_kind(cards, melds)
     if natural:
-        return MeldCheck(group, natural)
-    wild_positions = [i for i, c in enumerate(group) if wilds.is_wild(c)]
+        return melds.name(natural)
+    wild_positions = [i for i, c in enumerate(cards) if wilds.is_wild(c)]
     for size in range(1, len(wild_positions) + 1):
         for acting in combinations(wild_positions, size):
-            naturals = [c for i, c in enumerate(group) if i not in acting]
-            kind = _with_wilds_nepali(naturals)
+            kind = _kind_with_wilds([c for i, c in enumerate(cards) if i not in acting], len(cards), melds)
             if kind:
-                return MeldCheck(group, kind)
-    return MeldCheck(group, None, _why_not_nepali(group, wilds))
-
-
-def _rummy_kind(naturals: Sequence[Card], length: int) -> str | None:
-    if any(c.is_joker for c in naturals):
-        return None
-    if not naturals:
-        return SET
-    if len({c.rank for c in naturals}) == 1:
-        return SET
-    if len({c.suit for c in naturals}) == 1 and sequence_fits([c.rank for c in naturals], length):
-        return SEQUENCE
+                return melds.name(kind)
     return None
+
+
+def classify_meld(cards: Sequence[Card], wilds: Wilds, melds: MeldRules = NEPALI.melds) -> MeldCheck:
+    """Classify a group with the meld rules ``melds`` (nepali's by default);
+    ``reason`` says why it is not a meld."""
+    group = tuple(cards)
+    kind = meld_kind(group, wilds, melds)
+    if kind is not None:
+        return MeldCheck(group, kind)
+    if len(group) < melds.min_size or (melds.max_size is not None and len(group) > melds.max_size):
+        if melds.min_size == melds.max_size:
+            return MeldCheck(group, None, f"a meld has exactly {melds.min_size} cards, this group has {len(group)}")
+        return MeldCheck(group, None, f"a meld needs at least {melds.min_size} cards, this group has {len(group)}")
+    reason = _why_not_three(group, wilds) if melds.max_size == 3 else _why_not_longer(group, wilds)
+    return MeldCheck(group, None, reason)
 
 
 def classify_rummy_meld(cards: Sequence[Card], wilds: Wilds) -> MeldCheck:
     """Classify a rummy group of 3 or more: a life (pure sequence), a sequence or a set."""
-    group = tuple(cards)
-    if len(group) < 3:
-        return MeldCheck(group, None, f"a meld needs at least 3 cards, this group has {len(group)}")
-    natural = _rummy_kind(group, len(group))
-    if natural == SEQUENCE:
-        return MeldCheck(group, LIFE)
-    if natural:
-        return MeldCheck(group, natural)
-    wild_positions = [i for i, c in enumerate(group) if wilds.is_wild(c)]
-    for size in range(1, len(wild_positions) + 1):
-        for acting in combinations(wild_positions, size):
-            kind = _rummy_kind([c for i, c in enumerate(group) if i not in acting], len(group))
-            if kind:
-                return MeldCheck(group, kind)
-    if len({c.suit for c in group if not wilds.is_wild(c)}) == 1:
-        return MeldCheck(group, None, "ranks are not consecutive and there are too few wilds to fill the gaps")
-    return MeldCheck(group, None, "neither one rank (a set) nor one suit in sequence")
+    return classify_meld(cards, wilds, RUMMY.melds)
 
 
-def classify_group(cards: Sequence[Card], wilds: Wilds, family: str) -> MeldCheck:
-    """Classify with the meld rules of ``family`` (``nepali`` or ``rummy``)."""
-    if family == "rummy":
-        return classify_rummy_meld(cards, wilds)
-    return classify_meld(cards, wilds)
+def classify_group(cards: Sequence[Card], wilds: Wilds, melds: MeldRules) -> MeldCheck:
+    """Classify with the meld rules ``melds`` (a family's :attr:`~scorer.rules.RuleFamily.melds`)."""
+    return classify_meld(cards, wilds, melds)
 
 
 def describe(check: MeldCheck) -> str:

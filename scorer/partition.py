@@ -9,7 +9,7 @@ which keeps the search small even with many wild cards.
 >>> from scorer import get_rules, parse_cards, parse_card
 >>> from scorer.wilds import wild_cards
 >>> w = wild_cards(get_rules(), tiplu=parse_card("JC"))
->>> p = Partitioner(parse_cards("3S 4S 5S 6H 6H 6H"), w, "nepali")
+>>> p = Partitioner(parse_cards("3S 4S 5S 6H 6H 6H"), w, get_rules().family.melds)
 >>> [str(c) for meld in p.cover(pure_needed=2, discards=0) for c in meld]
 ['3S', '4S', '5S', '6H', '6H', '6H']
 """
@@ -21,44 +21,47 @@ from itertools import combinations_with_replacement
 from typing import Callable, Sequence
 
 from scorer.cards import FACE_INDEX, Card
-from scorer.melds import PURE_KINDS, MeldCheck, classify_group, sequence_fits
+from scorer.kinds import PURE_KINDS, MeldKind
+from scorer.melds import meld_kind, sequence_fits
+from scorer.rules import MeldRules
 from scorer.wilds import Wilds
 
 Meld = tuple[Card, ...]
-_CACHE_LIMIT = 256
-_classify_cache: dict[tuple[Wilds, str], dict[tuple[int, ...], MeldCheck]] = {}
-
-
-def _classify_table(wilds: Wilds, family: str) -> dict[tuple[int, ...], MeldCheck]:
-    """The per-(wilds, family) cache of meld verdicts, keyed by face indexes."""
-    key = (wilds, family)
-    table = _classify_cache.get(key)
-    if table is None:
-        if len(_classify_cache) >= _CACHE_LIMIT:
-            _classify_cache.clear()
-        table = _classify_cache[key] = {}
-    return table
+#: a meld as the search handles it: indexes into the hand's sorted faces
+Faces = tuple[int, ...]
+#: (face, copies) pairs: what a meld takes from the hand's counts
+Needs = tuple[tuple[int, int], ...]
+#: pairs of natural faces that one wild each turns into melds
+Pairs = tuple[tuple[int, int], ...]
+#: remaining counts from a face on: the state the searches memoise
+Counts = tuple[int, ...]
+#: a candidate meld: (face indexes, is pure, copies needed)
+Option = tuple[Faces, bool, Needs]
+#: a candidate meld with wilds counted, not named: (natural faces, is pure, copies needed, wilds needed)
+PooledOption = tuple[Faces, bool, Needs, int]
 
 
 class Partitioner:
     """Searches one hand for melds under one set of wilds and one family's meld rules.
 
-    ``only_pure`` restricts the melds to pure ones (the seeing check).
+    ``only_pure`` restricts the melds to pure ones (the seeing check). Every
+    verdict on a group is kept in the instance, so a search is self-contained:
+    nothing is shared between threads or between hands.
     """
 
-    def __init__(self, cards: Sequence[Card], wilds: Wilds, family: str, *, only_pure: bool = False) -> None:
+    def __init__(self, cards: Sequence[Card], wilds: Wilds, melds: MeldRules, *, only_pure: bool = False) -> None:
         self.wilds = wilds
-        self.family = family
+        self.melds = melds
         self.only_pure = only_pure
-        self.sizes = (3, 4, 5) if family == "rummy" else (3,)
+        self.sizes = melds.search_sizes
         counts = Counter(cards)
         self.faces: list[Card] = sorted(counts, key=lambda c: (wilds.is_wild(c), FACE_INDEX[c]))
         self.start = [counts[f] for f in self.faces]
         self._wild = [wilds.is_wild(f) for f in self.faces]
-        self._options: dict[int, list[tuple[tuple[int, ...], bool, tuple[tuple[int, int], ...]]]] = {}
-        self._natural_options: dict[int, list[tuple[tuple[int, ...], bool, tuple[tuple[int, int], ...]]]] = {}
-        self._pooled: dict[int, list] = {}
-        self._ids = [FACE_INDEX[f] for f in self.faces]
+        self._options: dict[int, list[Option]] = {}
+        self._natural_options: dict[int, list[Option]] = {}
+        self._pooled: dict[int, list[PooledOption]] = {}
+        self._kinds: dict[Faces, MeldKind | None] = {}
         self._first_wild = next((k for k, w in enumerate(self._wild) if w), len(self.faces))
 
     def _related(self, i: int, j: int) -> bool:
@@ -75,8 +78,14 @@ class Partitioner:
             gap = min(gap, 14 - max(a.rank, b.rank))
         return gap <= max(self.sizes) - 1
 
-    def melds_with(self, i: int, naturals_only: bool = False
-                   ) -> list[tuple[tuple[int, ...], bool, tuple[tuple[int, int], ...]]]:
+    def kind(self, idx: Faces) -> MeldKind | None:
+        """The meld kind of the group of faces ``idx`` (None: no meld), worked out once per search."""
+        if idx in self._kinds:
+            return self._kinds[idx]
+        kind = self._kinds[idx] = meld_kind(self._meld(idx), self.wilds, self.melds)
+        return kind
+
+    def melds_with(self, i: int, naturals_only: bool = False) -> list[Option]:
         """Every meld that holds face ``i`` and otherwise only faces after ``i``,
         within the hand's starting counts: (face indexes, is pure, copies needed).
         ``naturals_only`` leaves out the wild faces."""
@@ -88,32 +97,27 @@ class Partitioner:
         partners = [j for j in range(i, last) if j == i or self._related(i, j)]
         options = []
         start = self.start
-        ids = self._ids
-        table = _classify_table(self.wilds, self.family)
         for size in self.sizes:
             for rest in combinations_with_replacement(partners, size - 1):
                 idx = (i,) + rest
                 need = _needs(idx)
                 if any(start[k] < n for k, n in need):
                     continue
-                key = tuple(ids[k] for k in idx)
-                check = table.get(key)
-                if check is None:
-                    check = table[key] = classify_group(tuple(self.faces[k] for k in idx), self.wilds, self.family)
-                if check.kind is not None and (not self.only_pure or check.kind in PURE_KINDS):
-                    options.append((idx, check.kind in PURE_KINDS, need))
+                kind = self.kind(idx)
+                if kind is not None and (not self.only_pure or kind in PURE_KINDS):
+                    options.append((idx, kind in PURE_KINDS, need))
         # pure melds first, then those spending fewer wilds: finds finishes sooner
         options.sort(key=lambda o: (not o[1], sum(self._wild[k] for k in o[0]), len(o[0])))
         cache[i] = options
         return options
 
-    def _pooled_options(self, i: int) -> list[tuple[tuple[int, ...], bool, tuple[tuple[int, int], ...], int]]:
+    def _pooled_options(self, i: int) -> list[PooledOption]:
         """Melds for natural face ``i`` where wild cards acting as wilds are counted,
         not named: (natural faces, is pure, copies needed, wilds needed)."""
-        options = self._pooled.get(i)
-        if options is not None:
-            return options
-        options = [(idx, pure, need, 0) for idx, pure, need in self.melds_with(i, naturals_only=True)]
+        cached = self._pooled.get(i)
+        if cached is not None:
+            return cached
+        options: list[PooledOption] = [(idx, pure, need, 0) for idx, pure, need in self.melds_with(i, naturals_only=True)]
         a = self.faces[i]
         for j in range(i + 1, self._first_wild):
             b = self.faces[j]
@@ -124,7 +128,7 @@ class Partitioner:
         return options
 
     @staticmethod
-    def _take(counts: list[int], need: tuple[tuple[int, int], ...]) -> bool:
+    def _take(counts: list[int], need: Needs) -> bool:
         for k, n in need:
             if counts[k] < n:
                 return False
@@ -133,7 +137,7 @@ class Partitioner:
         return True
 
     @staticmethod
-    def _put(counts: list[int], need: tuple[tuple[int, int], ...]) -> None:
+    def _put(counts: list[int], need: Needs) -> None:
         for k, n in need:
             counts[k] += n
 
@@ -146,8 +150,8 @@ class Partitioner:
         those the melds leave out."""
         counts = list(self.start)
         end = len(counts)
-        failed: set[tuple] = set()
-        chosen: list[tuple[int, ...]] = []
+        failed: set[tuple[int, Counts, int, int]] = set()
+        chosen: list[Faces] = []
 
         def search(i: int, pure_needed: int, discards: int, left: int) -> bool:
             while i < end and not counts[i]:
@@ -185,8 +189,10 @@ class Partitioner:
         """``target`` disjoint melds if the hand (less the cards of ``without``)
         holds them, else None.
 
-        Exact for nepali hands although wilds are pooled: a wild played as its
-        own face could always fill the same gap acting as a wild.
+        Exact for melds of exactly 3 cards (nepali's, see
+        :attr:`~scorer.rules.MeldRules.wilds_can_be_pooled`) although wilds are
+        pooled: a wild played as its own face could always fill the same gap
+        acting as a wild.
         """
         counts = list(self.start)
         position = {face: k for k, face in enumerate(self.faces)}
@@ -196,8 +202,8 @@ class Partitioner:
             return None
         start = list(counts)
         end = self._first_wild
-        failed: set[tuple] = set()
-        chosen: list[tuple[tuple[int, ...], int]] = []
+        failed: set[tuple[int, Counts, int, int]] = set()
+        chosen: list[tuple[Faces, int]] = []
 
         def search(i: int, wilds: int, target: int) -> bool:
             if target <= 0:
@@ -246,12 +252,13 @@ class Partitioner:
         """The arrangement with the most melds (then the most pure ones), leaving
         any cards unmatched: the closest a hand that does not finish gets.
 
-        Rummy hands search every meld. For nepali hands, wild cards acting as
+        Rummy hands search every meld. For nepali hands (melds of exactly 3
+        cards, see :attr:`~scorer.rules.MeldRules.wilds_can_be_pooled`), wild cards acting as
         wilds are pooled (any wild fills any gap), which keeps the search small;
         the pure count then ignores wilds played as their own face, which only
         matters for a hand that already failed :meth:`cover`.
         """
-        if self.family == "rummy" or self.only_pure:
+        if not self.melds.wilds_can_be_pooled or self.only_pure:
             return self._best_partial_exact()
         return self._pooled_best()
 
@@ -273,9 +280,9 @@ class Partitioner:
         wilds = sum(self.start[end:])
         natural = [(idx, pure, need) for i in range(end) for idx, pure, need in self.melds_with(i, True)]
         pairs = [self._pairs_with(i) for i in range(end)]
-        matching_memo: dict[tuple, tuple[tuple[int, int], ...]] = {}
+        matching_memo: dict[tuple[int, Counts], Pairs] = {}
 
-        def matching(i: int, counts: list[int]) -> tuple[tuple[int, int], ...]:
+        def matching(i: int, counts: list[int]) -> Pairs:
             while i < end and not counts[i]:
                 i += 1
             if i == end:
@@ -299,7 +306,7 @@ class Partitioner:
             matching_memo[key] = best
             return best
 
-        def greedy(counts: list[int]) -> tuple[tuple[int, int], ...]:
+        def greedy(counts: list[int]) -> Pairs:
             left = list(counts)
             found = []
             for i in range(end):
@@ -310,9 +317,9 @@ class Partitioner:
                         found.append((i, j))
             return tuple(found)
 
-        def finish(counts: list[int]) -> tuple[int, tuple[tuple[int, int], ...], int]:
+        def finish(counts: list[int]) -> tuple[int, Pairs, int]:
             # only as many pairs as there are wilds can be used
-            matched = greedy(counts) if wilds else ()
+            matched: Pairs = greedy(counts) if wilds else ()
             if len(matched) < wilds:
                 matched = matching(0, counts)
             used = min(len(matched), wilds)
@@ -320,16 +327,17 @@ class Partitioner:
             return used + singles + (wilds - used - 2 * singles) // 3, matched[:used], singles
 
         counts = list(self.start)
-        memo: dict[tuple, tuple[int, int, tuple, tuple, int]] = {}
+        Choice = tuple[int, int, tuple[Faces, ...], Pairs, int]  # melds, pure ones, chosen, pairs, singles
+        memo: dict[tuple[int, Counts], Choice] = {}
 
-        def choose(k: int) -> tuple[int, int, tuple, tuple, int]:
+        def choose(k: int) -> Choice:
             key = (k, tuple(counts[:end]))
             found = memo.get(key)
             if found is not None:
                 return found
             if k == len(natural):
                 melds, matched, singles = finish(counts)
-                result = (melds, 0, (), matched, singles)
+                result: Choice = (melds, 0, (), matched, singles)
             else:
                 result = choose(k + 1)
                 idx, pure, need = natural[k]
@@ -347,15 +355,16 @@ class Partitioner:
             for k in idx:
                 left[k] -= 1
         lonely = [k for k in range(end) for _ in range(left[k])][:singles]
-        picks = [(idx, 0) for idx in chosen] + [(pair, 1) for pair in matched] + [((k,), 2) for k in lonely]
+        picks: list[tuple[Faces, int]] = [(idx, 0) for idx in chosen] + [(pair, 1) for pair in matched]
+        picks += [((k,), 2) for k in lonely]
         return self._with_wilds(picks, len(picks) + wilds, self.start)
 
     def _best_partial_exact(self) -> list[Meld]:
         counts = list(self.start)
         end = len(counts)
-        memo: dict[tuple, tuple[int, int, tuple]] = {}
+        memo: dict[tuple[int, Counts], tuple[int, int, tuple[Faces, ...]]] = {}
 
-        def best(i: int) -> tuple[int, int, tuple]:
+        def best(i: int) -> tuple[int, int, tuple[Faces, ...]]:
             while i < end and not counts[i]:
                 i += 1
             if i == end:
@@ -383,10 +392,10 @@ class Partitioner:
         with at least ``lives_needed`` pure melds (rummy penalty scoring)."""
         counts = list(self.start)
         end = len(counts)
-        memo: dict[tuple, tuple[float, tuple]] = {}
+        memo: dict[tuple[int, Counts, int], tuple[float, tuple[Faces, ...]]] = {}
         values = [value(f) for f in self.faces]
 
-        def least(i: int, lives_needed: int) -> tuple[float, tuple]:
+        def least(i: int, lives_needed: int) -> tuple[float, tuple[Faces, ...]]:
             while i < end and not counts[i]:
                 i += 1
             if i == end:
@@ -413,7 +422,7 @@ class Partitioner:
         return int(cost), [self._meld(idx) for idx in path]
 
 
-def _needs(idx: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
+def _needs(idx: tuple[int, ...]) -> Needs:
     """(face, copies) pairs of a sorted index tuple: (3, 3, 5) -> ((3, 2), (5, 1))."""
     needs: list[tuple[int, int]] = []
     for k in idx:

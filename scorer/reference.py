@@ -16,46 +16,52 @@ from itertools import combinations
 from typing import Sequence
 
 from scorer.cards import Card
-from scorer.declare import DUBLEES_TO_FINISH, NEPALI_MELDS, NEPALI_PURE, dublee_pairs
+from scorer.declare import dublee_pairs
 from scorer.melds import classify_meld
-from scorer.rules import RuleSet
+from scorer.errors import HandError
+from scorer.rules import NEPALI, MeldRules, RuleSet
 from scorer.wilds import Wilds, wild_cards
 
 
-def brute_max_melds(cards: Sequence[Card], wilds: Wilds) -> int:
-    """Most disjoint 3-card nepali melds, by exhaustive search (small hands only)."""
+def brute_max_melds(cards: Sequence[Card], wilds: Wilds, melds: MeldRules = NEPALI.melds) -> int:
+    """Most disjoint 3-card melds, by exhaustive search (small hands only)."""
     cards = list(cards)
     if len(cards) < 3:
         return 0
     first, rest = cards[0], cards[1:]
-    best = brute_max_melds(rest, wilds)
+    best = brute_max_melds(rest, wilds, melds)
     for a, b in combinations(range(len(rest)), 2):
-        if classify_meld((first, rest[a], rest[b]), wilds).is_meld:
+        if classify_meld((first, rest[a], rest[b]), wilds, melds).is_meld:
             remaining = [c for k, c in enumerate(rest) if k not in (a, b)]
-            best = max(best, 1 + brute_max_melds(remaining, wilds))
+            best = max(best, 1 + brute_max_melds(remaining, wilds, melds))
     return best
 
 
-def brute_cover(cards: Sequence[Card], wilds: Wilds, melds_needed: int, pure_needed: int, discards: int) -> bool:
-    """Can ``melds_needed`` melds (``pure_needed`` of them pure) cover all cards but ``discards``?"""
+def brute_cover(cards: Sequence[Card], wilds: Wilds, melds_needed: int, pure_needed: int, discards: int,
+                melds: MeldRules = NEPALI.melds) -> bool:
+    """Can ``melds_needed`` 3-card melds (``pure_needed`` of them pure) cover all cards but ``discards``?"""
     cards = list(cards)
     if not cards:
         return melds_needed == 0 and pure_needed <= 0
     first, rest = cards[0], cards[1:]
-    if discards and brute_cover(rest, wilds, melds_needed, pure_needed, discards - 1):
+    if discards and brute_cover(rest, wilds, melds_needed, pure_needed, discards - 1, melds):
         return True
     for a, b in combinations(range(len(rest)), 2):
-        check = classify_meld((first, rest[a], rest[b]), wilds)
+        check = classify_meld((first, rest[a], rest[b]), wilds, melds)
         if check.is_meld:
             remaining = [c for k, c in enumerate(rest) if k not in (a, b)]
-            if brute_cover(remaining, wilds, melds_needed - 1, pure_needed - check.is_pure, discards):
+            if brute_cover(remaining, wilds, melds_needed - 1, pure_needed - check.is_pure, discards, melds):
                 return True
     return False
 
 
 def brute_force_finishes(cards: Sequence[Card], rules: RuleSet, *, tiplu: Card) -> bool:
     """Does a 21/22-card nepali hand finish? (7 melds, 3 pure, or 8 dublees.)"""
+    family = rules.family
+    if family.melds_to_finish is None or not family.melds.wilds_can_be_pooled:
+        raise HandError(f"the brute force checks finishes by 3-card melds only, not the {rules.name} rules")
     wilds = wild_cards(rules, tiplu=tiplu)
-    if len(dublee_pairs(cards)) >= DUBLEES_TO_FINISH:
+    if family.dublees_to_finish is not None and len(dublee_pairs(cards)) >= family.dublees_to_finish:
         return True
-    return brute_cover(cards, wilds, NEPALI_MELDS, NEPALI_PURE, len(cards) - 3 * NEPALI_MELDS)
+    melds = family.melds_to_finish
+    return brute_cover(cards, wilds, melds, rules.pure_melds_needed, len(cards) - 3 * melds, family.melds)

@@ -1,5 +1,11 @@
 """Rule families as data: every house-rule option by its RULES.md name and default.
 
+A :class:`RuleFamily` states what a family *is* (decks, printed jokers, hand sizes,
+what a meld is, how a hand finishes, how a round is scored); the partitioner, the
+declare check, maal and settlement read those fields and never compare family
+names. A third family, or a two-deck Marriage, is one more ``RuleFamily(...)`` in
+:data:`RULE_FAMILIES`.
+
 A :class:`RuleSet` is a family plus the option values a table agreed on. Find a
 family by name through :func:`get_rules`; unknown names and bad values raise
 :class:`~scorer.errors.OptionError` with the list of what is allowed.
@@ -9,6 +15,9 @@ family by name through :func:`get_rules`; unknown names and bad values raise
 (8, 30)
 >>> get_rules("rummy").lower_is_better
 True
+>>> rummy = get_rules("rummy", {"two_decks": True})
+>>> rummy.decks, rummy.printed_jokers, rummy.hand_size
+(2, 2, 13)
 """
 
 from __future__ import annotations
@@ -17,8 +26,14 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from scorer.errors import OptionError
-from scorer.kinds import Family, Scoring, WildSource
+from scorer.errors import OptionError, PlayerCountError
+from scorer.kinds import Family, MeldKind, Scoring, WildSource
+
+#: What an option's value can be: on/off, a whole number, or one of a few words.
+OptionValue = bool | int | str
+
+#: The option that deals from two decks instead of the family's usual number.
+TWO_DECKS = "two_decks"
 
 
 @dataclass(frozen=True)
@@ -26,9 +41,9 @@ class OptionSpec:
     """One house-rule option: its name, default, type and what it does."""
 
     name: str
-    default: Any
+    default: OptionValue
     help: str
-    choices: tuple[Any, ...] | None = None
+    choices: tuple[OptionValue, ...] | None = None
     minimum: int | None = None
     maximum: int | None = None
 
@@ -39,8 +54,12 @@ class OptionSpec:
             return "choice"
         return "bool" if isinstance(self.default, bool) else "int"
 
-    def coerce(self, value: Any) -> Any:
-        """Turn a value (possibly text from a form or the CLI) into this option's type."""
+    def coerce(self, value: object) -> OptionValue:
+        """Turn a value (possibly text from a form or the CLI) into this option's type.
+
+        >>> OptionSpec("murder", False, "").coerce("on"), OptionSpec("fee", 3, "").coerce(" 5 ")
+        (True, 5)
+        """
         if self.kind == "bool":
             if isinstance(value, bool):
                 return value
@@ -50,6 +69,7 @@ class OptionSpec:
             if text in {"0", "false", "no", "off", ""}:
                 return False
             raise OptionError(f"option {self.name}: '{value}' is not on/off (use true or false)")
+        coerced: OptionValue = value if isinstance(value, (bool, int, str)) else str(value)
         if self.kind == "int" or (self.choices and isinstance(self.choices[0], int)):
             if isinstance(value, bool):
                 raise OptionError(f"option {self.name}: expected a whole number, got {value!r}")
@@ -57,29 +77,99 @@ class OptionSpec:
                 number = int(str(value).strip())
             except ValueError:
                 raise OptionError(f"option {self.name}: '{value}' is not a whole number") from None
-            value = number
+            coerced = number
             if self.minimum is not None and number < self.minimum:
                 raise OptionError(f"option {self.name}: {number} is below the minimum {self.minimum}")
             if self.maximum is not None and number > self.maximum:
                 raise OptionError(f"option {self.name}: {number} is above the maximum {self.maximum}")
-        if self.choices is not None and value not in self.choices:
+        if self.choices is not None and coerced not in self.choices:
             allowed = ", ".join(str(c) for c in self.choices)
             raise OptionError(f"option {self.name}: '{value}' is not one of {allowed}")
-        return value
+        return coerced
+
+
+@dataclass(frozen=True)
+class MeldRules:
+    """What a meld is in one family: the data the meld classifier and the search read.
+
+    ``min_size``/``max_size`` bound a meld's cards (``max_size`` None: no limit).
+    ``sets_repeat_suits``: a group of one rank may hold a suit twice (rummy's set
+    7S 7S 7H); otherwise it needs all suits different (nepali's triplet), unless
+    all its cards are identical (a tunnela). ``kind_names`` gives the family's own
+    name for a kind where it differs from the nepali one (rummy calls a pure
+    sequence a life and every group of one rank a set).
+
+    >>> RUMMY.melds.search_sizes, RUMMY.melds.name(MeldKind.PURE_SEQUENCE)
+    ((3, 4, 5), <MeldKind.LIFE: 'life'>)
+    """
+
+    min_size: int = 3
+    max_size: int | None = 3
+    sets_repeat_suits: bool = False
+    kind_names: Mapping[MeldKind, MeldKind] = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def search_sizes(self) -> tuple[int, ...]:
+        """The meld sizes a search tries. Without an upper limit, a meld of
+        ``2 * min_size`` cards or more always splits into two melds of at least
+        ``min_size``, so no longer ones are needed."""
+        top = self.max_size if self.max_size is not None else 2 * self.min_size - 1
+        return tuple(range(self.min_size, top + 1))
+
+    @property
+    def wilds_can_be_pooled(self) -> bool:
+        """Melds of exactly 3 cards whose two naturals must differ: any wild then
+        fills any gap, so a search may count wilds instead of naming them."""
+        return self.min_size == self.max_size == 3 and not self.sets_repeat_suits
+
+    def name(self, kind: MeldKind) -> MeldKind:
+        """This family's name for ``kind``."""
+        return self.kind_names.get(kind, kind)
 
 
 @dataclass(frozen=True)
 class RuleFamily:
-    """A family of rules (``nepali`` or ``rummy``): fixed facts plus its options."""
+    """A family of rules: the fixed facts the engine reads, plus its options.
+
+    ``decks`` and ``jokers_per_deck`` are the cards in play (the option
+    ``two_decks`` deals from 2 decks; a ``printed_jokers`` option adds jokers).
+    ``hand_sizes`` maps a deck count to the hand sizes dealt, the usual one
+    first. A hand finishes with ``melds_to_finish`` melds (None: every card
+    melded), ``pure_melds_to_finish`` of them pure; ``dublees_to_finish`` pairs
+    are the other route (None: no dublee route). Seeing the tiplu takes
+    ``pure_melds_to_see`` pure melds or ``dublees_to_see`` dublees (None: the
+    family has no seeing). ``fees``: every loser pays the winner the seen or
+    unseen fee (options ``seen_fee``, ``unseen_fee``, ``dublee_bonus``).
+    """
 
     name: Family
     title: str
-    options: tuple[OptionSpec, ...]
-    players_min: int
-    lower_is_better: bool
     description: str
+    options: tuple[OptionSpec, ...]
     scoring: Scoring
     wild_source: WildSource
+    players_min: int
+    lower_is_better: bool
+    decks: int
+    jokers_per_deck: int
+    hand_sizes: Mapping[int, tuple[int, ...]]
+    melds: MeldRules
+    melds_to_finish: int | None
+    pure_melds_to_finish: int
+    dublees_to_finish: int | None = None
+    pure_melds_to_see: int | None = None
+    dublees_to_see: int | None = None
+    fees: bool = False
+
+    @property
+    def dublee_route(self) -> bool:
+        """Can a hand finish with dublees (pairs)?"""
+        return self.dublees_to_finish is not None
+
+    @property
+    def has_seeing(self) -> bool:
+        """Must a player see (show pure melds or dublees) before the wilds are known?"""
+        return self.pure_melds_to_see is not None
 
     def option(self, name: str) -> OptionSpec:
         for spec in self.options:
@@ -88,7 +178,7 @@ class RuleFamily:
         known = ", ".join(s.name for s in self.options)
         raise OptionError(f"unknown option '{name}' for the {self.name} rules (known: {known})")
 
-    def defaults(self) -> dict[str, Any]:
+    def defaults(self) -> dict[str, OptionValue]:
         return {spec.name: spec.default for spec in self.options}
 
 
@@ -109,6 +199,16 @@ NEPALI = RuleFamily(
     lower_is_better=False,
     description="The authentic game: 3 decks, 21 cards, the tiplu decides the wild cards "
                 "and the maal; every pair of players exchanges the difference of their maal.",
+    decks=3,
+    jokers_per_deck=0,
+    hand_sizes=MappingProxyType({3: (21,)}),
+    melds=MeldRules(min_size=3, max_size=3),
+    melds_to_finish=7,
+    pure_melds_to_finish=3,
+    dublees_to_finish=8,
+    pure_melds_to_see=3,
+    dublees_to_see=7,
+    fees=True,
     options=(
         _bool("murder", False, "unseen players' maal counts 0 (they still pay the unseen fee)"),
         _bool("kidnap", False, "the winner also takes each unseen player's maal"),
@@ -141,8 +241,17 @@ RUMMY = RuleFamily(
     lower_is_better=True,
     description="The simplified family: melds of 3 or more, a turned card sets the joker "
                 "rank, non-closers score the cards left out; the lowest total wins.",
+    decks=3,
+    jokers_per_deck=1,
+    hand_sizes=MappingProxyType({3: (21,), 2: (13, 16)}),
+    melds=MeldRules(min_size=3, max_size=None, sets_repeat_suits=True, kind_names=MappingProxyType({
+        MeldKind.PURE_SEQUENCE: MeldKind.LIFE, MeldKind.DIRTY_SEQUENCE: MeldKind.SEQUENCE,
+        MeldKind.TUNNELA: MeldKind.SET, MeldKind.TRIPLET: MeldKind.SET, MeldKind.DIRTY_TRIPLET: MeldKind.SET,
+        MeldKind.WILD_MELD: MeldKind.SET})),
+    melds_to_finish=None,
+    pure_melds_to_finish=1,
     options=(
-        _bool("two_decks", False, "2 decks and 2 printed jokers instead of 3 and 3 (13 or 16 cards each)"),
+        _bool(TWO_DECKS, False, "2 decks and 2 printed jokers instead of 3 and 3 (13 or 16 cards each)"),
         OptionSpec("hand_size", 21, "cards dealt to each player", choices=(21, 16, 13)),
         _bool("two_lives", False, "closing needs 2 lives (pure sequences) instead of 1"),
         OptionSpec("ace_points", 10, "penalty points for an unmatched ace", choices=(10, 1)),
@@ -159,7 +268,17 @@ RUMMY = RuleFamily(
 
 #: The registry of rule families, found by name.
 RULE_FAMILIES: Mapping[str, RuleFamily] = MappingProxyType({f.name: f for f in (NEPALI, RUMMY)})
-DEFAULT_FAMILY = "nepali"
+DEFAULT_FAMILY = Family.NEPALI
+
+
+def family_names(*, scoring: Scoring | None = None, seeing: bool | None = None) -> str:
+    """The names of the families with a given scoring or seeing, for messages.
+
+    >>> family_names(scoring=Scoring.PENALTY), family_names(seeing=True)
+    ('rummy', 'nepali')
+    """
+    return " or ".join(f.name for f in RULE_FAMILIES.values()
+                       if (scoring is None or f.scoring == scoring) and (seeing is None or f.has_seeing == seeing))
 
 
 @dataclass(frozen=True)
@@ -167,7 +286,7 @@ class RuleSet:
     """A rule family with the option values a table agreed on (all filled in)."""
 
     family: RuleFamily
-    options: Mapping[str, Any] = field(default_factory=dict)
+    options: Mapping[str, OptionValue] = field(default_factory=dict)
 
     @property
     def name(self) -> Family:
@@ -193,21 +312,30 @@ class RuleSet:
             self.family.option(name)  # raises OptionError with the known names
         return self.options[name]
 
+    def number(self, name: str) -> int:
+        """A whole-number option (a choice of numbers too), typed as such."""
+        value = self[name]
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise OptionError(f"option {name} is not a number")
+        return value
+
+    def flag(self, name: str) -> bool:
+        """An on/off option; False where the family does not have it."""
+        return self.options.get(name) is True
+
     @property
     def decks(self) -> int:
-        if self.name == "rummy":
-            return 2 if self.options["two_decks"] else 3
-        return 3
+        return 2 if self.flag(TWO_DECKS) else self.family.decks
 
     @property
     def printed_jokers(self) -> int:
-        if self.name == "rummy":
-            return self.decks
-        return self.options["printed_jokers"]
+        """The family's jokers (one per deck in rummy) plus any a ``printed_jokers`` option adds."""
+        added = self.number("printed_jokers") if "printed_jokers" in self.options else 0
+        return self.family.jokers_per_deck * self.decks + added
 
     @property
     def players_max(self) -> int:
-        return self.options["players_max"]
+        return self.number("players_max")
 
     @property
     def players_min(self) -> int:
@@ -215,9 +343,35 @@ class RuleSet:
 
     @property
     def hand_size(self) -> int:
-        return self.options["hand_size"] if self.name == "rummy" else 21
+        if "hand_size" in self.options:
+            return self.number("hand_size")
+        return self.family.hand_sizes[self.decks][0]
 
-    def changed_options(self) -> dict[str, Any]:
+    @property
+    def pure_melds_needed(self) -> int:
+        """Pure melds (lives) a finish needs: 3 for nepali, 1 for rummy, 2 with ``two_lives``."""
+        return max(self.family.pure_melds_to_finish, 2) if self.flag("two_lives") else self.family.pure_melds_to_finish
+
+    def verify_players(self, players: int) -> None:
+        """Raise :class:`PlayerCountError` unless ``players`` is within this rule set's range.
+
+        >>> get_rules().verify_players(6)
+        Traceback (most recent call last):
+        ...
+        scorer.errors.PlayerCountError: the nepali rules need 2 to 5 players, got 6
+        """
+        if not self.players_min <= players <= self.players_max:
+            raise PlayerCountError(f"the {self.name} rules need {self.players_min} to {self.players_max} players, "
+                                   f"got {players}")
+
+    def can_seat(self, players: int) -> bool:
+        try:
+            self.verify_players(players)
+        except PlayerCountError:
+            return False
+        return True
+
+    def changed_options(self) -> dict[str, OptionValue]:
         """Only the options that differ from the family's defaults."""
         return {k: v for k, v in self.options.items() if v != self.family.option(k).default}
 
@@ -225,7 +379,23 @@ class RuleSet:
         return {"rules": self.name, "options": dict(self.options)}
 
 
-def get_rules(name: str | None = None, options: Mapping[str, Any] | None = None) -> RuleSet:
+def _fit_hand_size(family: RuleFamily, values: dict[str, OptionValue]) -> None:
+    """The hand size must be one dealt from the decks in play; the usual size
+    becomes the first one those decks deal (21 with two_decks becomes 13)."""
+    if "hand_size" not in values:
+        return
+    decks = 2 if values.get(TWO_DECKS) is True else family.decks
+    allowed = family.hand_sizes[decks]
+    if values["hand_size"] in allowed:
+        return
+    if values["hand_size"] == family.option("hand_size").default:
+        values["hand_size"] = allowed[0]
+        return
+    sizes = " or ".join(str(n) for n in sorted(n for d, s in family.hand_sizes.items() if d != decks for n in s))
+    raise OptionError(f"option hand_size: {sizes} cards are dealt only with {TWO_DECKS}")
+
+
+def get_rules(name: str | None = None, options: Mapping[str, object] | None = None) -> RuleSet:
     """Find a rule family by name and fill in its options (defaults for the rest).
 
     Raises :class:`OptionError` for an unknown family, option or value.
@@ -237,11 +407,7 @@ def get_rules(name: str | None = None, options: Mapping[str, Any] | None = None)
     values = family.defaults()
     for key, value in (options or {}).items():
         values[key] = family.option(key).coerce(value)
-    if name == "rummy":
-        if values["two_decks"] and values["hand_size"] == 21:
-            values["hand_size"] = 13
-        if not values["two_decks"] and values["hand_size"] != 21:
-            raise OptionError("option hand_size: 13 or 16 cards are dealt only with two_decks")
+    _fit_hand_size(family, values)
     return RuleSet(family, MappingProxyType(values))
 
 

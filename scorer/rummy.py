@@ -16,8 +16,9 @@ from typing import Any, Sequence
 
 from scorer.cards import Card, card_names
 from scorer.errors import HandError
+from scorer.kinds import Scoring
 from scorer.partition import Partitioner, leftover
-from scorer.rules import RuleSet
+from scorer.rules import RuleSet, family_names
 from scorer.wilds import Wilds, checked_hand
 
 
@@ -38,22 +39,23 @@ class PenaltyResult:
 def card_penalty(card: Card, rules: RuleSet, wilds: Wilds) -> int:
     """Penalty of one unmatched card: 2-10 face value, J Q K 10, ace 1 or 10, wild 20."""
     if wilds.is_wild(card):
-        return rules["unmatched_joker_points"]
+        return rules.number("unmatched_joker_points")
     if card.rank == 1:
-        return rules["ace_points"]
+        return rules.number("ace_points")
     return min(card.rank, 10)
 
 
 def penalty_points(cards: Sequence[Card], rules: RuleSet, turned: Card) -> PenaltyResult:
     """The lowest penalty over every arrangement of ``cards`` (rummy rules)."""
-    if rules.name != "rummy":
-        raise HandError("penalty points are part of the rummy rules; the nepali rules count maal")
+    if rules.scoring != Scoring.PENALTY:
+        raise HandError(f"penalty points are part of the {family_names(scoring=Scoring.PENALTY)} rules; "
+                        f"the {rules.name} rules count maal")
     wilds, _ = checked_hand(cards, rules, turned=turned)
     if len(cards) > rules.hand_size + 1:
         raise HandError(f"a hand has at most {rules.hand_size + 1} cards; this one has {len(cards)}")
-    penalty, melds = Partitioner(cards, wilds, "rummy").least_left(lambda c: card_penalty(c, rules, wilds), 1)
+    penalty, melds = Partitioner(cards, wilds, rules.family.melds).least_left(lambda c: card_penalty(c, rules, wilds), 1)
     unmatched = leftover(cards, melds)
     tunnelas = sum(1 for m in melds if len(m) == 3 and m[0] == m[1] == m[2] and not wilds.is_wild(m[0]))
-    bonus = rules["tunnela_bonus"] * tunnelas
+    bonus = rules.number("tunnela_bonus") * tunnelas
     return PenaltyResult(max(penalty - bonus, 0), tuple(melds), tuple(unmatched), tunnelas)
 

@@ -17,10 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from scorer.errors import SettlementError
-from scorer.kinds import FINISHES
+from scorer.errors import PlayerCountError, SettlementError
+from scorer.kinds import FINISHES, Route, Scoring
 from scorer.rules import RuleSet
-
 
 
 @dataclass(frozen=True)
@@ -93,19 +92,22 @@ def verify_round(rules: RuleSet, players: Sequence[PlayerRound], winner: str | N
     names = [p.name for p in players]
     if len(set(names)) != len(names):
         raise SettlementError("each player may appear only once in a round")
-    if not rules.players_min <= len(players) <= rules.players_max:
-        raise SettlementError(f"the {rules.name} rules need {rules.players_min} to {rules.players_max} players, "
-                              f"got {len(players)}")
+    try:
+        rules.verify_players(len(players))
+    except PlayerCountError as error:
+        raise SettlementError(str(error)) from None
     if winner is not None and winner not in names:
         raise SettlementError(f"the winner '{winner}' is not one of the players ({', '.join(names)})")
-    if rules.name == "nepali":
+    if rules.scoring == Scoring.MAAL:
         if winner is not None:
             if finish not in FINISHES:
                 raise SettlementError(f"finish must be 'melds' or 'dublees', not {finish!r}")
             if not next(p for p in players if p.name == winner).seen:
                 raise SettlementError(f"the winner '{winner}' must have seen the tiplu to finish")
-            if finish == "dublees" and len(players) < rules["dublee_min_players"]:
-                raise SettlementError(f"the dublee finish needs at least {rules['dublee_min_players']} players")
+            if finish == Route.DUBLEES and not rules.family.dublee_route:
+                raise SettlementError(f"the {rules.name} rules have no dublee finish")
+            if finish == Route.DUBLEES and len(players) < rules.number("dublee_min_players"):
+                raise SettlementError(f"the dublee finish needs at least {rules.number('dublee_min_players')} players")
         for p in players:
             if p.maal < 0:
                 raise SettlementError(f"{p.name}: maal cannot be negative ({p.maal})")
@@ -131,22 +133,22 @@ def settle_round(rules: RuleSet, players: Sequence[PlayerRound], winner: str | N
                  finish: str | None = "melds") -> Settlement:
     """Settle one round; ``winner`` None means nobody finished (maal only)."""
     verify_round(rules, players, winner, finish)
-    if rules.name == "rummy":
-        return _settle_rummy(rules, players, winner)
-    return _settle_nepali(rules, players, winner, finish)
+    if rules.scoring == Scoring.PENALTY:
+        return _settle_penalty(rules, players, winner)
+    return _settle_maal(rules, players, winner, finish)
 
 
-def _settle_nepali(rules: RuleSet, players: Sequence[PlayerRound], winner: str | None,
+def _settle_maal(rules: RuleSet, players: Sequence[PlayerRound], winner: str | None,
                    finish: str | None) -> Settlement:
     maal = {p.name: p.maal for p in players}
     adjustments: list[Adjustment] = []
     for p in players:
         if p.seen:
             continue
-        if rules["murder"] and maal[p.name]:
+        if rules.flag("murder") and maal[p.name]:
             adjustments.append(Adjustment(p.name, maal[p.name], 0, "murder: an unseen player's maal counts 0"))
             maal[p.name] = 0
-        if rules["kidnap"] and winner is not None and maal[p.name]:
+        if rules.flag("kidnap") and winner is not None and maal[p.name]:
             taken = maal[p.name]
             adjustments.append(Adjustment(p.name, taken, 0, f"kidnap: {winner} takes an unseen player's maal"))
             adjustments.append(Adjustment(winner, maal[winner], maal[winner] + taken,
@@ -162,23 +164,30 @@ def _settle_nepali(rules: RuleSet, players: Sequence[PlayerRound], winner: str |
                 payer, payee = (b, a) if diff > 0 else (a, b)
                 payments.append(Payment(payer, payee, abs(diff),
                                         f"maal difference: {payee} {maal[payee]}, {payer} {maal[payer]}"))
-    if winner is not None:
-        for p in players:
-            if p.name == winner:
-                continue
-            if p.seen:
-                if not (rules["dublee_exempt"] and p.seen_by == "dublees"):
-                    payments.append(Payment(p.name, winner, rules["seen_fee"], "seen fee"))
-            else:
-                payments.append(Payment(p.name, winner, rules["unseen_fee"], "unseen fee"))
-            if finish == "dublees":
-                payments.append(Payment(p.name, winner, rules["dublee_bonus"], "dublee finish bonus"))
+    if winner is not None and rules.family.fees:
+        payments.extend(_fees(rules, players, winner, finish))
     for p in players:
         if p.false_declaration:
-            payments.extend(Payment(p.name, other, rules["invalid_declaration_fine"], "invalid declaration fine")
+            payments.extend(Payment(p.name, other, rules.number("invalid_declaration_fine"), "invalid declaration fine")
                             for other in order if other != p.name)
     payments = [pay for pay in payments if pay.points]
     return Settlement(_net(order, payments), tuple(payments), tuple(adjustments), lower_is_better=False)
+
+
+def _fees(rules: RuleSet, players: Sequence[PlayerRound], winner: str, finish: str | None) -> list[Payment]:
+    """What every loser pays the winner: the seen or unseen fee, and the dublee bonus."""
+    fees = []
+    for p in players:
+        if p.name == winner:
+            continue
+        if p.seen:
+            if not (rules.flag("dublee_exempt") and p.seen_by == Route.DUBLEES):
+                fees.append(Payment(p.name, winner, rules.number("seen_fee"), "seen fee"))
+        else:
+            fees.append(Payment(p.name, winner, rules.number("unseen_fee"), "unseen fee"))
+        if finish == Route.DUBLEES:
+            fees.append(Payment(p.name, winner, rules.number("dublee_bonus"), "dublee finish bonus"))
+    return fees
 
 
 def _net(order: Sequence[str], payments: Sequence[Payment]) -> dict[str, int]:
@@ -189,7 +198,7 @@ def _net(order: Sequence[str], payments: Sequence[Payment]) -> dict[str, int]:
     return net
 
 
-def _settle_rummy(rules: RuleSet, players: Sequence[PlayerRound], winner: str | None) -> Settlement:
+def _settle_penalty(rules: RuleSet, players: Sequence[PlayerRound], winner: str | None) -> Settlement:
     penalty: dict[str, int] = {}
     adjustments: list[Adjustment] = []
     for p in players:
@@ -197,11 +206,11 @@ def _settle_rummy(rules: RuleSet, players: Sequence[PlayerRound], winner: str | 
         if p.name == winner and p.penalty:
             adjustments.append(Adjustment(p.name, p.penalty, 0, "the closer scores 0"))
         if p.wrong_close:
-            adjustments.append(Adjustment(p.name, points, points + rules["wrong_close_penalty"], "wrong close"))
-            points += rules["wrong_close_penalty"]
+            adjustments.append(Adjustment(p.name, points, points + rules.number("wrong_close_penalty"), "wrong close"))
+            points += rules.number("wrong_close_penalty")
         penalty[p.name] = points
     order = [p.name for p in players]
-    if not rules["per_round_settlement"]:
+    if not rules.flag("per_round_settlement"):
         return Settlement(penalty, (), tuple(adjustments), lower_is_better=True)
     if winner is None:
         raise SettlementError("per-round settlement pays the closer: name the player who closed")

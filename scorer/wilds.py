@@ -16,6 +16,7 @@ from typing import Sequence
 
 from scorer.cards import JOKER, SUITS, Card, check_copies
 from scorer.errors import HandError
+from scorer.kinds import WildSource
 from scorer.rules import RuleSet
 
 
@@ -55,27 +56,39 @@ def wild_cards(rules: RuleSet, *, tiplu: Card | None = None, turned: Card | None
 
     Raises :class:`HandError` when the card that sets the wilds is missing or a printed joker.
     """
-    jokers = rules.printed_jokers
-    printed = frozenset({JOKER}) if jokers else frozenset()
-    if rules.name == "rummy":
-        if turned is None:
-            raise HandError("the rummy rules need the turned card (e.g. --turned 7D)")
-        if turned.is_joker:
-            raise HandError("the turned card is a printed joker: turn the next card to set the joker rank")
-        rank = rank_above(turned.rank)
-        faces = frozenset(Card(rank, s) for s in SUITS)
-        return Wilds(wild_faces=faces | printed, joker_rank=rank, jokers_in_play=jokers)
+    if rules.wild_source == WildSource.TURNED:
+        return _from_turned(rules, turned)
+    return _from_tiplu(rules, tiplu)
+
+
+def _printed(rules: RuleSet) -> frozenset[Card]:
+    return frozenset({JOKER}) if rules.printed_jokers else frozenset()
+
+
+def _from_turned(rules: RuleSet, turned: Card | None) -> Wilds:
+    """The rank above the turned card is the joker rank, in every suit."""
+    if turned is None:
+        raise HandError(f"the {rules.name} rules need the turned card (e.g. --turned 7D)")
+    if turned.is_joker:
+        raise HandError("the turned card is a printed joker: turn the next card to set the joker rank")
+    rank = rank_above(turned.rank)
+    faces = frozenset(Card(rank, s) for s in SUITS)
+    return Wilds(wild_faces=faces | _printed(rules), joker_rank=rank, jokers_in_play=rules.printed_jokers)
+
+
+def _from_tiplu(rules: RuleSet, tiplu: Card | None) -> Wilds:
+    """The tiplu, its neighbours in its suit and its rank in the other suits are wild."""
     if tiplu is None:
-        raise HandError("the nepali rules need the tiplu (e.g. --tiplu JC)")
+        raise HandError(f"the {rules.name} rules need the tiplu (e.g. --tiplu JC)")
     if tiplu.is_joker:
         raise HandError("the tiplu cannot be a printed joker: draw another card")
     jhiplu = Card(rank_below(tiplu.rank), tiplu.suit)
     poplu = Card(rank_above(tiplu.rank), tiplu.suit)
     ordinary = frozenset(Card(tiplu.rank, s) for s in SUITS if s != tiplu.suit)
-    alter = frozenset(c for c in ordinary if c.is_red == tiplu.is_red) if rules["alter"] else frozenset()
-    faces = frozenset({tiplu, jhiplu, poplu}) | ordinary | printed
+    alter = frozenset(c for c in ordinary if c.is_red == tiplu.is_red) if rules.flag("alter") else frozenset()
+    faces = frozenset({tiplu, jhiplu, poplu}) | ordinary | _printed(rules)
     return Wilds(wild_faces=faces, tiplu=tiplu, jhiplu=jhiplu, poplu=poplu,
-                 ordinary_jokers=ordinary, alter=alter, joker_rank=tiplu.rank, jokers_in_play=jokers)
+                 ordinary_jokers=ordinary, alter=alter, joker_rank=tiplu.rank, jokers_in_play=rules.printed_jokers)
 
 
 def copy_limits(rules: RuleSet, wilds: Wilds | None) -> dict[Card, int]:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 import pytest
 
-from scorer import HandError, TooManyCopiesError, get_rules, parse_card, parse_cards
+from scorer import HandError, Route, TooManyCopiesError, format_cards, get_rules, parse_card, parse_cards
 from scorer.declare import can_see, check_grouping, check_hand
-from scorer.melds import classify_group
+from scorer.melds import classify_meld
 from scorer.wilds import wild_cards
 
 # tiplu 5C: wilds are 5S 5H 5D (jokers), 5C (tiplu), 4C (jhiplu), 6C (poplu)
@@ -23,16 +24,24 @@ def _assert_partition(hand: str, result) -> None:
     if result.discard is not None:
         used[result.discard] += 1
     used.update(result.unmatched)
-    assert used == Counter(parse_cards(hand)) or result.route == "dublees"
+    assert used == Counter(parse_cards(hand))
 
 
 def test_a_21_card_hand_finishes() -> None:
     result = check_hand(parse_cards(VALID_21), get_rules(), tiplu=TIPLU)
-    assert result.valid and result.route == "melds" and result.discard is None and result.reason is None
+    assert result.valid and result.route is Route.MELDS and result.discard is None and result.reason is None
     assert len(result.melds) == 7
     wilds = wild_cards(get_rules(), tiplu=TIPLU)
-    assert sum(classify_group(m, wilds, "nepali").is_pure for m in result.melds) >= 3
+    assert sum(classify_meld(m, wilds).is_pure for m in result.melds) >= 3
     _assert_partition(VALID_21, result)
+
+
+def test_the_json_shape_holds_plain_strings() -> None:
+    result = check_hand(parse_cards(VALID_21 + " JS"), get_rules(), tiplu=TIPLU)
+    assert json.dumps(result.to_dict()) == (
+        '{"valid": true, "route": "melds", "melds": [["AS", "2S", "3S"], ["AH", "QH", "KH"], ["6H", "6H", "6H"], '
+        '["KS", "KD", "KC"], ["2H", "2D", "5H"], ["9D", "10D", "JD"], ["7C", "8C", "5D"]], '
+        '"discard": "JS", "reason": null}')
 
 
 def test_a_22_card_hand_picks_the_discard() -> None:
@@ -86,7 +95,7 @@ def test_ace_is_high_or_low_but_never_wraps() -> None:
 
 def test_eight_dublees_finish() -> None:
     result = check_hand(parse_cards(DUBLEES), get_rules(), tiplu=parse_card("JS"))
-    assert result.valid and result.route == "dublees" and len(result.melds) == 8
+    assert result.valid and result.route is Route.DUBLEES and len(result.melds) == 8
     assert all(a == b for a, b in result.melds)
 
 
@@ -137,8 +146,10 @@ def test_seeing_needs_three_pure_melds_or_seven_dublees() -> None:
     assert can_see(parse_cards("3S 4S 5S 6H 6H 6H QD KD AD 2C 9H"), get_rules()).can_see
     not_yet = can_see(parse_cards("3S 4S 5S 6H 6H 6H QD KD 2C 9H"), get_rules())
     assert not not_yet.can_see and "only 2 pure melds" in not_yet.reason
-    assert can_see(parse_cards(DUBLEES), get_rules()).route == "melds" or can_see(
-        parse_cards(DUBLEES), get_rules()).route == "dublees"
+    by_dublees = can_see(parse_cards(DUBLEES), get_rules())
+    assert (by_dublees.can_see, by_dublees.route, by_dublees.reason) == (True, Route.DUBLEES, None)
+    assert [format_cards(pair) for pair in by_dublees.shown] == [
+        "2H 2H", "3D 3D", "4C 4C", "7S 7S", "8H 8H", "9D 9D", "AS AS"]
 
 
 RUMMY_HAND = "3S 4S 5S 6S 7S 9H 9D 9C 10H JH QH KH 2D 2C 2S 5D 6D 7D 4C 4C 4D"
