@@ -127,8 +127,8 @@ def check_hand(cards: Sequence[Card], rules: RuleSet, *, tiplu: Card | None = No
     whether the dublee route is open (option ``dublee_min_players``).
     """
     _verify_players(rules, players)
-    discards = _discards_for(cards, rules)
     wilds, _ = checked_hand(cards, rules, tiplu=tiplu, turned=turned)
+    discards = _discards_for(cards, rules)
     search = Partitioner(cards, wilds, rules.family.melds)
     if rules.family.melds_to_finish is None:
         return _check_every_card_melded(cards, rules, search, discards)
@@ -238,8 +238,8 @@ def check_grouping(groups: Sequence[Sequence[Card]], rules: RuleSet, *, tiplu: C
     """
     _verify_players(rules, players)
     all_cards = [c for g in groups for c in g] + ([discard] if discard is not None else [])
-    _discards_for(all_cards, rules)
     wilds, _ = checked_hand(all_cards, rules, tiplu=tiplu, turned=turned)
+    _discards_for(all_cards, rules)
     family = rules.family
     laid = tuple(tuple(g) for g in groups)
     if family.dublee_route and laid and all(len(g) == 2 for g in laid):

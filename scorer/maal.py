@@ -104,8 +104,8 @@ def maal_points(cards: Sequence[Card], rules: RuleSet, tiplu: Card, *, seen: boo
     if rules.scoring != Scoring.MAAL:
         raise HandError(f"maal is part of the {family_names(scoring=Scoring.MAAL)} rules; "
                         f"the {rules.name} rules score penalty points")
-    verify_holding_size(cards, rules)
     wilds, counts = checked_hand(cards, rules, tiplu=tiplu)
+    verify_holding_size(cards, rules)
     tunnelas = list(dict.fromkeys(dealt_tunnelas))
     for card in tunnelas:
         if card.is_joker:
