@@ -1,9 +1,11 @@
 """Does a declared hand finish? The seeing check and the declare check.
 
 Nepali (RULES.md 2.3): 21 cards mean "already discarded", 22 mean the checker
-chooses the discard. A hand finishes with 7 melds of which at least 3 are pure,
-or with 8 dublees. Rummy (RULES.md 3): every card in melds of 3 or more with at
-least one life (two with ``two_lives``).
+chooses the discard; any other count is bad input, with a grouping too. A hand
+finishes with 7 melds of which at least 3 are pure, or with 8 dublees, whichever
+way the player saw: the check judges the hand, not its history. Rummy (RULES.md
+3): every card in melds of 3 or more with at least one life (two with ``two_lives``).
+The counts come from the rule family (:class:`~scorer.rules.RuleFamily`).
 
 >>> from scorer import get_rules, parse_cards, parse_card
 >>> hand = parse_cards("3S 4S 5S 6H 6H 6H 9D 10D JD 2C 3C 4C KS KH KD 7D 8D JC JH 5C 5D")
@@ -66,7 +68,10 @@ def _discards_for(cards: Sequence[Card], rules: RuleSet) -> int:
 
 
 def dublee_pairs(cards: Sequence[Card]) -> list[tuple[Card, Card]]:
-    """Every pair of identical natural cards; printed jokers never pair."""
+    """Every pair of identical cards, each played as its own face (two tiplus pair too).
+
+    A wild never completes a pair of different cards, and printed jokers never pair.
+    """
     pairs = []
     for card, n in sorted(Counter(cards).items(), key=lambda kv: str(kv[0])):
         if not card.is_joker:
@@ -74,7 +79,7 @@ def dublee_pairs(cards: Sequence[Card]) -> list[tuple[Card, Card]]:
     return pairs
 
 
-def _dublee_route_allowed(rules: RuleSet, players: int | None) -> str | None:
+def _dublee_route_closed(rules: RuleSet, players: int | None) -> str | None:
     """None when the dublee route is open, else why it is closed."""
     if not rules.family.dublee_route:
         return f"the {rules.name} rules have no dublee finish"
@@ -82,6 +87,29 @@ def _dublee_route_allowed(rules: RuleSet, players: int | None) -> str | None:
     if players is not None and players < minimum:
         return f"the dublee route needs at least {minimum} players (option dublee_min_players)"
     return None
+
+
+def history_note(rules: RuleSet) -> str:
+    """RULES.md 2.3: the check judges the hand as it is, whichever way the player saw.
+
+    >>> from scorer import get_rules
+    >>> history_note(get_rules())
+    'tiplu checks the hand, not its history: a finish needs 3 pure melds among the 7, or 8 dublees, whichever way the player saw'
+    """
+    family = rules.family
+    dublees = f", or {family.dublees_to_finish} dublees" if family.dublees_to_finish is not None else ""
+    return (f"tiplu checks the hand, not its history: a finish needs {rules.pure_melds_needed} pure melds "
+            f"among the {family.melds_to_finish}{dublees}, whichever way the player saw")
+
+
+def _too_few_pure(pure: int, rules: RuleSet) -> str:
+    return (f"only {pure} pure melds, {rules.pure_melds_needed} needed (pure sequences or tunnelas); "
+            f"{history_note(rules)}")
+
+
+def _verify_players(rules: RuleSet, players: int | None) -> None:
+    if players is not None:
+        rules.verify_players(players)
 
 
 def _pick_discard(cards: Sequence[Card], used: Sequence[Sequence[Card]], discards: int) -> Card | None:
@@ -93,7 +121,12 @@ def _pick_discard(cards: Sequence[Card], used: Sequence[Sequence[Card]], discard
 
 def check_hand(cards: Sequence[Card], rules: RuleSet, *, tiplu: Card | None = None,
                turned: Card | None = None, players: int | None = None) -> DeclareResult:
-    """Check whether a 21/22-card hand finishes; an exact search, never greedy."""
+    """Check whether a 21/22-card hand finishes; an exact search, never greedy.
+
+    ``players`` (at the table) must be within the rule set's range; it decides
+    whether the dublee route is open (option ``dublee_min_players``).
+    """
+    _verify_players(rules, players)
     wilds, _ = checked_hand(cards, rules, tiplu=tiplu, turned=turned)
     discards = _discards_for(cards, rules)
     search = Partitioner(cards, wilds, rules.family.melds)
@@ -113,7 +146,7 @@ def _check_meld_count(cards: Sequence[Card], rules: RuleSet, melds_needed: int, 
     if melds is not None and pure >= pure_needed:
         return DeclareResult(True, MELDS, tuple(melds), _pick_discard(cards, melds, discards), None)
     pairs = dublee_pairs(cards)
-    dublee_block = _dublee_route_allowed(rules, players)
+    dublee_block = _dublee_route_closed(rules, players)
     dublees_needed = rules.family.dublees_to_finish
     if dublees_needed is not None and len(pairs) >= dublees_needed and not dublee_block:
         chosen = pairs[:dublees_needed]
@@ -128,7 +161,7 @@ def _check_meld_count(cards: Sequence[Card], rules: RuleSet, melds_needed: int, 
                              f"only {len(pairs)} dublees, {dublees_needed} needed: "
                              f"{format_cards(rest)} unpaired", tuple(rest))
     if len(closest) >= melds_needed:
-        reason = f"only {pure} pure melds, {pure_needed} needed (pure sequences or tunnelas)"
+        reason = _too_few_pure(pure, rules)
     else:
         missing = melds_needed - len(closest)
         plural = "meld" if missing == 1 else "melds"
@@ -136,7 +169,7 @@ def _check_meld_count(cards: Sequence[Card], rules: RuleSet, melds_needed: int, 
         reason = f"needs {more} {plural}: {format_cards(unmatched)} unmatched"
         natural = len(pure_search.best_partial())
         if natural < pure_needed:
-            reason += f"; the hand holds only {natural} pure melds, {pure_needed} needed"
+            reason += f"; the hand holds only {natural} pure melds, {pure_needed} needed; {history_note(rules)}"
     return DeclareResult(False, None, tuple(closest), None, reason, tuple(unmatched))
 
 
@@ -199,10 +232,14 @@ def check_grouping(groups: Sequence[Sequence[Card]], rules: RuleSet, *, tiplu: C
     """Judge the melds as the player laid them on the table.
 
     Each group is classified on its own; the first wrong group is named with
-    its reason ("group 3 (7H 8H 9D): not a meld: ...").
+    its reason ("group 3 (7H 8H 9D): not a meld: ..."). The groups and the
+    discard together are the whole hand: 21 or 22 cards (nepali), else
+    :class:`HandError`, as with :func:`check_hand`.
     """
+    _verify_players(rules, players)
     all_cards = [c for g in groups for c in g] + ([discard] if discard is not None else [])
     wilds, _ = checked_hand(all_cards, rules, tiplu=tiplu, turned=turned)
+    _discards_for(all_cards, rules)
     family = rules.family
     laid = tuple(tuple(g) for g in groups)
     if family.dublee_route and laid and all(len(g) == 2 for g in laid):
@@ -216,7 +253,7 @@ def check_grouping(groups: Sequence[Sequence[Card]], rules: RuleSet, *, tiplu: C
         if not check.is_meld:
             return refused(f"group {number} ({describe(check)})")
     placed = sum(len(g) for g in laid)
-    pure = sum(1 for c in checks if c.is_pure)
+    pure = sum(family.melds.pure_melds_in(len(c.cards)) for c in checks if c.is_pure)
     pure_needed = rules.pure_melds_needed
     if family.melds_to_finish is None:
         if placed != rules.hand_size:
@@ -227,19 +264,20 @@ def check_grouping(groups: Sequence[Sequence[Card]], rules: RuleSet, *, tiplu: C
     if len(laid) != family.melds_to_finish:
         return refused(f"a finish needs {family.melds_to_finish} melds, {len(laid)} were laid")
     if pure < pure_needed:
-        return refused(f"only {pure} pure melds, {pure_needed} needed (pure sequences or tunnelas)")
+        return refused(_too_few_pure(pure, rules))
     return DeclareResult(True, MELDS, laid, discard, None, groups=checks)
 
 
 def _judge_dublees(groups: tuple[tuple[Card, ...], ...], discard: Card | None, rules: RuleSet,
                    players: int | None) -> DeclareResult:
-    block = _dublee_route_allowed(rules, players)
+    block = _dublee_route_closed(rules, players)
     if block:
         return DeclareResult(False, None, groups, discard, block)
     for number, pair in enumerate(groups, 1):
         if pair[0] != pair[1] or pair[0].is_joker:
             return DeclareResult(False, None, groups, discard,
-                                 f"group {number} ({format_cards(pair)}): a dublee is two identical natural cards")
+                                 f"group {number} ({format_cards(pair)}): a dublee is two identical cards, "
+                                 f"each its own face (a wild never completes a pair)")
     needed = rules.family.dublees_to_finish or 0
     if len(groups) < needed:
         return DeclareResult(False, None, groups, discard, f"only {len(groups)} dublees, {needed} needed")
@@ -272,14 +310,16 @@ def can_see(cards: Sequence[Card], rules: RuleSet, *, players: int | None = None
     family = rules.family
     if family.pure_melds_to_see is None or family.dublees_to_see is None:
         raise HandError(f"seeing the tiplu is part of the {family_names(seeing=True)} rules only")
+    _verify_players(rules, players)
     check_copies(cards, rules.decks, rules.printed_jokers)
     pure_needed, dublees_needed = family.pure_melds_to_see, family.dublees_to_see
     pure = pure_melds_search(cards, family.melds).best_partial()
     if len(pure) >= pure_needed:
         return SeeResult(True, MELDS, tuple(pure[:pure_needed]), None)
     pairs = dublee_pairs(cards)
-    if len(pairs) >= dublees_needed and not _dublee_route_allowed(rules, players):
+    dublee_block = _dublee_route_closed(rules, players)
+    if len(pairs) >= dublees_needed and not dublee_block:
         return SeeResult(True, DUBLEES, tuple(pairs[:dublees_needed]), None)
-    return SeeResult(False, None, tuple(pure),
-                     f"only {len(pure)} pure melds ({pure_needed} needed) and {len(pairs)} dublees "
-                     f"({dublees_needed} needed)")
+    reason = f"only {len(pure)} pure melds ({pure_needed} needed) and {len(pairs)} dublees ({dublees_needed} needed"
+    reason += f"; {dublee_block})" if dublee_block else ")"
+    return SeeResult(False, None, tuple(pure), reason)

@@ -20,7 +20,7 @@ from scorer.cards import JOKER, Card, card_names
 from scorer.errors import HandError
 from scorer.kinds import Scoring
 from scorer.rules import RuleSet, family_names
-from scorer.wilds import Wilds, checked_hand
+from scorer.wilds import Wilds, checked_hand, verify_holding_size
 
 #: points for 1, 2 or 3 copies of a jhiplu or poplu face
 NEIGHBOUR_POINTS = (0, 2, 5, 10)
@@ -98,13 +98,14 @@ def maal_points(cards: Sequence[Card], rules: RuleSet, tiplu: Card, *, seen: boo
     ``dealt_tunnelas`` names cards of which the player was dealt all three
     copies and showed them before the first draw; the three copies must be in
     ``cards``. With ``tunnela_requires_seen`` (default) an unseen player gets no
-    tunnela bonus. Whether an unseen player's maal counts at all (``murder``)
+    tunnela bonus; ``seen`` means seen by either route, pure melds or dublees. Whether an unseen player's maal counts at all (``murder``)
     is settled in :func:`scorer.settle.settle_round`.
     """
     if rules.scoring != Scoring.MAAL:
         raise HandError(f"maal is part of the {family_names(scoring=Scoring.MAAL)} rules; "
                         f"the {rules.name} rules score penalty points")
     wilds, counts = checked_hand(cards, rules, tiplu=tiplu)
+    verify_holding_size(cards, rules)
     tunnelas = list(dict.fromkeys(dealt_tunnelas))
     for card in tunnelas:
         if card.is_joker:

@@ -145,7 +145,7 @@ class Partitioner:
         return tuple(self.faces[k] for k in idx)
 
     def cover(self, pure_needed: int, discards: int) -> list[Meld] | None:
-        """Melds covering every card but ``discards`` of them, with at least
+        """Melds covering every card but exactly ``discards`` of them, with at least
         ``pure_needed`` pure melds; None when impossible. The discarded cards are
         those the melds leave out."""
         counts = list(self.start)
@@ -157,7 +157,7 @@ class Partitioner:
             while i < end and not counts[i]:
                 i += 1
             if i == end:
-                return pure_needed <= 0
+                return pure_needed <= 0 and discards == 0
             key = (i, tuple(counts[i:]), discards, pure_needed)
             if key in failed or pure_needed * 3 > left - discards:
                 return False
@@ -387,13 +387,24 @@ class Partitioner:
 
         return [self._meld(idx) for idx in best(0)[2]]
 
-    def least_left(self, value: Callable[[Card], int], lives_needed: int) -> tuple[int, list[Meld]]:
-        """The arrangement leaving the lowest total ``value`` unmatched, among those
-        with at least ``lives_needed`` pure melds (rummy penalty scoring)."""
+    def least_left(self, value: Callable[[Card], int], lives_needed: int,
+                   bonus: Callable[[Meld], int] | None = None) -> tuple[int, list[Meld]]:
+        """The arrangement with the lowest total ``value`` unmatched less the
+        ``bonus`` of each meld kept, among those with at least ``lives_needed``
+        pure melds (rummy penalty scoring). With no such arrangement no meld is
+        kept and every card counts. The bonus is part of the search, so a meld
+        that earns one may win over a meld that saves more cards.
+        """
         counts = list(self.start)
         end = len(counts)
         memo: dict[tuple[int, Counts, int], tuple[float, tuple[Faces, ...]]] = {}
         values = [value(f) for f in self.faces]
+        bonuses: dict[Faces, int] = {}
+
+        def bonus_of(idx: Faces) -> int:
+            if idx not in bonuses:
+                bonuses[idx] = bonus(self._meld(idx)) if bonus is not None else 0
+            return bonuses[idx]
 
         def least(i: int, lives_needed: int) -> tuple[float, tuple[Faces, ...]]:
             while i < end and not counts[i]:
@@ -411,8 +422,8 @@ class Partitioner:
                 if self._take(counts, need):
                     cost, path = least(i, max(lives_needed - pure, 0))
                     self._put(counts, need)
-                    if cost < result[0]:
-                        result = (cost, (idx,) + path)
+                    if cost - bonus_of(idx) < result[0]:
+                        result = (cost - bonus_of(idx), (idx,) + path)
             memo[key] = result
             return result
 

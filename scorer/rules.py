@@ -122,6 +122,15 @@ class MeldRules:
         fills any gap, so a search may count wilds instead of naming them."""
         return self.min_size == self.max_size == 3 and not self.sets_repeat_suits
 
+    def pure_melds_in(self, size: int) -> int:
+        """How many pure melds a pure meld of ``size`` cards counts for: a pure run
+        long enough to split into two (6 cards or more in rummy) counts for two.
+
+        >>> RUMMY.melds.pure_melds_in(6), RUMMY.melds.pure_melds_in(5), NEPALI.melds.pure_melds_in(3)
+        (2, 1, 1)
+        """
+        return size // self.min_size if self.max_size is None else 1
+
     def name(self, kind: MeldKind) -> MeldKind:
         """This family's name for ``kind``."""
         return self.kind_names.get(kind, kind)
@@ -140,6 +149,7 @@ class RuleFamily:
     ``pure_melds_to_see`` pure melds or ``dublees_to_see`` dublees (None: the
     family has no seeing). ``fees``: every loser pays the winner the seen or
     unseen fee (options ``seen_fee``, ``unseen_fee``, ``dublee_bonus``).
+    ``exclusive`` names pairs of on/off options that may not both be on.
     """
 
     name: Family
@@ -160,6 +170,7 @@ class RuleFamily:
     pure_melds_to_see: int | None = None
     dublees_to_see: int | None = None
     fees: bool = False
+    exclusive: tuple[tuple[str, str], ...] = ()
 
     @property
     def dublee_route(self) -> bool:
@@ -209,6 +220,7 @@ NEPALI = RuleFamily(
     pure_melds_to_see=3,
     dublees_to_see=7,
     fees=True,
+    exclusive=(("murder", "kidnap"),),
     options=(
         _bool("murder", False, "unseen players' maal counts 0 (they still pay the unseen fee)"),
         _bool("kidnap", False, "the winner also takes each unseen player's maal"),
@@ -253,13 +265,17 @@ RUMMY = RuleFamily(
     options=(
         _bool(TWO_DECKS, False, "2 decks and 2 printed jokers instead of 3 and 3 (13 or 16 cards each)"),
         OptionSpec("hand_size", 21, "cards dealt to each player", choices=(21, 16, 13)),
-        _bool("two_lives", False, "closing needs 2 lives (pure sequences) instead of 1"),
+        _bool("joker_same_suit", False, "only the joker rank of the turned card's suit is wild (default: every suit)"),
+        _bool("two_lives", False, "closing needs 2 lives (pure sequences) instead of 1, "
+                                  "and a non-closer keeps melds only with 2 lives"),
         OptionSpec("ace_points", 10, "penalty points for an unmatched ace", choices=(10, 1)),
         _int("unmatched_joker_points", 20, "penalty points for an unmatched wild card"),
         _int("wrong_close_penalty", 80, "penalty for a wrong close"),
-        _bool("no_dublee", False, "no dublee swap"),
+        _bool("no_dublee", False, "no dublee swap for a wild during play; shown by the app, nothing to score"),
         _bool("per_round_settlement", False, "each player pays the closer a stake per penalty point after each round"),
-        _int("tunnela_bonus", 0, "points taken off a player's penalty for each tunnela in their melds"),
+        _int("tunnela_bonus", 0, "points taken off a non-closer's penalty for each tunnela kept as a set of "
+                                 "its 3 identical natural cards (joker-rank tunnelas too)"),
+        _int("max_penalty", 0, "most penalty points a non-closer scores for a round's cards (0: no cap)"),
         OptionSpec("players_max", 6, "most players at the table", choices=(4, 5, 6)),
         OptionSpec("direction", "clockwise", "dealer rotation shown by the app",
                    choices=("clockwise", "counter-clockwise")),
@@ -395,10 +411,22 @@ def _fit_hand_size(family: RuleFamily, values: dict[str, OptionValue]) -> None:
     raise OptionError(f"option hand_size: {sizes} cards are dealt only with {TWO_DECKS}")
 
 
+def _verify_exclusive(family: RuleFamily, values: Mapping[str, OptionValue]) -> None:
+    for first, second in family.exclusive:
+        if values.get(first) is True and values.get(second) is True:
+            raise OptionError(f"options {first} and {second} exclude each other: turn one of them off")
+
+
 def get_rules(name: str | None = None, options: Mapping[str, object] | None = None) -> RuleSet:
     """Find a rule family by name and fill in its options (defaults for the rest).
 
-    Raises :class:`OptionError` for an unknown family, option or value.
+    Raises :class:`OptionError` for an unknown family, option or value, and for
+    options that exclude each other.
+
+    >>> get_rules("nepali", {"murder": True, "kidnap": "on"})
+    Traceback (most recent call last):
+    ...
+    scorer.errors.OptionError: options murder and kidnap exclude each other: turn one of them off
     """
     name = (name or DEFAULT_FAMILY).strip().lower()
     if name not in RULE_FAMILIES:
@@ -408,6 +436,7 @@ def get_rules(name: str | None = None, options: Mapping[str, object] | None = No
     for key, value in (options or {}).items():
         values[key] = family.option(key).coerce(value)
     _fit_hand_size(family, values)
+    _verify_exclusive(family, values)
     return RuleSet(family, MappingProxyType(values))
 
 

@@ -201,10 +201,14 @@ def _net(order: Sequence[str], payments: Sequence[Payment]) -> dict[str, int]:
 def _settle_penalty(rules: RuleSet, players: Sequence[PlayerRound], winner: str | None) -> Settlement:
     penalty: dict[str, int] = {}
     adjustments: list[Adjustment] = []
+    cap = rules.number("max_penalty")
     for p in players:
         points = 0 if p.name == winner else int(p.penalty or 0)
         if p.name == winner and p.penalty:
             adjustments.append(Adjustment(p.name, p.penalty, 0, "the closer scores 0"))
+        if cap and points > cap:
+            adjustments.append(Adjustment(p.name, points, cap, f"max_penalty: a round's penalty is at most {cap}"))
+            points = cap
         if p.wrong_close:
             adjustments.append(Adjustment(p.name, points, points + rules.number("wrong_close_penalty"), "wrong close"))
             points += rules.number("wrong_close_penalty")

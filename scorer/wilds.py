@@ -66,13 +66,15 @@ def _printed(rules: RuleSet) -> frozenset[Card]:
 
 
 def _from_turned(rules: RuleSet, turned: Card | None) -> Wilds:
-    """The rank above the turned card is the joker rank, in every suit."""
+    """The rank above the turned card is the joker rank, in every suit (in the
+    turned card's suit only with ``joker_same_suit``)."""
     if turned is None:
         raise HandError(f"the {rules.name} rules need the turned card (e.g. --turned 7D)")
     if turned.is_joker:
         raise HandError("the turned card is a printed joker: turn the next card to set the joker rank")
     rank = rank_above(turned.rank)
-    faces = frozenset(Card(rank, s) for s in SUITS)
+    suits = (turned.suit,) if rules.flag("joker_same_suit") else SUITS
+    faces = frozenset(Card(rank, s) for s in suits)
     return Wilds(wild_faces=faces | _printed(rules), joker_rank=rank, jokers_in_play=rules.printed_jokers)
 
 
@@ -89,6 +91,14 @@ def _from_tiplu(rules: RuleSet, tiplu: Card | None) -> Wilds:
     faces = frozenset({tiplu, jhiplu, poplu}) | ordinary | _printed(rules)
     return Wilds(wild_faces=faces, tiplu=tiplu, jhiplu=jhiplu, poplu=poplu,
                  ordinary_jokers=ordinary, alter=alter, joker_rank=tiplu.rank, jokers_in_play=rules.printed_jokers)
+
+
+def verify_holding_size(cards: Sequence[Card], rules: RuleSet) -> None:
+    """Raise :class:`HandError` for more cards than a player can hold: the hand plus one drawn."""
+    most = rules.hand_size + 1
+    if len(cards) > most:
+        raise HandError(f"a hand has at most {most} cards ({rules.hand_size} dealt and one drawn); "
+                        f"this one has {len(cards)}")
 
 
 def copy_limits(rules: RuleSet, wilds: Wilds | None) -> dict[Card, int]:

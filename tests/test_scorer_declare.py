@@ -60,7 +60,9 @@ def test_the_discard_can_be_a_card_inside_a_would_be_meld() -> None:
 def test_only_two_pure_melds_do_not_finish() -> None:
     result = check_hand(parse_cards(TWO_PURE), get_rules(), tiplu=TIPLU)
     assert not result.valid
-    assert result.reason == "only 2 pure melds, 3 needed (pure sequences or tunnelas)"
+    assert result.reason == ("only 2 pure melds, 3 needed (pure sequences or tunnelas); tiplu checks the hand, "
+                             "not its history: a finish needs 3 pure melds among the 7, or 8 dublees, "
+                             "whichever way the player saw")
     assert len(result.melds) == 7
 
 
@@ -171,3 +173,10 @@ def test_rummy_two_lives() -> None:
     assert check_hand(parse_cards(one_life), get_rules("rummy"), turned=parse_card("10S")).valid
     result = check_hand(parse_cards(one_life), rules, turned=parse_card("10S"))
     assert not result.valid and "needs 2 lives" in result.reason
+
+
+def test_a_22_card_rummy_hand_that_melds_every_card_still_names_a_discard() -> None:
+    # 22 cards: the checker picks the discard, even when all 22 would fit in melds
+    result = check_hand(parse_cards(RUMMY_HAND + " 8S"), get_rules("rummy"), turned=parse_card("10S"))
+    assert result.valid and result.discard is not None
+    assert sum(len(m) for m in result.melds) == 21

@@ -8,36 +8,76 @@ from collections import Counter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scorer import Route, get_rules
-from scorer import parse_card, parse_cards
+from scorer import ALL_FACES, JOKER, Card, Route, RuleSet, get_rules, parse_card, parse_cards
 from scorer.declare import check_hand, find_melds
 from scorer.maal import maal_points
 from scorer.melds import classify_meld
-from scorer.partition import Partitioner
-from scorer.reference import brute_cover, brute_force_finishes, brute_max_melds
+from scorer.partition import Partitioner, leftover
+from scorer.reference import (brute_cover, brute_every_card_melded, brute_force_finishes, brute_least_penalty,
+                              brute_max_melds)
+from scorer.rummy import capped_penalty, card_penalty, penalty_points
 from scorer.settle import PlayerRound, settle_round
 from scorer.wilds import wild_cards
-from strategies import meld_built_hand, random_hand
+from strategies import faces, meld_built_hand, random_hand
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.large_base_example, HealthCheck.data_too_large])
 
 
 @st.composite
-def rounds(draw: st.DrawFn):
-    n = draw(st.integers(2, 5))
-    names = [f"P{i}" for i in range(n)]
-    players = [PlayerRound(name, maal=draw(st.integers(0, 80)), seen=draw(st.booleans()),
+def rounds(draw: st.DrawFn) -> tuple[RuleSet, list[PlayerRound], str | None, str | None]:
+    players_max = draw(st.sampled_from([5, 6]))
+    n = draw(st.integers(2, players_max))
+    players = [PlayerRound(f"P{i}", maal=draw(st.integers(0, 80)), seen=draw(st.booleans()),
                            seen_by=draw(st.sampled_from([None, "melds", "dublees"])),
                            false_declaration=draw(st.booleans()))
-               for name in names]
+               for i in range(n)]
     seen = [p.name for p in players if p.seen]
     winner = draw(st.sampled_from([None, *seen])) if seen else None
-    options = {"murder": draw(st.booleans()), "kidnap": draw(st.booleans()),
-               "dublee_exempt": draw(st.booleans()), "seen_fee": draw(st.integers(0, 10)),
-               "unseen_fee": draw(st.integers(0, 20)), "invalid_declaration_fine": draw(st.integers(0, 20))}
-    finish = draw(st.sampled_from(["melds", "dublees"])) if winner else None
+    unseen_rule = draw(st.sampled_from([None, "murder", "kidnap"]))  # they exclude each other
+    options = {"players_max": players_max, "dublee_exempt": draw(st.booleans()),
+               "seen_fee": draw(st.integers(0, 10)), "unseen_fee": draw(st.integers(0, 20)),
+               "dublee_bonus": draw(st.integers(0, 10)), "dublee_min_players": draw(st.integers(2, 6)),
+               "invalid_declaration_fine": draw(st.integers(0, 20))} | ({unseen_rule: True} if unseen_rule else {})
+    routes = ["melds", "dublees"] if n >= options["dublee_min_players"] else ["melds"]
+    finish = draw(st.sampled_from(routes)) if winner else None
     return get_rules("nepali", options), players, winner, finish
 
+
+@st.composite
+def rummy_rounds(draw: st.DrawFn) -> tuple[RuleSet, list[PlayerRound], str]:
+    options = {"per_round_settlement": draw(st.booleans()), "max_penalty": draw(st.sampled_from([0, 40, 80])),
+               "wrong_close_penalty": draw(st.integers(0, 100))}
+    players = [PlayerRound(f"P{i}", penalty=draw(st.integers(0, 200)), wrong_close=draw(st.booleans()))
+               for i in range(draw(st.integers(3, 6)))]
+    return get_rules("rummy", options), players, draw(st.sampled_from([p.name for p in players]))
+
+
+@st.composite
+def rummy_rules(draw: st.DrawFn) -> RuleSet:
+    """The rummy options that change a penalty or a close, drawn."""
+    return get_rules("rummy", {
+        "two_decks": draw(st.booleans()), "joker_same_suit": draw(st.booleans()),
+        "two_lives": draw(st.booleans()), "tunnela_bonus": draw(st.sampled_from([0, 3, 15])),
+        "max_penalty": draw(st.sampled_from([0, 25, 80])), "ace_points": draw(st.sampled_from([10, 1])),
+        "unmatched_joker_points": draw(st.sampled_from([20, 5]))})
+
+
+@st.composite
+def rummy_hand(draw: st.DrawFn, rules: RuleSet, sizes: tuple[int, int]) -> tuple[list[Card], Card]:
+    """A few cards from the rummy decks in play (printed jokers too) and a turned card;
+    built from single cards, tunnelas and runs, so melds and tunnelas are common."""
+    turned = draw(faces)
+    left = Counter({c: rules.decks for c in ALL_FACES if not c.is_joker}) + Counter({JOKER: rules.printed_jokers})
+    size = draw(st.integers(*sizes))
+    cards: list[Card] = []
+    while len(cards) < size:
+        face = draw(st.sampled_from(sorted(left.elements())))
+        run = [Card(r, face.suit) for r in range(face.rank, min(face.rank + 3, 14))] if not face.is_joker else [face]
+        group = draw(st.sampled_from([[face], [face] * 3, run]))[:size - len(cards)]
+        if not Counter(group) - left:
+            cards.extend(group)
+            left -= Counter(group)
+    return cards, turned
 
 @given(rounds())
 @FAST
@@ -46,6 +86,20 @@ def test_settlement_is_zero_sum(case) -> None:
     settlement = settle_round(rules, players, winner, finish)
     assert sum(settlement.net.values()) == 0
     assert all(p.points > 0 and p.payer != p.payee for p in settlement.payments)
+
+
+@given(rummy_rounds())
+@FAST
+def test_rummy_settlement_is_zero_sum_when_paid_per_round(case) -> None:
+    rules, players, winner = case
+    settlement = settle_round(rules, players, winner, None)
+    most = (rules["max_penalty"] or 200) + rules["wrong_close_penalty"]
+    if rules["per_round_settlement"]:
+        assert sum(settlement.net.values()) == 0 and not settlement.lower_is_better
+        assert all(p.payee == winner and 0 < p.points <= most for p in settlement.payments)
+    else:
+        assert settlement.lower_is_better and settlement.net[winner] in (0, rules["wrong_close_penalty"])
+        assert all(0 <= points <= most for points in settlement.net.values())
 
 
 @given(st.one_of(meld_built_hand(0), meld_built_hand(1), random_hand(21), random_hand(22)))
@@ -107,3 +161,31 @@ def test_the_brute_force_reference_agrees_on_a_full_hand() -> None:
     for tiplu, valid in (("5C", True), ("9C", False)):
         assert check_hand(hand, get_rules(), tiplu=parse_card(tiplu)).valid is valid
         assert brute_force_finishes(hand, get_rules(), tiplu=parse_card(tiplu)) is valid
+
+
+@given(rummy_rules().flatmap(lambda rules: st.tuples(st.just(rules), rummy_hand(rules, (3, 8)))))
+@FAST
+def test_rummy_penalty_agrees_with_brute_force(case) -> None:
+    rules, (cards, turned) = case
+    result = penalty_points(cards, rules, turned)
+    assert result.penalty == brute_least_penalty(cards, rules, turned=turned)
+    wilds = wild_cards(rules, turned=turned)
+    checks = [classify_meld(m, wilds, rules.family.melds) for m in result.melds]
+    assert all(check.is_meld for check in checks)
+    assert Counter(c for m in result.melds for c in m) + Counter(result.unmatched) == Counter(cards)
+    if result.melds:
+        assert sum(check.is_pure for check in checks) >= rules.pure_melds_needed
+    left = sum(card_penalty(c, rules, wilds) for c in result.unmatched) - rules["tunnela_bonus"] * result.tunnelas
+    assert result.penalty == capped_penalty(left, rules)
+
+
+@given(rummy_rules(), st.integers(0, 1), st.data())
+@FAST
+def test_every_card_melded_agrees_with_brute_force(rules: RuleSet, discards: int, data) -> None:
+    cards, turned = data.draw(rummy_hand(rules, (6, 9)))
+    search = Partitioner(cards, wild_cards(rules, turned=turned), rules.family.melds)
+    fast = search.cover(rules.pure_melds_needed, discards)
+    assert (fast is not None) == brute_every_card_melded(cards, rules, turned=turned, discards=discards)
+    if fast is not None:
+        assert len(leftover(cards, fast)) == discards
+

@@ -63,6 +63,7 @@ def test_detector_classes_are_52_cards_and_the_joker() -> None:
     ("rummy", "two_decks", False), ("rummy", "two_lives", False), ("rummy", "ace_points", 10),
     ("rummy", "unmatched_joker_points", 20), ("rummy", "wrong_close_penalty", 80),
     ("rummy", "no_dublee", False), ("rummy", "per_round_settlement", False), ("rummy", "tunnela_bonus", 0),
+    ("rummy", "joker_same_suit", False), ("rummy", "max_penalty", 0), ("rummy", "hand_size", 21),
 ])
 def test_every_rules_md_option_has_its_default(family: str, option: str, default: object) -> None:
     assert get_rules(family)[option] == default
@@ -76,6 +77,7 @@ def test_every_rules_md_option_has_its_default(family: str, option: str, default
     ("nepali", {"murder": "maybe"}, "not on/off"),
     ("nepali", {"players_max": 7}, "not one of 5, 6"),
     ("rummy", {"hand_size": 13}, "only with two_decks"),
+    ("nepali", {"murder": True, "kidnap": True}, "murder and kidnap exclude each other"),
 ])
 def test_bad_rules_say_what_is_allowed(family: str, options: dict, message: str) -> None:
     with pytest.raises(OptionError, match=message):
