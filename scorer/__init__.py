@@ -47,7 +47,7 @@ from scorer.kinds import FINISHES, PURE_KINDS, Family, Finish, MeldKind, Route, 
 from scorer.maal import MaalItem, MaalResult, maal_points
 from scorer.melds import MeldCheck, classify_meld
 from scorer.rules import (RULE_FAMILIES, MeldRules, OptionSpec, OptionValue, RuleFamily, RuleSet,
-                          get_rules, parse_option_assignments)
+                          get_rules)
 from scorer.rummy import PenaltyResult, penalty_points
 from scorer.settle import Adjustment, Payment, PlayerRound, Settlement, settle_round
 from scorer.wilds import Wilds, wild_cards
@@ -62,7 +62,6 @@ __all__ = [
     "MaalItem", "MaalResult", "maal_points",
     "MeldCheck", "classify_meld",
     "RULE_FAMILIES", "MeldRules", "OptionSpec", "OptionValue", "RuleFamily", "RuleSet", "get_rules",
-    "parse_option_assignments",
     "PenaltyResult", "penalty_points",
     "Adjustment", "Payment", "PlayerRound", "Settlement", "settle_round",
     "Wilds", "wild_cards",

@@ -170,6 +170,8 @@ def _check_meld_count(cards: Sequence[Card], rules: RuleSet, melds_needed: int, 
         natural = len(pure_search.best_partial())
         if natural < pure_needed:
             reason += f"; the hand holds only {natural} pure melds, {pure_needed} needed; {history_note(rules)}"
+    if dublee_block and dublees_needed is not None and len(pairs) >= dublees_needed:
+        reason += f"; its {len(pairs)} dublees would finish, but {dublee_block}"
     return DeclareResult(False, None, tuple(closest), None, reason, tuple(unmatched))
 
 

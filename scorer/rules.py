@@ -439,13 +439,3 @@ def get_rules(name: str | None = None, options: Mapping[str, object] | None = No
     _verify_exclusive(family, values)
     return RuleSet(family, MappingProxyType(values))
 
-
-def parse_option_assignments(assignments: list[str]) -> dict[str, str]:
-    """Parse CLI ``NAME=VALUE`` strings into a dict (values still text)."""
-    result: dict[str, str] = {}
-    for item in assignments:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip():
-            raise OptionError(f"'{item}': write options as NAME=VALUE, e.g. tiplu_pair=8")
-        result[name.strip()] = value.strip()
-    return result

@@ -199,7 +199,7 @@ def get_session(db: sqlite_utils.Database, session_id: int) -> dict[str, Any]:
     rounds = [_round_dict(db, r, rules.scoring) for r in _round_rows(db, row["id"])]
     totals = dict(rounds[-1]["totals"]) if rounds else {p: 0 for p in players}
     table, winners = standings(players, totals, rules.lower_is_better, bool(rounds))
-    direction = rules.options.get("direction", "clockwise")
+    direction = str(rules.options.get("direction", "clockwise"))
     return {
         "id": row["id"], "title": row["title"], "rules": rules.name, "options": dict(rules.options),
         "players": players, "rounds_planned": row["rounds_planned"], "first_dealer": row["first_dealer"],
@@ -228,7 +228,7 @@ def _recompute(db: sqlite_utils.Database, session: Mapping[str, Any], players: S
 
     Rounds before ``from_number`` are unchanged, so their totals are the starting point.
     """
-    direction = rules.options.get("direction", "clockwise")
+    direction = str(rules.options.get("direction", "clockwise"))
     running = {seat: 0 for seat in range(len(players))}
     if from_number > 1:
         for seat, total in db.execute(
