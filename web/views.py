@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import secrets
 from typing import Any, Mapping
-from urllib.parse import urlsplit
 
 from flask import Blueprint, Response, abort, current_app, flash, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
@@ -29,7 +28,7 @@ from web.db import get_db
 from web.errors import USER_ERRORS, BadRequest, KeyReused
 from web.i18n import _
 from web.payloads import MAX_SEATS
-from web.security import TABLE_CODE_COOKIE, code_exempt, is_table_code, table_code_ok
+from web.security import TABLE_CODE_COOKIE, code_exempt, is_table_code, safe_next, table_code_ok
 
 bp = Blueprint("views", __name__)
 
@@ -241,7 +240,6 @@ def end_session(session_id: int) -> ResponseReturnValue:
 
 
 @bp.route("/sessions/<session:session_id>/verify", methods=["GET", "POST"])
-@code_exempt
 def verify_hand(session_id: int) -> ResponseReturnValue:
     """Check a declared hand (typed, tapped or photographed) with the session's rules."""
     session = ledger.get_session(get_db(), session_id)
@@ -257,18 +255,6 @@ def verify_hand(session_id: int) -> ResponseReturnValue:
             error, result = str(exc), None
     return render_template("verify.html", session=session, form=form, result=result, error=error,
                            jokers=has_printed_jokers(session)), 400 if error else 200
-
-
-def safe_next(target: str | None) -> str:
-    """Only redirect within this site after the code is entered."""
-    if not target:
-        return url_for("views.index")
-    parts = urlsplit(target)
-    if parts.scheme or parts.netloc:
-        if parts.netloc != request.host:
-            return url_for("views.index")
-        return parts.path + (f"?{parts.query}" if parts.query else "")
-    return target if target.startswith("/") and not target.startswith("//") else url_for("views.index")
 
 
 @bp.route("/code", methods=["GET", "POST"])
