@@ -35,6 +35,7 @@ GROUP_SEPARATORS = frozenset({"|", "/"})
 #: ``tiplu check`` fast and free of Flask and onnxruntime.
 PLUGGED_COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("serve", "web.serve", "run the web app for the phones at the table"),
+    ("check-ledger", "web.maintenance", "check the ledger and its photos (--repair removes orphan files)"),
     ("detect", "vision.pipeline", "find the cards in photos (JSON lines)"),
     ("score", "vision.score", "photo to verdict: detect, declare check and maal in one go"),
     ("generate", "vision.generate", "make synthetic training photos with labels"),

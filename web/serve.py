@@ -1,8 +1,9 @@
 """``tiplu serve``: run the web app with waitress so phones at the table can use it.
 
 It prints the addresses phones can open (found without sending any network
-traffic), a QR code of the first one, and, when listening on the network, the
-*table code* a phone must enter once before it can save anything.
+traffic) and, when listening on the network, the *table code* every request then
+needs, and a link (and its QR code) that carries the code, so a phone that opens
+it once is let in.
 
 Example::
 
@@ -15,7 +16,6 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import os
-import secrets
 import socket
 import sys
 from typing import Sequence
@@ -34,8 +34,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", default=None,
                         help="SQLite ledger file (default: $TIPLU_DB, else instance/tiplu.db)")
     parser.add_argument("--table-code", default=None,
-                        help="the code phones enter before saving (default: $TIPLU_TABLE_CODE or a random one; "
-                             "only used when listening on the network)")
+                        help="the code every request needs (default: $TIPLU_TABLE_CODE or a random one when "
+                             "listening on the network; give it on 127.0.0.1 behind a reverse proxy)")
+    parser.add_argument("--table-code-length", type=int, default=None,
+                        help="digits of a random table code (default 6; 10 or more on a shared network)")
     parser.add_argument("--threads", type=int, default=8, help="worker threads (default 8)")
     parser.add_argument("--max-upload-mb", type=int, default=None,
                         help="largest request accepted, in MB (default 16)")
@@ -117,9 +119,13 @@ def run(args: argparse.Namespace) -> int:
             return 2
         config["MAX_CONTENT_LENGTH"] = args.max_upload_mb * MEGABYTE
     networked = not is_loopback_host(args.host)
-    code = None
-    if networked:
-        code = args.table_code or os.environ.get("TIPLU_TABLE_CODE") or f"{secrets.randbelow(10**6):06d}"
+    from web.security import DEFAULT_CODE_LENGTH, code_link, new_table_code
+    try:
+        random_code = new_table_code(args.table_code_length or DEFAULT_CODE_LENGTH)
+    except ValueError as error:
+        print(f"tiplu serve: --table-code-length: {error}", file=sys.stderr)
+        return 2
+    code = args.table_code or os.environ.get("TIPLU_TABLE_CODE") or (random_code if networked else None)
     config["TABLE_CODE"] = code
     try:
         app = create_app(config)
@@ -137,18 +143,21 @@ def run(args: argparse.Namespace) -> int:
     except OSError as error:
         print(f"tiplu serve: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr)
         return 2
+    from web.server_errors import JsonErrorChannel
+    server.channel_class = JsonErrorChannel
     port = server.effective_port if hasattr(server, "effective_port") else args.port  # type: ignore[attr-defined]
     urls = urls_for(args.host, int(port))
-    print(f"tiplu is serving the ledger {app.config['DATABASE']}")
-    for url in urls:
-        print(f"  open {url}")
-    if networked:
-        print(f"  table code: {code}  (phones enter it once before saving rounds)")
-        lan = [u for u in urls if "127.0.0.1" not in u]
-        if lan and not args.no_qr:
-            print_qr(lan[0])
-    print("Press Ctrl-C to stop.", flush=True)
     try:
+        print(f"tiplu is serving the ledger {app.config['DATABASE']}")
+        for url in urls:
+            print(f"  open {url}")
+        if code:
+            print(f"  table code: {code}  (every phone and program needs it; a phone enters it once)")
+            lan = [u for u in urls if "127.0.0.1" not in u] or urls
+            print(f"  or open {code_link(lan[0], code)}  (lets that phone in)")
+            if not args.no_qr:
+                print_qr(code_link(lan[0], code))
+        print("Press Ctrl-C to stop.", flush=True)
         server.run()
     except KeyboardInterrupt:
         pass
