@@ -125,6 +125,11 @@ def photo_slot() -> Iterator[None]:
         _admitted.release()
 
 
+def photos_admitted() -> int:
+    """How many photos hold or wait for a turn right now (for tests and the memory bench)."""
+    return MAX_ADMITTED - _admitted._value  # type: ignore[attr-defined]
+
+
 def image_limits(app: Flask | None = None) -> tuple[int, int]:
     """(max bytes, max pixels) for one photo: the request limit and ``MAX_PHOTO_PIXELS``."""
     config = (app or current_app).config
