@@ -171,8 +171,8 @@ def photo_folder(app: Flask | None = None) -> Path:
     return Path(app.instance_path) / "photos"
 
 
-def _check_purpose(purpose: str | None) -> str:
-    purpose = (purpose or "hand").strip()
+def _check_purpose(purpose: Any) -> str:
+    purpose = (purpose or "hand").strip() if isinstance(purpose, (str, type(None))) else purpose
     if purpose not in PURPOSES:
         raise PhotoError(_("purpose: use one of %(purposes)s", purposes=", ".join(PURPOSES)))
     return purpose
