@@ -106,6 +106,17 @@ def test_wrong_codes_are_throttled_per_address_with_growing_waits(guarded_app: F
     assert client.get("/api/sessions", environ_base=LAN, headers=wrong).status_code == 403, "a right code clears"
 
 
+def test_a_blocked_phone_with_a_cookie_gets_a_page_that_says_so(guarded_app: Flask) -> None:
+    guarded_app.extensions["tiplu_code_throttle"] = CodeThrottle(free_tries=0)
+    client = guarded_app.test_client()
+    client.set_cookie("tiplu_table_code", "999999")
+    client.get("/", environ_base=LAN)
+    client.set_cookie("tiplu_table_code", CODE)
+    page = client.get("/", environ_base=LAN)
+    assert page.status_code == 429 and "too many wrong table codes" in page.get_data(as_text=True)
+    assert page.headers["Retry-After"] == "1"
+
+
 def test_an_old_cookie_is_cleared_not_counted_again_and_again(guarded_app: Flask) -> None:
     client = guarded_app.test_client()
     client.set_cookie("tiplu_table_code", "999999")

@@ -122,6 +122,7 @@ def table_code_ok() -> bool:
     if not code_required():
         return True
     if "table_code_ok" not in g:
+        g.table_code_ok = False
         code = supplied_code()
         g.table_code_ok = code is not None and is_table_code(code)
     return bool(g.table_code_ok)
