@@ -337,3 +337,14 @@ def test_check_ledger_finds_and_removes_orphan_photos(app: Flask, client: FlaskC
     assert main(["check-ledger", "--db", str(db_path), "--photos", str(folder), "--repair"]) == 0
     assert sorted(os.listdir(folder)) == sorted([f"{kept}.jpg", fresh.name])
     assert check_ledger(db_path, folder).ok
+
+
+def test_behind_a_proxy_each_client_is_throttled_by_its_own_address(tmp_path: Path) -> None:
+    app = create_app({"TESTING": True, "DATABASE": str(tmp_path / "p.db"), "SECRET_KEY": "k", "TABLE_CODE": CODE,
+                      "PROXY_HOPS": 1, "CODE_FREE_TRIES": 1})
+    client = app.test_client()
+    guesser = {"X-Forwarded-For": "203.0.113.7", "X-Table-Code": "000000"}
+    assert [client.get("/api/sessions", environ_base=LOCAL, headers=guesser).status_code for _ in range(3)] == \
+        [403, 403, 429]
+    phone = {"X-Forwarded-For": "192.168.1.40", "X-Table-Code": CODE}
+    assert client.get("/api/sessions", environ_base=LOCAL, headers=phone).status_code == 200

@@ -118,3 +118,10 @@ def test_a_failed_upload_leaves_no_photo_on_disk(served: Any, tmp_path: Path) ->
     folder = tmp_path / "photos"
     assert not folder.exists() or os.listdir(folder) == []
     assert server.call("DELETE", f"/api/sessions/{sid}")[0] == 204
+
+
+def test_behind_a_reverse_proxy_on_loopback_the_given_code_is_still_asked(served: Any) -> None:
+    server = served("--table-code", CODE)
+    assert "table code: " + CODE in "".join(server.output)
+    assert server.call("GET", "/api/sessions")[0] == 403
+    assert server.call("GET", "/api/sessions", headers={"X-Table-Code": CODE})[0] == 200
