@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from waitress.channel import HTTPChannel
-from waitress.task import ErrorTask
+from waitress.channel import HTTPChannel  # type: ignore[import-untyped]
+from waitress.task import ErrorTask  # type: ignore[import-untyped]
 
 MEGABYTE = 1024 * 1024
 

@@ -28,7 +28,7 @@ from web.db import get_db
 from web.errors import USER_ERRORS, BadRequest, KeyReused
 from web.i18n import _
 from web.payloads import MAX_SEATS
-from web.security import TABLE_CODE_COOKIE, code_exempt, is_table_code, safe_next, table_code_ok
+from web.security import code_exempt, is_table_code, safe_next, set_code_cookie, table_code_ok
 
 bp = Blueprint("views", __name__)
 
@@ -265,10 +265,7 @@ def table_code() -> ResponseReturnValue:
     if request.method == "POST":
         supplied = request.form.get("code", "").strip()
         if is_table_code(supplied):
-            response = redirect(safe_next(request.form.get("next")))
-            response.set_cookie(TABLE_CODE_COOKIE, supplied, max_age=30 * 24 * 3600, httponly=True,
-                                samesite="Lax")
-            return response
+            return set_code_cookie(redirect(safe_next(request.form.get("next"))), supplied)
         error = _("That is not the table code. It is printed where tiplu serve runs.")
         if not current_app.config.get("TABLE_CODE"):
             abort(404)
