@@ -226,10 +226,12 @@ def guarded(db_path: Path) -> FlaskClient:
 
 
 def test_photos_need_the_table_code_from_the_network(guarded: FlaskClient) -> None:
+    guarded.set_cookie("tiplu_table_code", "4711")
     sid = guarded.post("/api/sessions", json={"players": PLAYERS}).get_json()["id"]
     photo = upload(guarded, jpeg_bytes(), session=str(sid)).get_json()["photo"]
+    guarded.delete_cookie("tiplu_table_code")
     url = photo["url"]
-    assert guarded.get(url).status_code == 200, "the machine itself needs no code"
+    assert guarded.get(url).status_code == 403, "the machine itself needs the code too"
     assert guarded.get(url, environ_base=LAN).status_code == 403
     assert guarded.get(url, environ_base=LAN, headers={"X-Table-Code": "1234"}).status_code == 403
     assert guarded.get(url, environ_base=LAN, headers={"X-Table-Code": "4711"}).status_code == 200
@@ -240,7 +242,7 @@ def test_photos_need_the_table_code_from_the_network(guarded: FlaskClient) -> No
                           content_type="multipart/form-data", environ_base=LAN)
     assert denied.status_code == 403
     assert guarded.post(f"/sessions/{sid}/photos", data={"image": (io.BytesIO(jpeg_bytes()), "a.jpg")},
-                        content_type="multipart/form-data", environ_base=LAN).status_code == 302
+                        content_type="multipart/form-data", environ_base=LAN).status_code == 403
     assert len(stored_rows(guarded.application)) == 1, "nothing stored without the code"
 
 
@@ -316,6 +318,7 @@ def test_verify_page(client: FlaskClient, make_session: Callable[..., int]) -> N
 
 
 def test_no_camera_hides_the_button_and_answers_404(guarded: FlaskClient) -> None:
+    guarded.set_cookie("tiplu_table_code", "4711")
     sid = guarded.post("/api/sessions", json={"players": PLAYERS}).get_json()["id"]
     page = guarded.get(f"/sessions/{sid}/rounds/new").get_data(as_text=True)
     assert page.count('class="photo-tools"') == 1 + len(PLAYERS)
@@ -323,6 +326,7 @@ def test_no_camera_hides_the_button_and_answers_404(guarded: FlaskClient) -> Non
     preview = guarded.get("/camera/preview.jpg")
     assert preview.status_code == 404 and "no camera" in preview.get_json()["error"]
     assert guarded.post(f"/sessions/{sid}/photos/camera").status_code == 404
+    guarded.delete_cookie("tiplu_table_code")
     assert guarded.get("/camera/preview.jpg", environ_base=LAN).status_code == 403
 
 

@@ -126,8 +126,9 @@ def test_four_phones_post_fifty_rounds_each(server_factory: Any) -> None:
 def test_served_on_the_network_needs_the_table_code(server_factory: Any) -> None:
     server = server_factory("--host", "0.0.0.0", "--table-code", "246810")
     text = "".join(server.output)
-    assert "table code: 246810" in text
-    assert server.call("GET", "/api/sessions")[0] == 200
+    assert "table code: 246810" in text and "?table_code=246810" in text
+    assert server.call("GET", "/api/sessions")[0] == 403, "from the machine itself too"
+    assert server.call("GET", "/api/sessions", headers={"X-Table-Code": "246810"})[0] == 200
     lan = re.search(r"open (http://(?!127\.)[\d.]+:\d+)/", text)
     if lan is None:
         pytest.skip("this machine has no LAN address to test from")
@@ -202,3 +203,46 @@ def test_ctrl_c_stops_the_server_cleanly(server_factory: Any) -> None:
     server.call("POST", "/api/sessions", {"players": PLAYERS})
     server.process.send_signal(signal.SIGINT)
     assert server.process.wait(timeout=15) == 0
+
+
+def test_open_connections_do_not_hold_up_ctrl_c(server_factory: Any) -> None:
+    """Why the Ctrl-C test once waited: not keep-alive. An idle keep-alive connection, a body
+    half sent and a response left unread hold no worker thread, so waitress stops at once;
+    only a request still running in the app is waited for (at most 5 s, waitress's
+    shutdown timeout), and a Ctrl-C during start-up now exits cleanly too."""
+    import http.client
+    import signal
+    import socket
+    server = server_factory()
+    host, port = server.base.removeprefix("http://").split(":")
+    idle = http.client.HTTPConnection(host, int(port), timeout=10)
+    idle.request("GET", "/api/sessions")
+    assert idle.getresponse().read()
+    half = socket.create_connection((host, int(port)))
+    half.sendall(b"POST /api/sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                 b"Content-Length: 100\r\n\r\n{")
+    unread = socket.create_connection((host, int(port)))
+    unread.sendall(b"GET /api/rules HTTP/1.1\r\nHost: x\r\n\r\n" * 50)
+    time.sleep(0.5)
+    started = time.monotonic()
+    server.process.send_signal(signal.SIGINT)
+    assert server.process.wait(timeout=15) == 0
+    assert time.monotonic() - started < 5
+    for connection in (half, unread):
+        connection.close()
+    idle.close()
+
+
+def test_ctrl_c_right_after_start_exits_cleanly(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+
+    from web_support import serve_command
+    process = subprocess.Popen([*serve_command(), "--port", "0", "--db", str(tmp_path / "s.db"), "--no-qr"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    assert line.startswith("tiplu is serving"), line
+    process.send_signal(signal.SIGINT)
+    output = process.communicate(timeout=15)[0]
+    assert process.returncode == 0 and "Traceback" not in output, output

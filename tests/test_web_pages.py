@@ -232,8 +232,8 @@ def test_table_code_guards_writes_from_the_network(tmp_path: Path) -> None:
     assert refused.status_code == 403 and "X-Table-Code" in refused.get_json()["error"]
     wrong = client.post("/api/sessions", json=body, environ_base=LAN, headers={"X-Table-Code": "000000"})
     assert wrong.status_code == 403
-    assert client.get("/api/sessions", environ_base=LAN).status_code == 200, "reading needs no code"
-    assert client.post("/api/sessions", json=body, environ_base={"REMOTE_ADDR": "127.0.0.1"}).status_code == 201
+    assert client.get("/api/sessions", environ_base=LAN).status_code == 403, "reading needs the code too"
+    assert client.post("/api/sessions", json=body, environ_base={"REMOTE_ADDR": "127.0.0.1"}).status_code == 403
     ok = client.post("/api/sessions", json=body, environ_base=LAN, headers={"X-Table-Code": "482913"})
     assert ok.status_code == 201
 
@@ -244,26 +244,28 @@ def test_table_code_guards_writes_from_the_network(tmp_path: Path) -> None:
     entered = client.post("/code", data={"code": "482913", "next": "/sessions/new"}, environ_base=LAN)
     assert entered.status_code == 302 and entered.location.endswith("/sessions/new")
     assert client.post("/sessions/new", data=form, environ_base=LAN).status_code == 302
-    assert len(client.get("/api/sessions").get_json()["sessions"]) == 3
+    assert len(client.get("/api/sessions").get_json()["sessions"]) == 2
 
 
-def test_checks_from_the_network_need_no_code_but_writes_and_photos_do(tmp_path: Path) -> None:
+def test_checks_writes_and_photos_all_need_the_code(tmp_path: Path) -> None:
     app = create_app({"DATABASE": str(tmp_path / "t.db"), "SECRET_KEY": "k", "TESTING": True,
                       "WTF_CSRF_ENABLED": False, "TABLE_CODE": "482913", "CAMERA": "none"})
     client = app.test_client()
-    sid = client.post("/api/sessions", json={"players": PLAYERS}).get_json()["id"]
+    sid = client.post("/api/sessions", json={"players": PLAYERS}, headers={"X-Table-Code": "482913"}).get_json()["id"]
     checks = [(f"/api/sessions/{sid}/rounds/preview", {"json": nepali_round()}),
               (f"/sessions/{sid}/rounds/preview", {"data": round_form()}),
               (f"/sessions/{sid}/cards/check", {"json": {"cards": ["JC", "JC"], "purpose": "maal", "tiplu": "JC"}}),
               (f"/sessions/{sid}/verify", {"data": {"tiplu": "JC", "hand": "3S 4S 5S 6H 6H 6H 9D 10D JD 2C 3C 4C "
                                                                         "KS KH KD 7D 8D JC JH 5C 5D"}})]
     for url, body in checks:
-        assert client.post(url, environ_base=LAN, **body).status_code == 200, url
+        refused = client.post(url, environ_base=LAN, **body)
+        assert refused.status_code in (302, 403), url
+        assert client.post(url, environ_base=LAN, headers={"X-Table-Code": "482913"}, **body).status_code == 200, url
     assert client.post(f"/api/sessions/{sid}/rounds", json=nepali_round(), environ_base=LAN).status_code == 403
     redirected = client.post(f"/sessions/{sid}/rounds/new", data=round_form(), environ_base=LAN)
     assert redirected.status_code == 302 and "/code" in redirected.location
-    assert client.get("/camera/preview.jpg", environ_base=LAN).get_json()["error"].startswith("enter the table code")
-    assert client.get(f"/api/sessions/{sid}").get_json()["rounds"] == []
+    assert "table code" in client.get("/camera/preview.jpg", environ_base=LAN).get_json()["error"]
+    assert client.get(f"/api/sessions/{sid}", headers={"X-Table-Code": "482913"}).get_json()["rounds"] == []
 
 
 @pytest.mark.parametrize("target, expected", [

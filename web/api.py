@@ -5,7 +5,8 @@ history and exports; no CSRF token, the table code in the ``X-Table-Code`` heade
 ``page_api`` serves the pages' scripts at addresses beside the pages (photos, the
 server's camera, ``cards/check``, the round form's live preview): same origin and a
 CSRF token, like the forms. Bad input answers 4xx with ``{"error": "what to fix"}``
-and stores nothing; :mod:`web.errors` gives each error its status.
+and stores nothing; :mod:`web.errors` gives each error its status. Who may call
+them (the table code, same-origin writes, JSON bodies) is :mod:`web.security`'s.
 
 Example (``curl``)::
 
@@ -26,11 +27,11 @@ from scorer import RULE_FAMILIES
 from web import ledger, payloads, photos
 from web.camera import camera_for
 from web.db import get_db
-from web.errors import USER_ERRORS, BadRequest, NotFound, Unavailable, json_error
+from web.errors import USER_ERRORS, BadRequest, NotFound, RoundChanged, Unavailable, json_error
 from web.i18n import _
 from web.payloads import RoundEntry
 from web.rounds import score_round
-from web.security import code_exempt, csrf, table_code_required
+from web.security import csrf, takes_upload
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 csrf.exempt(bp)
@@ -112,10 +113,16 @@ def end_session(session_id: int) -> Response:
 
 @bp.post("/sessions/<session:session_id>/rounds")
 def add_round(session_id: int) -> ResponseReturnValue:
+    """Add a round; a repeated ``Idempotency-Key`` answers the round as it is now (409 edited, 410 deleted)."""
     body = json_body()
     key = payloads.idempotency_key(request.headers.get("Idempotency-Key"))
-    result, replayed = ledger.add_round(get_db(), session_id, sent_round(session_id, body), idempotency_key=key,
-                                        source=source())
+    try:
+        result, replayed = ledger.add_round(get_db(), session_id, sent_round(session_id, body), idempotency_key=key,
+                                            source=source())
+    except RoundChanged as changed:
+        changed.details["location"] = url_for("api.round_", session_id=session_id,
+                                              number=changed.details["round"]["number"])
+        raise
     headers = {"Location": url_for("api.round_", session_id=session_id, number=result["number"])}
     if replayed:
         headers["Idempotent-Replayed"] = "true"
@@ -123,7 +130,6 @@ def add_round(session_id: int) -> ResponseReturnValue:
 
 
 @bp.post("/sessions/<session:session_id>/rounds/preview")
-@code_exempt
 def preview_round(session_id: int) -> Response:
     """Score a round without saving it."""
     body = json_body()
@@ -175,19 +181,30 @@ def uploaded_photo() -> bytes:
 
 
 def decoded_photo(data: bytes) -> np.ndarray:
+    """The upload's pixels; call it inside :func:`web.photos.photo_slot` (the header is checked first)."""
     max_bytes, max_pixels = photos.image_limits()
     return photos.decode_photo(data, max_bytes=max_bytes, max_pixels=max_pixels)
 
 
-def keep_photo(session_id: int, image: np.ndarray) -> photos.StoredPhoto:
-    """Store the photo with the session, as the upload form's ``purpose`` and ``seat`` say."""
-    target = payloads.photo_target(request.form)
-    return photos.store_photo(get_db(), photos.photo_folder(), image, session_id=session_id,
-                              purpose=target.purpose, seat=target.seat)
-
-
 def read_photo(image: np.ndarray, name: str) -> dict[str, Any]:
     return photos.read_image(image, name=name, model_path=current_app.config.get("MODEL_PATH"))
+
+
+def read_and_keep(session_id: int, take: Callable[[], np.ndarray]) -> tuple[photos.StoredPhoto, dict[str, Any]]:
+    """Take the picture, read its cards, then store both with the session in one step (inside a photo slot).
+
+    The upload form's ``purpose`` and ``seat`` are checked before anything is
+    decoded, and nothing is written until the reading succeeded, so a failed request
+    leaves no file and no row.
+    """
+    target = payloads.photo_target(request.form)
+    photo_id = photos.new_photo_id()
+    with photos.photo_slot():
+        image = take()
+        reading = read_photo(image, f"{photo_id}.jpg")
+        photo = photos.store_photo(get_db(), photos.photo_folder(), image, session_id=session_id,
+                                   purpose=target.purpose, seat=target.seat, reading=reading, photo_id=photo_id)
+    return photo, reading
 
 
 def photo_answer(photo: photos.StoredPhoto) -> dict[str, Any]:
@@ -197,22 +214,21 @@ def photo_answer(photo: photos.StoredPhoto) -> dict[str, Any]:
 
 
 @bp.post("/detect")
+@takes_upload
 def detect() -> Response:
     """The cards in one photo, as ``tiplu detect`` prints them.
 
     With the form field ``session`` (and optionally ``purpose``, ``seat``) the photo is
     also kept with that session, under a generated name, and ``photo`` says where.
     """
-    image = decoded_photo(uploaded_photo())
+    data = uploaded_photo()
     session_field = request.form.get("session", "").strip()
-    photo = None
-    if session_field:
-        photo = keep_photo(ledger.session_setup(get_db(), payloads.session_id(session_field)).id, image)
-    reading = read_photo(image, photo.file_name if photo else "upload")
-    if photo is not None:
-        photos.save_reading(get_db(), photo.id, reading)
-        reading["photo"] = photo_answer(photo)
-    return jsonify(reading)
+    if not session_field:
+        with photos.photo_slot():
+            return jsonify(read_photo(decoded_photo(data), "upload"))
+    session = ledger.session_setup(get_db(), payloads.session_id(session_field))
+    photo, reading = read_and_keep(session.id, lambda: decoded_photo(data))
+    return jsonify({**reading, "photo": photo_answer(photo)})
 
 
 def json_for_session(view: Callable[..., ResponseReturnValue]) -> Callable[..., ResponseReturnValue]:
@@ -240,11 +256,9 @@ def from_camera(take: Callable[[], Picture]) -> Picture:
         raise Unavailable(_("the camera gave no picture (%(why)s); check it is connected", why=error)) from None
 
 
-def keep_and_read(session: Mapping[str, Any], image: np.ndarray) -> ResponseReturnValue:
-    """Store the photo with the session, read its cards and answer both (201)."""
-    photo = keep_photo(session["id"], image)
-    reading = read_photo(image, photo.file_name)
-    photos.save_reading(get_db(), photo.id, reading)
+def keep_and_read(session: Mapping[str, Any], take: Callable[[], np.ndarray]) -> ResponseReturnValue:
+    """Read the photo's cards, store both with the session and answer them (201)."""
+    photo, reading = read_and_keep(session["id"], take)
     return jsonify({"photo": photo_answer(photo), "reading": reading}), 201
 
 
@@ -256,7 +270,8 @@ def upload_photo(session: Mapping[str, Any]) -> ResponseReturnValue:
     if upload is None:
         raise BadRequest(_("no photo arrived: take the photo again"))
     max_bytes, _pixels = photos.image_limits()
-    return keep_and_read(session, decoded_photo(upload.stream.read(max_bytes + 1)))
+    data = upload.stream.read(max_bytes + 1)
+    return keep_and_read(session, lambda: decoded_photo(data))
 
 
 @page_api.post("/sessions/<session:session_id>/photos/camera")
@@ -266,11 +281,10 @@ def camera_photo(session: Mapping[str, Any]) -> ResponseReturnValue:
     camera = camera_for(current_app)
     if camera is None:
         raise NotFound(_("this server has no camera; use the phone's Photograph button"))
-    return keep_and_read(session, from_camera(camera.frame))
+    return keep_and_read(session, lambda: from_camera(camera.frame))
 
 
 @page_api.get("/camera/preview.jpg")
-@table_code_required("enter the table code to see the camera")
 def camera_preview() -> ResponseReturnValue:
     """The camera's current view as a small JPEG; the page reloads it for a live preview."""
     camera = camera_for(current_app)
@@ -284,9 +298,8 @@ def camera_preview() -> ResponseReturnValue:
 
 
 @page_api.get("/sessions/<session:session_id>/photos/<photo_id>.jpg")
-@table_code_required("enter the table code to see this table's photos")
 def photo_file(session_id: int, photo_id: str) -> ResponseReturnValue:
-    """A kept photo, only for those who may write at this table (the table code rule)."""
+    """A kept photo (like every answer, only with the table code when the server asks for one)."""
     db = get_db()
     photo = photos.find_photo(db, ledger.session_setup(db, session_id).id, photo_id)
     path = photos.photo_folder() / f"{photo['id']}.jpg"
@@ -298,18 +311,21 @@ def photo_file(session_id: int, photo_id: str) -> ResponseReturnValue:
 
 
 @page_api.post("/sessions/<session:session_id>/cards/check")
-@code_exempt
 @json_for_session
 def check_cards(session: Mapping[str, Any]) -> ResponseReturnValue:
-    """The scorer's verdict, maal or penalty for cards read from a photo (nothing is saved)."""
-    payload = request.get_json(silent=True)
-    if not isinstance(payload, dict):
-        raise BadRequest(_('send a JSON object, e.g. {"cards": ["10C", "JC"], "purpose": "hand"}'))
+    """The scorer's verdict, maal or penalty for cards read from a photo (nothing is saved).
+
+    Send a JSON object, e.g. ``{"cards": ["10C", "JC"], "purpose": "hand"}``.
+    """
+    try:
+        payload = json_body()
+    except BadRequest as error:
+        raise BadRequest(_('%(why)s: send a JSON object, e.g. {"cards": ["10C", "JC"], "purpose": "hand"}',
+                           why=error)) from None
     return jsonify(photos.check_cards(session, payload)), 200
 
 
 @page_api.post("/sessions/<session:session_id>/rounds/preview")
-@code_exempt
 @json_for_session
 def preview_form_round(session: Mapping[str, Any]) -> ResponseReturnValue:
     """The round form as the scorer would settle it, without saving (the form's live preview)."""

@@ -63,7 +63,10 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     default ledger ``tiplu.db`` and the secret key live. Photos: ``PHOTO_DIR``
     (``$TIPLU_PHOTOS``, default ``photos/`` next to the ledger), ``MAX_PHOTO_PIXELS``
     (``$TIPLU_MAX_PHOTO_MP`` megapixels), ``MODEL_PATH`` (``$TIPLU_MODEL``) and
-    ``CAMERA`` (``$TIPLU_CAMERA``: ``auto``, ``none`` or a device).
+    ``CAMERA`` (``$TIPLU_CAMERA``: ``auto``, ``none`` or a device). ``TABLE_CODE``
+    (``$TIPLU_TABLE_CODE``): when set, every request needs it (see :mod:`web.security`);
+    ``tiplu serve`` sets it when it listens on the network. ``PROXY_HOPS``
+    (``$TIPLU_PROXY_HOPS``): reverse proxies in front, whose ``X-Forwarded-*`` to trust.
     """
     instance = (test_config or {}).get("INSTANCE_PATH") or os.environ.get("TIPLU_INSTANCE")
     app = Flask(__name__, instance_relative_config=True,
@@ -80,6 +83,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         MODEL_PATH=os.environ.get("TIPLU_MODEL") or None,
         PHOTO_DIR=os.environ.get("TIPLU_PHOTOS") or None,
         MAX_PHOTO_PIXELS=int(os.environ.get("TIPLU_MAX_PHOTO_MP", 40)) * 1_000_000,
+        PROXY_HOPS=int(os.environ.get("TIPLU_PROXY_HOPS") or 0),
     )
     if test_config:
         app.config.update(test_config)

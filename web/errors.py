@@ -16,7 +16,7 @@ shown.
 from __future__ import annotations
 
 import logging
-from typing import ClassVar
+from typing import Any, ClassVar, Mapping
 
 from flask import Flask, current_app, jsonify, render_template, request
 from flask.typing import ResponseReturnValue
@@ -33,9 +33,22 @@ log = logging.getLogger(__name__)
 
 
 class HttpError(Exception):
-    """An error a request caused; ``status`` is the HTTP status it answers with."""
+    """An error a request caused; ``status`` is the HTTP status it answers with.
+
+    ``details`` go into the JSON answer beside ``error`` (the current state of what
+    the request was about); ``retry_after`` (seconds) becomes the ``Retry-After`` header.
+
+    >>> Gone("round 3 was deleted", details={"rounds": 2}).details
+    {'rounds': 2}
+    """
 
     status: ClassVar[int] = 400
+
+    def __init__(self, message: str, *, details: Mapping[str, Any] | None = None,
+                 retry_after: int | None = None) -> None:
+        super().__init__(message)
+        self.details = dict(details or {})
+        self.retry_after = retry_after
 
 
 class BadRequest(HttpError):
@@ -66,8 +79,30 @@ class KeyReused(Conflict):
     """An ``Idempotency-Key`` (or a form's submission token) already used for a different round."""
 
 
+class RoundChanged(Conflict):
+    """A replayed ``Idempotency-Key`` whose round was edited since; ``details`` hold the round as it is now."""
+
+
+class Gone(HttpError):
+    """Something that existed and was deleted, e.g. the round a replayed ``Idempotency-Key`` made (410)."""
+
+    status = 410
+
+
+class UnsupportedMediaType(HttpError):
+    """A write to the API whose body is not ``application/json`` (415)."""
+
+    status = 415
+
+
+class TooManyAttempts(HttpError):
+    """Too many wrong table codes from one address; ``retry_after`` says when to try again (429)."""
+
+    status = 429
+
+
 class Unavailable(HttpError):
-    """A device the request needs (the server's camera) gave nothing (503)."""
+    """A device the request needs (the server's camera) gave nothing, or the server is busy with photos (503)."""
 
     status = 503
 
@@ -94,18 +129,29 @@ def wants_json() -> bool:
     return is_api_request() or request.accept_mimetypes.best == "application/json"
 
 
-def error_response(message: str, status: int, *, as_json: bool | None = None) -> ResponseReturnValue:
-    """JSON ``{"error": ...}`` for the API (or when ``as_json``), a plain page for people."""
+def error_response(message: str, status: int, *, as_json: bool | None = None,
+                   details: Mapping[str, Any] | None = None, retry_after: int | None = None) -> ResponseReturnValue:
+    """JSON ``{"error": ..., **details}`` for the API (or when ``as_json``), a plain page for people."""
+    headers = {} if retry_after is None else {"Retry-After": str(retry_after)}
     if as_json if as_json is not None else wants_json():
-        response = jsonify({"error": message})
+        response = jsonify({"error": message, **(details or {})})
         response.status_code = status
+        response.headers.update(headers)
         return response
-    return render_template("error.html", message=message, status=status), status
+    return render_template("error.html", message=message, status=status), status, headers
+
+
+def user_error_response(error: Exception, *, as_json: bool | None = None) -> ResponseReturnValue:
+    """A :data:`USER_ERRORS` error as its answer: status, message, details and ``Retry-After``."""
+    if isinstance(error, HttpError):
+        return error_response(str(error), error.status, as_json=as_json, details=error.details,
+                              retry_after=error.retry_after)
+    return error_response(str(error), status_of(error), as_json=as_json)
 
 
 def json_error(error: Exception) -> ResponseReturnValue:
     """A :data:`USER_ERRORS` error as JSON, whoever asks: for routes that the pages' scripts call."""
-    return error_response(str(error), status_of(error), as_json=True)
+    return user_error_response(error, as_json=True)
 
 
 def _http_message(error: HTTPException) -> str:
@@ -123,7 +169,7 @@ def _http_message(error: HTTPException) -> str:
 def answer_error(error: Exception) -> ResponseReturnValue:
     """Every error a request raises becomes its response here, and only here."""
     if isinstance(error, USER_ERRORS):
-        return error_response(str(error), status_of(error))
+        return user_error_response(error)
     if isinstance(error, CSRFError):
         return error_response(_("the form expired or came from elsewhere (%(why)s): reload the page and try again",
                                 why=error.description), 400)

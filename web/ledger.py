@@ -30,8 +30,9 @@ import sqlite_utils
 
 from scorer import RuleSet, get_rules
 from scorer.kinds import Scoring
+from web.bounds import MAX_TOTAL
 from web.db import write
-from web.errors import BadRequest, Conflict, KeyReused, NotFound
+from web.errors import BadRequest, Conflict, Gone, KeyReused, NotFound, RoundChanged
 from web.i18n import _
 from web.payloads import NewSession, RoundEntry, SessionChanges, check_seat_count
 from web.rounds import ScoredRound, score_round
@@ -242,6 +243,9 @@ def _recompute(db: sqlite_utils.Database, session: Mapping[str, Any], players: S
         for seat, net in db.execute("SELECT seat, net FROM round_players WHERE round_id = ? ORDER BY seat",
                                     [row["id"]]).fetchall():
             running[seat] += net
+            if abs(running[seat]) > MAX_TOTAL:
+                raise BadRequest(_("round %(n)s would take %(name)s's total beyond %(max)s points; nothing was "
+                                   "saved (check the numbers)", n=position, name=players[seat], max=MAX_TOTAL))
             db.execute("UPDATE round_players SET total = ? WHERE round_id = ? AND seat = ?",
                        [running[seat], row["id"], seat])
 
@@ -293,9 +297,11 @@ def add_round(db: sqlite_utils.Database, session_id: int, entry: RoundEntry, *,
               idempotency_key: str | None = None, source: str = "") -> tuple[dict[str, Any], bool]:
     """Score and store a new round; returns ``(round, replayed)``.
 
-    With an ``idempotency_key`` a repeated request returns the round stored the
-    first time (``replayed`` is True) and adds nothing; the key is stored in the
-    same transaction as the round.
+    With an ``idempotency_key`` a repeated request returns that round as it is now
+    (``replayed`` is True; its number may have moved up) and adds nothing; the key is
+    stored in the same transaction as the round. A replay never returns stale data:
+    a round edited since raises :class:`~web.errors.RoundChanged` (409) and a deleted
+    one :class:`~web.errors.Gone` (410), each with the current state.
     """
     with write(db):
         session = _session_row(db, session_id)
@@ -306,7 +312,7 @@ def add_round(db: sqlite_utils.Database, session_id: int, entry: RoundEntry, *,
                 if stored[0] != entry.fingerprint:
                     raise KeyReused(_("Idempotency-Key was already used for a different round; "
                                       "send a new key for a new round"))
-                return json.loads(stored[1]), True
+                return _replayed(db, session, json.loads(stored[1])), True
         _check_open(session)
         scored = _scored(db, session, entry)
         number = db.execute("SELECT coalesce(max(number), 0) + 1 FROM rounds WHERE session_id = ?",
@@ -324,8 +330,34 @@ def add_round(db: sqlite_utils.Database, session_id: int, entry: RoundEntry, *,
         if idempotency_key is not None:
             db.execute("INSERT INTO idempotency_keys(session_id, key, request_hash, status, response, created_at) "
                        "VALUES (?,?,?,?,?,?)",
-                       [session["id"], idempotency_key, entry.fingerprint, 201, _dumps(result), stamp])
+                       [session["id"], idempotency_key, entry.fingerprint, 201,
+                        _dumps({"round_id": _last_id(cursor), "round": result}), stamp])
     return result, False
+
+
+def _as_entered(rnd: Mapping[str, Any]) -> dict[str, Any]:
+    """A round without what moves when an earlier round changes (its number, dealer and running totals)."""
+    kept = {k: v for k, v in rnd.items() if k not in ("number", "dealer", "totals", "updated_at")}
+    kept["players"] = {name: {k: v for k, v in line.items() if k != "total"} for name, line in rnd["players"].items()}
+    return kept
+
+
+def _replayed(db: sqlite_utils.Database, session: Mapping[str, Any], stored: Mapping[str, Any]) -> dict[str, Any]:
+    """The round a key made, as it is now; keys stored before rounds were tracked by id answer what they stored."""
+    if "round_id" not in stored:
+        return dict(stored)
+    first = stored["round"]
+    row = _first(db, "SELECT * FROM rounds WHERE id = ?", [stored["round_id"]])
+    if row is None:
+        current = get_session(db, session["id"])
+        raise Gone(_("the round this Idempotency-Key added (round %(n)s) was deleted since; nothing was added",
+                     n=first["number"]),
+                   details={"session": current["id"], "rounds": len(current["rounds"]), "totals": current["totals"]})
+    now_round = _round_dict(db, row, session_rules(session).scoring)
+    if row["updated_at"] != first["updated_at"] or _as_entered(now_round) != _as_entered(first):
+        raise RoundChanged(_("the round this Idempotency-Key added (now round %(n)s) was edited since; "
+                             "nothing was added", n=row["number"]), details={"round": now_round})
+    return now_round
 
 
 def get_round(db: sqlite_utils.Database, session_id: int, number: int) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import unicodedata
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
@@ -31,6 +32,7 @@ from werkzeug.routing import BaseConverter
 from scorer import RULE_FAMILIES, Card, RuleSet, TipluError, check_copies, get_rules, parse_card, parse_cards
 from scorer.kinds import FINISHES, Route, Scoring, WildSource
 from scorer.rules import DEFAULT_FAMILY
+from web.bounds import MAX_DIGITS, maal_limit, parse_digits, penalty_limit
 from web.errors import BadRequest, NotFoundInPath
 from web.i18n import _
 
@@ -38,6 +40,9 @@ MAX_NAME_LENGTH = 40
 MAX_TITLE_LENGTH = 80
 MAX_ROUNDS_PLANNED = 1000
 MAX_KEY_LENGTH = 200
+#: A JSON body larger than this (bytes), or nested deeper, is refused before it is parsed.
+MAX_JSON_BYTES = 64 * 1024
+MAX_JSON_DEPTH = 16
 #: Seats on the new-session form.
 MAX_SEATS = 6
 #: A ``first_dealer`` that is no seat number; the ledger reports it with the seat range.
@@ -45,6 +50,7 @@ NO_SEAT = -1
 
 NEW_SESSION_FIELDS = ("players", "rules", "options", "rounds_planned", "title", "first_dealer")
 SESSION_CHANGE_FIELDS = ("first_dealer", "options", "players", "rounds_planned", "rules", "title")
+SESSION_END_FIELDS = ("ended",)
 #: Fixed once the first round is played.
 LOCKED_FIELDS = frozenset({"rules", "options", "players", "first_dealer"})
 ROUND_FIELDS = ("finish", "players", "tiplu", "turned", "winner")
@@ -63,23 +69,23 @@ WRONG_WILD: Mapping[WildSource, tuple[WildSource, str]] = {
 # --- ids in the URL -------------------------------------------------------------------------------
 
 def session_id(text: str) -> int:
-    """A session id from a URL or a form field; anything but a number is an unknown session (404).
+    """A session id from a URL or a form field; anything but 0-9 digits within SQLite's range is unknown (404).
 
     >>> session_id("12")
     12
     """
-    try:
-        return int(text)
-    except ValueError:
-        raise NotFoundInPath(_("session '%(id)s' does not exist", id=text)) from None
+    number = parse_digits(text)
+    if number is None:
+        raise NotFoundInPath(_("session '%(id)s' does not exist", id=text[:MAX_DIGITS + 1]))
+    return number
 
 
 def round_number(text: str) -> int:
-    """A round number from a URL; anything but a number is an unknown round (404)."""
-    try:
-        return int(text)
-    except ValueError:
-        raise NotFoundInPath(_("round '%(n)s' does not exist", n=text)) from None
+    """A round number from a URL; anything but 0-9 digits within SQLite's range is an unknown round (404)."""
+    number = parse_digits(text)
+    if number is None:
+        raise NotFoundInPath(_("round '%(n)s' does not exist", n=text[:MAX_DIGITS + 1]))
+    return number
 
 
 class SessionIdConverter(BaseConverter):
@@ -109,21 +115,57 @@ def init_app(app: Flask) -> None:
 
 # --- values shared by every payload ---------------------------------------------------------------
 
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def json_depth(text: str) -> int:
+    """How deeply ``text`` nests arrays and objects (brackets inside strings do not count).
+
+    >>> json_depth('{"a": [1, {"b": "[[["}]}')
+    3
+    """
+    depth = deepest = 0
+    for ch in _JSON_STRING.sub("", text):
+        if ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
 def json_object(raw: bytes) -> dict[str, Any]:
     """A request body as a JSON object, or a :class:`BadRequest` saying what is wrong with it.
 
+    Bodies over :data:`MAX_JSON_BYTES` or nested deeper than :data:`MAX_JSON_DEPTH`
+    are refused before parsing (a deep one would exhaust the parser's stack).
+
     >>> json_object(b'{"ended": false}')
     {'ended': False}
+    >>> json_object(b"[" * 2000)
+    Traceback (most recent call last):
+    ...
+    web.errors.BadRequest: the JSON nests 2000 levels deep (at most 16)
     """
     if not raw.strip():
         raise BadRequest(_("send a JSON object in the request body"))
+    if len(raw) > MAX_JSON_BYTES:
+        raise BadRequest(_("the JSON body has %(n)s bytes (at most %(max)s)", n=len(raw), max=MAX_JSON_BYTES))
     try:
-        payload = json.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise BadRequest(_("the body is not UTF-8 text; send JSON")) from None
+    depth = json_depth(text)
+    if depth > MAX_JSON_DEPTH:
+        raise BadRequest(_("the JSON nests %(depth)s levels deep (at most %(max)s)", depth=depth,
+                           max=MAX_JSON_DEPTH))
+    try:
+        payload = json.loads(text)
     except json.JSONDecodeError as error:
         raise BadRequest(_("malformed JSON at line %(line)s column %(column)s: %(why)s", line=error.lineno,
                            column=error.colno, why=error.msg)) from None
+    except (ValueError, RecursionError) as error:
+        raise BadRequest(_("the JSON cannot be read: %(why)s", why=error)) from None
     if not isinstance(payload, dict):
         raise BadRequest(_("send a JSON object ({...}), not a list or a single value"))
     return payload
@@ -166,26 +208,34 @@ def yes_no(value: Any, what: str) -> bool:
     raise BadRequest(_("%(what)s: '%(value)s' is not yes or no (use true or false)", what=what, value=value))
 
 
-def whole_number(value: Any, what: str, *, minimum: int | None = 0) -> int:
-    """Read a whole number from JSON (int) or a form (digits); reject anything else.
+def whole_number(value: Any, what: str, *, minimum: int = 0, maximum: int) -> int:
+    """Read a whole number from JSON (int) or a form (0-9 digits, an optional ``-``) within bounds.
 
-    >>> whole_number("12", "Ben's maal")
+    >>> whole_number("12", "Ben's maal", maximum=100)
     12
-    >>> whole_number(2.5, "Ben's maal")
+    >>> whole_number(2.5, "Ben's maal", maximum=100)
     Traceback (most recent call last):
     ...
     web.errors.BadRequest: Ben's maal: '2.5' is not a whole number
+    >>> whole_number(10**30, "Ben's maal", maximum=294)
+    Traceback (most recent call last):
+    ...
+    web.errors.BadRequest: Ben's maal: 1000000000000000000000000000000 is above 294, more than a hand can hold
     """
-    if isinstance(value, bool) or value is None:
-        raise BadRequest(_("%(what)s: '%(value)s' is not a whole number", what=what, value=value))
-    if isinstance(value, int):
+    number: int | None = None
+    if isinstance(value, int) and not isinstance(value, bool):
         number = value
-    elif isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        number = int(value.strip())
-    else:
-        raise BadRequest(_("%(what)s: '%(value)s' is not a whole number", what=what, value=value))
-    if minimum is not None and number < minimum:
+    elif isinstance(value, str):
+        text = value.strip()
+        digits = parse_digits(text.removeprefix("-"))
+        number = None if digits is None else (-digits if text.startswith("-") else digits)
+    if number is None:
+        raise BadRequest(_("%(what)s: '%(value)s' is not a whole number", what=what, value=str(value)[:MAX_DIGITS + 1]))
+    if number < minimum:
         raise BadRequest(_("%(what)s: %(number)s is below %(minimum)s", what=what, number=number, minimum=minimum))
+    if number > maximum:
+        raise BadRequest(_("%(what)s: %(number)s is above %(maximum)s, more than a hand can hold", what=what,
+                           number=number, maximum=maximum))
     return number
 
 
@@ -263,17 +313,26 @@ def rounds_planned(value: Any) -> int | None:
     """How many rounds the table agreed on: 1 to 1000, or none."""
     if value in (None, ""):
         return None
-    if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, str) and value.strip().isdigit())):
-        raise BadRequest(_("rounds_planned: '%(value)s' is not a whole number", value=value))
-    number = int(value)
+    number = value if isinstance(value, int) and not isinstance(value, bool) else (
+        parse_digits(value.strip()) if isinstance(value, str) else None)
+    if number is None:
+        raise BadRequest(_("rounds_planned: '%(value)s' is not a whole number", value=str(value)[:MAX_DIGITS + 1]))
     if not 1 <= number <= MAX_ROUNDS_PLANNED:
         raise BadRequest(_("rounds_planned: %(n)s is not between 1 and %(max)s", n=number, max=MAX_ROUNDS_PLANNED))
     return number
 
 
 def clean_title(value: Any) -> str:
-    """A session's title on one line, at most 80 characters."""
-    return " ".join(str(value or "").split())[:MAX_TITLE_LENGTH]
+    """A session's title on one line, at most 80 characters; only text (or nothing) is a title.
+
+    >>> clean_title("  Friday   night "), clean_title(None)
+    ('Friday night', '')
+    """
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise BadRequest(_("title: write it as text, e.g. \"Friday night\""))
+    return " ".join(value.split())[:MAX_TITLE_LENGTH]
 
 
 @dataclass(frozen=True)
@@ -344,7 +403,14 @@ def session_changes(payload: Any) -> SessionChanges:
 
 
 def session_ended(payload: Mapping[str, Any]) -> bool:
-    """``POST /api/sessions/<id>/end``: ``{"ended": false}`` reopens, anything else ends."""
+    """``POST /api/sessions/<id>/end``: ``{"ended": false}`` reopens, ``{}`` or ``{"ended": true}`` ends.
+
+    >>> session_ended({"ende": False})
+    Traceback (most recent call last):
+    ...
+    web.errors.BadRequest: unknown field 'ende' (use ended)
+    """
+    reject_unknown(payload, SESSION_END_FIELDS)
     ended = payload.get("ended", True)
     if not isinstance(ended, bool):
         raise BadRequest(_("ended: give true to end the session or false to reopen it"))
@@ -488,7 +554,7 @@ def _maal_line(name: str, seat: int, entry: Mapping[str, Any], rules: RuleSet) -
     if cards is not None or tunnelas:
         return PlayerEntry(name, seat, seen, route, cards=cards or (), dealt_tunnelas=tunnelas,
                            false_declaration=false_declaration)
-    maal = whole_number(number, f"players.{name}.maal") if has_number else 0
+    maal = whole_number(number, f"players.{name}.maal", maximum=maal_limit(rules)) if has_number else 0
     return PlayerEntry(name, seat, seen, route, maal=maal, false_declaration=false_declaration)
 
 
@@ -499,7 +565,7 @@ def _penalty_line(name: str, seat: int, entry: Mapping[str, Any], rules: RuleSet
     has_number = number not in (None, "")
     if cards is not None and has_number:
         raise BadRequest(_("players.%(name)s: give the penalty as a number or as cards, not both", name=name))
-    penalty = whole_number(number, f"players.{name}.penalty") if has_number else None
+    penalty = whole_number(number, f"players.{name}.penalty", maximum=penalty_limit(rules)) if has_number else None
     return PlayerEntry(name, seat, penalty=penalty, cards=cards, wrong_close=wrong_close)
 
 
@@ -589,6 +655,15 @@ class PhotoTarget:
 
 
 def photo_target(form: MultiDict[str, str]) -> PhotoTarget:
-    """The ``purpose`` and ``seat`` fields of a photo upload (``photos.store_photo`` checks the purpose)."""
-    seat = form.get("seat", "").strip()
-    return PhotoTarget(form.get("purpose") or "hand", int(seat) if seat.isdigit() else None)
+    """The ``purpose`` and ``seat`` fields of a photo upload (``photos.store_photo`` checks the purpose).
+
+    >>> photo_target(MultiDict({"seat": "9" * 25}))
+    Traceback (most recent call last):
+    ...
+    web.errors.BadRequest: seat: '9999999999999999999999999' is not a seat (0 to 5)
+    """
+    text = form.get("seat", "").strip()
+    seat = parse_digits(text, MAX_SEATS - 1) if text else None
+    if text and seat is None:
+        raise BadRequest(_("seat: '%(seat)s' is not a seat (0 to %(last)s)", seat=text[:40], last=MAX_SEATS - 1))
+    return PhotoTarget(form.get("purpose") or "hand", seat)

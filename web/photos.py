@@ -2,11 +2,14 @@
 
 Why here and not in :mod:`vision`: the web app adds what a server shared by a
 table needs. The detector is loaded once per process, lazily and under a lock
-(waitress runs several threads); at most :data:`MAX_PARALLEL` photos are read at
-once so a burst of uploads cannot exhaust a Raspberry Pi's memory; a photo is
-stored only under a generated name (``<uuid>.jpg``, re-encoded, so no uploaded
-file name or metadata is kept) and linked to its session and, once the round is
-saved, to that round (table ``photos``, migration 4).
+(waitress runs several threads). Memory is bounded by :func:`photo_slot`: the
+header's pixel count is checked before anything is decoded, at most
+:data:`MAX_PARALLEL` photos are decoded, read and stored at once, at most
+:data:`MAX_ADMITTED` wait or work, and the next one is refused (503, ``Retry-After``)
+so a burst of uploads cannot exhaust a Raspberry Pi's memory. A photo is stored
+only under a generated name (``<uuid>.jpg``, re-encoded, so no uploaded file name
+or metadata is kept), its file and its row in one unit of work, and linked to its
+session and, once the round is saved, to that round (table ``photos``, migration 4).
 
 >>> cards_to_indexes(["7H", "8H", "7H", "9H"], [["7H", "8H", "9H"]])
 [[0, 1, 3]]
@@ -14,6 +17,7 @@ saved, to that round (table ``photos``, migration 4).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -21,7 +25,7 @@ import threading
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 import cv2
 import numpy as np
@@ -35,17 +39,23 @@ from vision.images import decode_image
 from vision.pipeline import DEFAULT_CONF, read_photo
 from vision.score import judge_hand
 from web.db import write
+from web.errors import Unavailable
 from web.i18n import _
 
 PURPOSES = ("hand", "maal", "tiplu", "turned", "penalty")
 PHOTO_ID = re.compile(r"^[0-9a-f]{32}$")
 DEFAULT_MAX_PIXELS = 40_000_000
 MAX_PARALLEL = 2
+#: Photos in the server at once, decoding or waiting for a turn; the next is refused.
+MAX_ADMITTED = 8
+#: Seconds a refused upload is told to wait.
+BUSY_RETRY_AFTER = 5
 JPEG_QUALITY = 88
 
 _detector_lock = threading.Lock()
 _detectors: dict[str, Detector] = {}
-_reading_slots = threading.BoundedSemaphore(MAX_PARALLEL)
+_working = threading.BoundedSemaphore(MAX_PARALLEL)
+_admitted = threading.BoundedSemaphore(MAX_ADMITTED)
 
 
 class PhotoError(TipluError):
@@ -94,6 +104,34 @@ def get_detector(model_path: str | None = None) -> Detector:
         return _detectors[key]
 
 
+@contextlib.contextmanager
+def photo_slot() -> Iterator[None]:
+    """Hold one of the :data:`MAX_PARALLEL` turns to decode, read and store a photo.
+
+    Up to :data:`MAX_ADMITTED` photos wait for a turn; one more is refused at once
+    with :class:`~web.errors.Unavailable` (503, ``Retry-After``) instead of queueing
+    without end. A decoded 40-megapixel photo takes 120 MB, so the bound is on
+    photos held in memory, not on requests.
+
+    >>> with photo_slot():
+    ...     "decode here"
+    'decode here'
+    """
+    if not _admitted.acquire(blocking=False):
+        raise Unavailable(_("the server is busy with %(n)s photos; send this one again in a few seconds",
+                            n=MAX_ADMITTED), retry_after=BUSY_RETRY_AFTER)
+    try:
+        with _working:
+            yield
+    finally:
+        _admitted.release()
+
+
+def photos_admitted() -> int:
+    """How many photos hold or wait for a turn right now (for tests and the memory bench)."""
+    return MAX_ADMITTED - _admitted._value
+
+
 def image_limits(app: Flask | None = None) -> tuple[int, int]:
     """(max bytes, max pixels) for one photo: the request limit and ``MAX_PHOTO_PIXELS``."""
     config = (app or current_app).config
@@ -116,10 +154,11 @@ def decode_photo(data: bytes, *, max_bytes: int, max_pixels: int) -> np.ndarray:
 
 def read_image(image: np.ndarray, *, name: str = "upload", conf: float = DEFAULT_CONF,
                model_path: str | None = None) -> dict[str, Any]:
-    """What ``tiplu detect`` prints for one photo: ``{"image", "cards", "corners", "groups"}``."""
-    detector = get_detector(model_path)
-    with _reading_slots:
-        return read_photo(image, detector, conf, name=name).to_dict()
+    """What ``tiplu detect`` prints for one photo: ``{"image", "cards", "corners", "groups"}``.
+
+    Call it inside :func:`photo_slot`, which also covers the decoding before it.
+    """
+    return read_photo(image, get_detector(model_path), conf, name=name).to_dict()
 
 
 def photo_folder(app: Flask | None = None) -> Path:
@@ -134,37 +173,52 @@ def photo_folder(app: Flask | None = None) -> Path:
     return Path(app.instance_path) / "photos"
 
 
-def _check_purpose(purpose: str | None) -> str:
-    purpose = (purpose or "hand").strip()
+def _check_purpose(purpose: Any) -> str:
+    purpose = (purpose or "hand").strip() if isinstance(purpose, (str, type(None))) else purpose
     if purpose not in PURPOSES:
         raise PhotoError(_("purpose: use one of %(purposes)s", purposes=", ".join(PURPOSES)))
     return purpose
 
 
+def new_photo_id() -> str:
+    """A fresh photo id (the file is ``<id>.jpg``): 32 hex digits, nothing from the upload."""
+    return uuid.uuid4().hex
+
+
 def store_photo(db: sqlite_utils.Database, folder: Path, image: np.ndarray, *, session_id: int,
-                purpose: str = "hand", seat: int | None = None, reading: Mapping[str, Any] | None = None) -> StoredPhoto:
-    """Write ``image`` as ``<uuid>.jpg`` in ``folder`` and link it to the session.
+                purpose: str = "hand", seat: int | None = None, reading: Mapping[str, Any] | None = None,
+                photo_id: str | None = None) -> StoredPhoto:
+    """Write ``image`` as ``<id>.jpg`` in ``folder`` and link it to the session, as one unit of work.
 
     The JPEG is re-encoded from pixels, so nothing of the uploaded file (name,
-    EXIF location) is kept. The file is written first and renamed into place,
-    then the row is added; a crash between the two leaves an unlinked file, never a
-    row without its file.
+    EXIF location) is kept. It is written to a temporary name, the row is added and
+    the file renamed into place inside the same transaction; if anything fails, both
+    files are removed and the row rolled back, so a failed request leaves nothing
+    on disk. Only a crash between the rename and the commit can leave a file without
+    a row, which ``tiplu check-ledger --repair`` removes.
     """
     purpose = _check_purpose(purpose)
     ok, encoded = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
     if not ok:
         raise PhotoError(_("the photo could not be saved as JPEG; try another photo"))
-    folder.mkdir(parents=True, exist_ok=True)
-    photo = StoredPhoto(uuid.uuid4().hex, int(session_id), purpose, int(image.shape[1]), int(image.shape[0]))
-    temporary = folder / f".{photo.id}.tmp"
-    temporary.write_bytes(encoded.tobytes())
-    os.replace(temporary, folder / photo.file_name)
+    photo = StoredPhoto(photo_id or new_photo_id(), int(session_id), purpose, int(image.shape[1]),
+                        int(image.shape[0]))
+    temporary, final = folder / f".{photo.id}.tmp", folder / photo.file_name
     from web.ledger import now
-    with write(db):
-        db.execute("INSERT INTO photos(id, session_id, round_id, seat, purpose, width, height, reading, created_at) "
-                   "VALUES (?,?,?,?,?,?,?,?,?)",
-                   [photo.id, photo.session_id, None, seat, purpose, photo.width, photo.height,
-                    json.dumps(reading) if reading is not None else None, now()])
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        temporary.write_bytes(encoded.tobytes())
+        del encoded
+        with write(db):
+            db.execute("INSERT INTO photos(id, session_id, round_id, seat, purpose, width, height, reading, "
+                       "created_at) VALUES (?,?,?,?,?,?,?,?,?)",
+                       [photo.id, photo.session_id, None, seat, purpose, photo.width, photo.height,
+                        json.dumps(reading) if reading is not None else None, now()])
+            os.replace(temporary, final)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        final.unlink(missing_ok=True)
+        raise
     return photo
 
 

@@ -1,8 +1,8 @@
 """``tiplu serve``: run the web app with waitress so phones at the table can use it.
 
 It prints the addresses phones can open (found without sending any network
-traffic), a QR code of the first one, and, when listening on the network, the
-*table code* a phone must enter once before it can save anything.
+traffic) and, when listening on the network, the *table code* that every request
+needs, with a link and a QR code that carry it (a phone that opens it is let in).
 
 Example::
 
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ipaddress
 import os
-import secrets
 import socket
 import sys
 from typing import Sequence, TextIO
@@ -89,17 +88,20 @@ def print_qr(url: str, out: TextIO) -> None:
 
 
 def serve(*, host: str = "127.0.0.1", port: int = DEFAULT_PORT, db: str | None = None,
-          table_code: str | None = None, threads: int = DEFAULT_THREADS, max_upload_mb: int | None = None,
-          demo: bool = False, qr: bool = True, out: TextIO | None = None) -> None:
+          table_code: str | None = None, table_code_length: int | None = None, threads: int = DEFAULT_THREADS,
+          max_upload_mb: int | None = None, demo: bool = False, qr: bool = True, out: TextIO | None = None) -> None:
     """Serve the app with waitress until Ctrl-C, saying on ``out`` where phones can open it.
 
-    ``table_code`` (default ``$TIPLU_TABLE_CODE`` or six random digits) is asked of phones
-    only when ``host`` is not a loopback address. Raises :class:`ServeError` when the
-    ledger cannot be opened or the port is taken.
+    ``table_code`` (default ``$TIPLU_TABLE_CODE``, else ``table_code_length`` random digits
+    when ``host`` is not a loopback address) is then asked of every request; given on
+    127.0.0.1 (behind a reverse proxy) it is asked too. Raises :class:`ServeError` when the
+    code length is out of range, the ledger cannot be opened or the port is taken.
     """
     from waitress import create_server
 
     from web.app import MEGABYTE, create_app
+    from web.security import DEFAULT_CODE_LENGTH, code_link, new_table_code
+    from web.server_errors import JsonErrorChannel
 
     out = out or sys.stdout
     config: dict[str, object] = {}
@@ -107,10 +109,12 @@ def serve(*, host: str = "127.0.0.1", port: int = DEFAULT_PORT, db: str | None =
         config["DATABASE"] = os.path.abspath(os.path.expanduser(db))
     if max_upload_mb is not None:
         config["MAX_CONTENT_LENGTH"] = max_upload_mb * MEGABYTE
+    try:
+        random_code = new_table_code(table_code_length or DEFAULT_CODE_LENGTH)
+    except ValueError as error:
+        raise ServeError(f"--table-code-length: {error}") from None
     networked = not is_loopback_host(host)
-    code = None
-    if networked:
-        code = table_code or os.environ.get("TIPLU_TABLE_CODE") or f"{secrets.randbelow(10**6):06d}"
+    code = table_code or os.environ.get("TIPLU_TABLE_CODE") or (random_code if networked else None)
     config["TABLE_CODE"] = code
     try:
         app = create_app(config)
@@ -127,18 +131,20 @@ def serve(*, host: str = "127.0.0.1", port: int = DEFAULT_PORT, db: str | None =
                                ident="tiplu")
     except OSError as error:
         raise ServeError(f"cannot listen on {host}:{port}: {error}") from None
+    server.channel_class = JsonErrorChannel
     urls = urls_for(host, int(getattr(server, "effective_port", port)))
-    out.write(f"tiplu is serving the ledger {app.config['DATABASE']}\n")
-    for url in urls:
-        out.write(f"  open {url}\n")
-    if networked:
-        out.write(f"  table code: {code}  (phones enter it once before saving rounds)\n")
-        lan = [u for u in urls if "127.0.0.1" not in u]
-        if lan and qr:
-            print_qr(lan[0], out)
-    out.write("Press Ctrl-C to stop.\n")
-    out.flush()
     try:
+        out.write(f"tiplu is serving the ledger {app.config['DATABASE']}\n")
+        for url in urls:
+            out.write(f"  open {url}\n")
+        if code:
+            out.write(f"  table code: {code}  (every phone and program needs it; a phone enters it once)\n")
+            lan = [u for u in urls if "127.0.0.1" not in u] or urls
+            out.write(f"  or open {code_link(lan[0], code)}  (lets that phone in)\n")
+            if qr:
+                print_qr(code_link(lan[0], code), out)
+        out.write("Press Ctrl-C to stop.\n")
+        out.flush()
         server.run()
     except KeyboardInterrupt:
         pass

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import secrets
 from typing import Any, Mapping
-from urllib.parse import urlsplit
 
 from flask import Blueprint, Response, abort, current_app, flash, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
@@ -29,7 +28,7 @@ from web.db import get_db
 from web.errors import USER_ERRORS, BadRequest, KeyReused
 from web.i18n import _
 from web.payloads import MAX_SEATS
-from web.security import TABLE_CODE_COOKIE, code_exempt, is_table_code, table_code_ok
+from web.security import code_exempt, is_table_code, safe_next, set_code_cookie, table_code_ok
 
 bp = Blueprint("views", __name__)
 
@@ -241,7 +240,6 @@ def end_session(session_id: int) -> ResponseReturnValue:
 
 
 @bp.route("/sessions/<session:session_id>/verify", methods=["GET", "POST"])
-@code_exempt
 def verify_hand(session_id: int) -> ResponseReturnValue:
     """Check a declared hand (typed, tapped or photographed) with the session's rules."""
     session = ledger.get_session(get_db(), session_id)
@@ -259,18 +257,6 @@ def verify_hand(session_id: int) -> ResponseReturnValue:
                            jokers=has_printed_jokers(session)), 400 if error else 200
 
 
-def safe_next(target: str | None) -> str:
-    """Only redirect within this site after the code is entered."""
-    if not target:
-        return url_for("views.index")
-    parts = urlsplit(target)
-    if parts.scheme or parts.netloc:
-        if parts.netloc != request.host:
-            return url_for("views.index")
-        return parts.path + (f"?{parts.query}" if parts.query else "")
-    return target if target.startswith("/") and not target.startswith("//") else url_for("views.index")
-
-
 @bp.route("/code", methods=["GET", "POST"])
 @code_exempt
 def table_code() -> ResponseReturnValue:
@@ -279,10 +265,7 @@ def table_code() -> ResponseReturnValue:
     if request.method == "POST":
         supplied = request.form.get("code", "").strip()
         if is_table_code(supplied):
-            response = redirect(safe_next(request.form.get("next")))
-            response.set_cookie(TABLE_CODE_COOKIE, supplied, max_age=30 * 24 * 3600, httponly=True,
-                                samesite="Lax")
-            return response
+            return set_code_cookie(redirect(safe_next(request.form.get("next"))), supplied)
         error = _("That is not the table code. It is printed where tiplu serve runs.")
         if not current_app.config.get("TABLE_CODE"):
             abort(404)

@@ -19,8 +19,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", default=None,
                         help="SQLite ledger file (default: $TIPLU_DB, else instance/tiplu.db)")
     parser.add_argument("--table-code", default=None,
-                        help="the code phones enter before saving (default: $TIPLU_TABLE_CODE or a random one; "
-                             "only used when listening on the network)")
+                        help="the code every request needs (default: $TIPLU_TABLE_CODE or a random one when "
+                             "listening on the network; give it on 127.0.0.1 behind a reverse proxy)")
+    parser.add_argument("--table-code-length", type=int, default=None,
+                        help="digits of a random table code (default 6; 10 or more on a shared network)")
     parser.add_argument("--threads", type=int, default=DEFAULT_THREADS,
                         help=f"worker threads (default {DEFAULT_THREADS})")
     parser.add_argument("--max-upload-mb", type=int, default=None,
@@ -34,6 +36,7 @@ def run(args: argparse.Namespace, io: Streams) -> int:
     """Serve until Ctrl-C (exit 0); a :class:`web.serve.ServeError` (the ledger or the port) exits 2."""
     if args.max_upload_mb is not None and args.max_upload_mb < 1:
         return io.fail("serve", "--max-upload-mb must be at least 1")
-    serve(host=args.host, port=args.port, db=args.db, table_code=args.table_code, threads=args.threads,
+    serve(host=args.host, port=args.port, db=args.db, table_code=args.table_code,
+          table_code_length=args.table_code_length, threads=args.threads,
           max_upload_mb=args.max_upload_mb, demo=args.demo, qr=not args.no_qr, out=io.stdout)
     return ExitCode.OK

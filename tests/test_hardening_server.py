@@ -1,0 +1,127 @@
+"""Issue 14 against a real ``tiplu serve`` process: the failures that were reproduced over HTTP."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any, Iterator
+
+import cv2
+import numpy as np
+import pytest
+
+from web_support import PLAYERS, Server
+
+pytestmark = pytest.mark.server
+
+CODE = "97531086"
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Any]:
+    started: list[Server] = []
+
+    def start(*extra: str) -> Server:
+        server = Server(tmp_path / "h.db", *extra)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.kill()
+
+
+def send(server: Server, method: str, path: str, data: bytes, headers: dict[str, str]) -> tuple[int, Any, Any]:
+    request = urllib.request.Request(server.base + path, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, response.headers, response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers, error.read()
+
+
+def multipart(fields: dict[str, str], image: bytes) -> tuple[bytes, str]:
+    boundary = "tiplu-test-boundary"
+    out = io.BytesIO()
+    for name, value in fields.items():
+        out.write(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'.encode())
+    out.write(f'--{boundary}\r\nContent-Disposition: form-data; name="image"; filename="p.png"\r\n'
+              f"Content-Type: image/png\r\n\r\n".encode() + image + f"\r\n--{boundary}--\r\n".encode())
+    return out.getvalue(), f"multipart/form-data; boundary={boundary}"
+
+
+def test_guessing_the_code_is_throttled_and_reads_need_it(served: Any) -> None:
+    server = served("--host", "0.0.0.0", "--table-code", CODE)
+    assert server.call("GET", "/api/sessions")[0] == 403, "reading the ledger needs the code"
+    assert server.call("GET", "/api/sessions/1/export.json")[0] == 403
+    statuses = [server.call("GET", "/api/sessions", headers={"X-Table-Code": f"{n:08d}"})[0] for n in range(8)]
+    assert statuses[:6] == [403] * 6 and statuses[-1] == 429
+    status, headers, body = send(server, "GET", "/api/sessions", b"", {"X-Table-Code": CODE})
+    assert status == 429 and int(headers["Retry-After"]) >= 1 and b"too many wrong table codes" in body
+    assert "wrong table code from 127.0.0.1" in "".join(server.output)
+    lan = re.search(r"open (http://(?!127\.)[\d.]+:\d+)/", "".join(server.output))
+    if lan is None:
+        pytest.skip("this machine has no LAN address to test a second address from")
+    server.base = lan.group(1)
+    assert server.call("GET", "/api/sessions", headers={"X-Table-Code": CODE})[0] == 200, "other addresses go on"
+
+
+def test_a_longer_code_is_offered(served: Any) -> None:
+    server = served("--host", "0.0.0.0", "--table-code-length", "12")
+    code = re.search(r"table code: (\d+)", "".join(server.output))
+    assert code is not None and len(code.group(1)) == 12
+
+
+def test_too_large_bodies_answer_json_on_the_api(served: Any) -> None:
+    server = served("--max-upload-mb", "1")
+    for size in (1_500_000, 3_000_000):
+        status, headers, body = send(server, "POST", "/api/sessions", b" " * size,
+                                     {"Content-Type": "application/json"})
+        assert status == 413 and headers["Content-Type"].startswith("application/json"), (size, body[:80])
+        assert b'"error"' in body and b"too large" in body
+
+
+def test_huge_ids_and_numbers_are_4xx_not_500(served: Any) -> None:
+    server = served()
+    assert server.call("GET", "/api/sessions/" + "9" * 30)[0] == 404
+    sid = server.call("POST", "/api/sessions", {"players": PLAYERS})[1]["id"]
+    assert server.call("GET", f"/api/sessions/{sid}/rounds/" + "9" * 30)[0] == 404
+    status, body = server.call("POST", f"/api/sessions/{sid}/rounds", {
+        "tiplu": "JC", "winner": "Anna", "players": {p: {"maal": 4 * 10**18} for p in PLAYERS}})
+    assert status == 400 and "maal" in body["error"]
+    status, _headers, raw = send(server, "POST", "/api/sessions", b"[" * 2000 + b"]" * 2000,
+                                 {"Content-Type": "application/json"})
+    assert status == 400 and b"nests 2000 levels" in raw
+
+
+def test_a_cross_site_text_plain_post_creates_nothing(served: Any) -> None:
+    server = served("--host", "0.0.0.0", "--table-code", CODE)
+    cookie = {"Cookie": f"tiplu_table_code={CODE}"}
+    body = b'{"players": ["Anna", "Ben"]}'
+    assert send(server, "POST", "/api/sessions", body, {**cookie, "Content-Type": "text/plain"})[0] == 415
+    foreign = {**cookie, "Content-Type": "application/json", "Origin": "http://127.0.0.1:1"}
+    assert send(server, "POST", "/api/sessions", body, foreign)[0] == 403
+    assert server.call("GET", "/api/sessions", headers={"X-Table-Code": CODE})[1]["sessions"] == []
+
+
+def test_a_failed_upload_leaves_no_photo_on_disk(served: Any, tmp_path: Path) -> None:
+    server = served()
+    sid = server.call("POST", "/api/sessions", {"players": PLAYERS})[1]["id"]
+    png = cv2.imencode(".png", np.full((60, 80, 3), 180, np.uint8))[1].tobytes()
+    data, kind = multipart({"session": str(sid), "seat": "9" * 25}, png)
+    status, _headers, body = send(server, "POST", "/api/detect", data, {"Content-Type": kind})
+    assert status == 400 and b"seat" in body
+    folder = tmp_path / "photos"
+    assert not folder.exists() or os.listdir(folder) == []
+    assert server.call("DELETE", f"/api/sessions/{sid}")[0] == 204
+
+
+def test_behind_a_reverse_proxy_on_loopback_the_given_code_is_still_asked(served: Any) -> None:
+    server = served("--table-code", CODE)
+    assert "table code: " + CODE in "".join(server.output)
+    assert server.call("GET", "/api/sessions")[0] == 403
+    assert server.call("GET", "/api/sessions", headers={"X-Table-Code": CODE})[0] == 200
