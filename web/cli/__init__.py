@@ -64,7 +64,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("penalty", "rummy penalty points of a non-closer's cards", "penalty"),
     Command("rules", "list the rule families and their options", "rules"),
     Command("serve", "run the web app for the phones at the table", "serve"),
-    Command("check-ledger", "check the ledger and its photos (--repair removes orphan files)", "check_ledger"),
+    Command("check-ledger", "check the ledger file and its photos", "check_ledger"),
     Command("detect", "find the cards in photos (JSON lines)", "detect"),
     Command("score", "photo to verdict: detect, declare check and maal in one go", "score"),
     Command("generate", "make synthetic training photos with labels", "generate"),
