@@ -48,9 +48,18 @@ def card_faces() -> list[dict[str, str]]:
     return faces
 
 
+def card_ranks() -> list[str]:
+    """The 13 ranks in order, as the card picker offers them before the suit.
+
+    >>> card_ranks()[:3], card_ranks()[-1]
+    (['A', '2', '3'], 'K')
+    """
+    return list(dict.fromkeys(card.rank_name for card in ALL_FACES if not card.is_joker))
+
+
 @bp.app_context_processor
 def template_helpers() -> dict[str, Any]:
-    return {"card_faces": card_faces, "suit_symbol": SUIT_SYMBOL, "rule_families": RULE_FAMILIES,
+    return {"card_faces": card_faces, "card_ranks": card_ranks, "suit_symbol": SUIT_SYMBOL, "rule_families": RULE_FAMILIES,
             "Scoring": Scoring, "WildSource": WildSource,
             "needs_code": not table_code_ok(), "has_camera": lambda: camera_for(current_app) is not None}
 
@@ -133,6 +142,8 @@ def form_values(rnd: Mapping[str, Any], session: Mapping[str, Any]) -> MultiDict
     for key in ("tiplu", "turned", "winner", "finish"):
         if rnd.get(key):
             values[key] = rnd[key]
+    if not rnd.get("winner"):
+        values["no_winner"] = "yes"
     for seat, name in enumerate(session["players"]):
         line = rnd["players"][name]
         if line.get("cards"):
@@ -160,30 +171,67 @@ def has_printed_jokers(session: Mapping[str, Any]) -> bool:
 
 
 def render_round_form(session: Mapping[str, Any], form: Mapping[str, str], *, number: int | None,
-                      error: str | None = None) -> tuple[str, int]:
+                      error: str | None = None, field_errors: Mapping[str, str] | None = None) -> tuple[str, int]:
     dealer = (session["rounds"][number - 1]["dealer"] if number else session["next_dealer"])
+    failed = bool(error or field_errors)
+    if field_errors and not error:
+        error = _("Nothing was saved: fix what is marked below.")
     return render_template("round_form.html", session=session, form=form, number=number, error=error,
-                           dealer=dealer, jokers=has_printed_jokers(session),
-                           submission=secrets.token_urlsafe(16)), 400 if error else 200
+                           field_errors=field_errors or {}, dealer=dealer, jokers=has_printed_jokers(session),
+                           submission=secrets.token_urlsafe(16)), 400 if failed else 200
+
+
+def posted_round(session: Mapping[str, Any]) -> MultiDict[str, str]:
+    """The round form as posted, with the winner ticked as seen (a winner has always seen)."""
+    form = MultiDict(request.form)
+    winner = form.get("winner", "")
+    if winner in session["players"] and get_rules(session["rules"], session["options"]).scoring == Scoring.MAAL:
+        form[f"p{session['players'].index(winner)}_seen"] = "on"
+    return form
+
+
+def round_form_problems(session: Mapping[str, Any], form: Mapping[str, str]) -> dict[str, str]:
+    """Fields to fix before the round is scored: typed values, and a winner or a confirmed "nobody won"."""
+    rules = get_rules(session["rules"], session["options"])
+    problems = payloads.round_form_problems(form, session["players"], rules)
+    if not form.get("winner") and not form.get("no_winner"):
+        problems["winner"] = (_("Tap the name of the player who closed, or tick \"Nobody won this round\".")
+                              if rules.scoring == Scoring.PENALTY else
+                              _("Tap the winner's name, or tick \"Nobody won this round\"."))
+    return problems
+
+
+def save_round_form(session: Mapping[str, Any], number: int | None) -> ResponseReturnValue:
+    """Check, score and store the posted round form; on a problem show the form again, as typed."""
+    db = get_db()
+    form = posted_round(session)
+    problems = round_form_problems(session, form)
+    if problems:
+        return render_round_form(session, form, number=number, field_errors=problems)
+    body = payloads.round_form(form, session["players"], get_rules(session["rules"], session["options"]))
+    try:
+        if number is None:
+            key = payloads.idempotency_key(form.get("submission") or None)
+            rnd, _replayed = ledger.add_round(db, session["id"], sent_round(session["id"], body),
+                                              idempotency_key=key, source=source())
+        else:
+            rnd = ledger.update_round(db, session["id"], number, sent_round(session["id"], body), source=source())
+            flash(_("Round %(n)s was changed; every total after it was recomputed.", n=number))
+    except KeyReused:
+        return render_round_form(session, form, number=number, error=_(
+            "This form was already saved as a round, with other values. Check the ledger; "
+            "to save these values as a new round, press Save again."))
+    except USER_ERRORS as exc:
+        return render_round_form(session, form, number=number, error=str(exc))
+    photos.link_photos(db, session["id"], rnd["number"], form.getlist("photo"))
+    return redirect(url_for("views.round_page", session_id=session["id"], number=rnd["number"]))
 
 
 @bp.route("/sessions/<session:session_id>/rounds/new", methods=["GET", "POST"])
 def new_round(session_id: int) -> ResponseReturnValue:
-    db = get_db()
-    session = ledger.get_session(db, session_id)
+    session = ledger.get_session(get_db(), session_id)
     if request.method == "POST":
-        try:
-            key = payloads.idempotency_key(request.form.get("submission") or None)
-            rnd, _replayed = ledger.add_round(db, session["id"], sent_round(session["id"]), idempotency_key=key,
-                                              source=source())
-        except KeyReused:
-            return render_round_form(session, request.form, number=None, error=_(
-                "This form was already saved as a round, with other values. Check the ledger; "
-                "to save these values as a new round, press Save again."))
-        except USER_ERRORS as exc:
-            return render_round_form(session, request.form, number=None, error=str(exc))
-        photos.link_photos(db, session["id"], rnd["number"], request.form.getlist("photo"))
-        return redirect(url_for("views.round_page", session_id=session["id"], number=rnd["number"]))
+        return save_round_form(session, None)
     return render_round_form(session, MultiDict(), number=None)
 
 
@@ -202,13 +250,7 @@ def edit_round(session_id: int, number: int) -> ResponseReturnValue:
     session = ledger.get_session(db, session_id)
     rnd = ledger.get_round(db, session["id"], number)
     if request.method == "POST":
-        try:
-            ledger.update_round(db, session["id"], rnd["number"], sent_round(session["id"]), source=source())
-        except USER_ERRORS as exc:
-            return render_round_form(session, request.form, number=rnd["number"], error=str(exc))
-        photos.link_photos(db, session["id"], rnd["number"], request.form.getlist("photo"))
-        flash(_("Round %(n)s was changed; every total after it was recomputed.", n=rnd["number"]))
-        return redirect(url_for("views.round_page", session_id=session["id"], number=rnd["number"]))
+        return save_round_form(session, rnd["number"])
     return render_round_form(session, form_values(rnd, session), number=rnd["number"])
 
 
