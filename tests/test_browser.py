@@ -12,6 +12,7 @@ from typing import Any, Iterator
 
 import pytest
 
+from scorer.payments import net_pairs, read_settlement
 from web_support import Server
 
 CHROMIUM = "/usr/bin/chromium"
@@ -113,7 +114,10 @@ def test_a_session_on_a_phone(page: Any, live_url: str, tmp_path: Path) -> None:
     page.wait_for_url("**/sessions/1/rounds/1")
     first = api(page, live_url, "/api/sessions/1/rounds/1")
     assert str(first["players"]["Ben"]["maal"]) in preview
-    assert page.locator("#round-payments li").count() == len(first["payments"])
+    pairs = net_pairs(read_settlement(first).payments)
+    assert page.locator("#round-payments > li").count() == len(pairs) < len(first["payments"])
+    assert page.locator("#round-payments > li summary").all_inner_texts() == [
+        f"{line.payer} pays {line.payee} {line.points}" for line in pairs]
     check_fits(page, tmp_path, "03-round-result")
 
     page.click("text=Next round")

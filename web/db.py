@@ -157,6 +157,12 @@ def m004_photos(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX photos_session ON photos(session_id, round_id)")
 
 
+@migrations()
+def m005_audit_undoes(db: sqlite_utils.Database) -> None:
+    """A restore names the audit entry it undoes, so a deleted round comes back once and History can say so."""
+    db.execute("ALTER TABLE audit ADD COLUMN undoes INTEGER REFERENCES audit(id)")
+
+
 def connect(path: str | os.PathLike[str]) -> sqlite_utils.Database:
     """Open the file with the ledger's pragmas, without migrating it."""
     conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)

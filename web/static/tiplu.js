@@ -151,12 +151,23 @@
     markWinner();
   }
 
-  /* --- new-session form: show only the chosen family's options --- */
+  /* --- new-session form: the chosen family's house rules, and as many seats as its player limit --- */
   function setupSessionForm(form) {
     function update() {
       var chosen = form.querySelector("input[name=rules]:checked");
-      form.querySelectorAll("fieldset.options").forEach(function (fs) {
-        fs.hidden = chosen && fs.dataset.family !== chosen.value;
+      var family = chosen ? chosen.value : "";
+      form.querySelectorAll("fieldset.options, .seat-limit").forEach(function (el) {
+        el.hidden = el.dataset.family !== family;
+      });
+      var limit = form.querySelector('select[name="opt_' + family + '_players_max"]');
+      var high = limit ? parseInt(limit.value, 10) : 6;
+      var note = form.querySelector('.seat-limit[data-family="' + family + '"]');
+      if (note && limit) {
+        note.firstChild.textContent = note.firstChild.textContent.replace(/\d+(\D+)\d+/, note.dataset.low + "$1" + high);
+      }
+      form.querySelectorAll(".player-name[data-seat]").forEach(function (label) {
+        var input = label.querySelector("input");
+        label.hidden = parseInt(label.dataset.seat, 10) >= high && !input.value;
       });
     }
     form.addEventListener("change", update);
@@ -256,7 +267,37 @@
     });
   }
 
+  /* --- dark or light: the toggle overrides the phone's setting and is remembered --- */
+  function setupTheme(button) {
+    var root = document.documentElement;
+    function dark() {
+      return root.dataset.theme ? root.dataset.theme === "dark"
+                                : window.matchMedia("(prefers-color-scheme: dark)").matches;
+    }
+    function label() {
+      button.setAttribute("aria-pressed", dark() ? "true" : "false");
+      button.title = dark() ? button.dataset.labelLight : button.dataset.labelDark;
+    }
+    button.addEventListener("click", function () {
+      root.dataset.theme = dark() ? "light" : "dark";
+      try { window.localStorage.setItem("tiplu-theme", root.dataset.theme); } catch (e) { /* not kept */ }
+      label();
+    });
+    label();
+  }
+
+  /* --- installable: the service worker keeps the page shell for when the Wi-Fi drops --- */
+  function registerWorker() {
+    var url = document.body.dataset.worker;
+    if (url && "serviceWorker" in navigator && window.isSecureContext) {
+      navigator.serviceWorker.register(url, { scope: "/" }).catch(function () { /* pages still work online */ });
+    }
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    var toggle = document.getElementById("theme-toggle");
+    if (toggle) setupTheme(toggle);
+    registerWorker();
     document.querySelectorAll(".card-grid").forEach(setupGrid);
     var sessionForm = document.querySelector(".session-form");
     if (sessionForm) setupSessionForm(sessionForm);
