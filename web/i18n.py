@@ -72,6 +72,11 @@ def ngettext(singular: str, plural: str, n: int, **values: Any) -> str:
     return flask_babel.ngettext(singular, plural, n, n=n, **values)
 
 
+def N_(text: str) -> str:
+    """Mark ``text`` for the catalogue where it is defined; it is translated where it is shown with ``_()``."""
+    return text
+
+
 def init_app(app: Flask) -> None:
     """Flask-Babel with the tiplu catalogues; ``_``, ``ngettext`` and the language helpers in every template."""
     babel.init_app(app, locale_selector=select_language, default_domain=DOMAIN,

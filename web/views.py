@@ -32,7 +32,7 @@ from web.api import sent_round
 from web.camera import camera_for
 from web.db import get_db
 from web.errors import USER_ERRORS, BadRequest, KeyReused, NotFound
-from web.i18n import LANGUAGE_COOKIE, _, available_languages, current_language
+from web.i18n import LANGUAGE_COOKIE, N_, _, available_languages, current_language
 from web.payloads import MAX_SEATS
 from web.security import TABLE_CODE_COOKIE, code_exempt, is_loopback, is_table_code, table_code_ok
 from web.serve import lan_addresses
@@ -294,13 +294,19 @@ def restore_round(session_id: int, audit_id: int) -> ResponseReturnValue:
 
 #: The fields of a player's line that History names when they change, and how.
 LINE_FIELD_NAMES: Mapping[str, str] = {
-    "maal": "%(name)s's maal", "seen": "%(name)s seen", "seen_by": "%(name)s seen by", "cards": "%(name)s's cards",
-    "penalty": "%(name)s's penalty", "wrong_close": "%(name)s wrong close",
-    "false_declaration": "%(name)s declared falsely", "dealt_tunnelas": "%(name)s's tunnelas at the deal",
+    "maal": N_("%(name)s's maal"), "seen": N_("%(name)s seen"), "seen_by": N_("%(name)s seen by"),
+    "cards": N_("%(name)s's cards"), "penalty": N_("%(name)s's penalty"), "wrong_close": N_("%(name)s wrong close"),
+    "false_declaration": N_("%(name)s declared falsely"), "dealt_tunnelas": N_("%(name)s's tunnelas at the deal"),
 }
 #: The fields of a round or a session that History names when they change.
-FIELD_NAMES: Mapping[str, str] = {"tiplu": "tiplu", "turned": "turned card", "winner": "winner", "finish": "finish",
-                                  "title": "title", "rounds_planned": "rounds agreed", "rules": "rules"}
+FIELD_NAMES: Mapping[str, str] = {
+    "tiplu": N_("tiplu"), "turned": N_("turned card"), "winner": N_("winner"), "finish": N_("finish"),
+    "title": N_("title"), "rounds_planned": N_("rounds agreed"), "rules": N_("rules")}
+#: What the ledger writes in the audit trail (in English, as stored); History shows them translated.
+AUDIT_ACTIONS = (N_("create session"), N_("edit session"), N_("end session"), N_("reopen session"),
+                 N_("delete session"), N_("add round"), N_("edit round"), N_("delete round"), N_("restore round"))
+#: Words the pages show from the rules and the round as stored (finish routes, rotation).
+STORED_WORDS = (N_("melds"), N_("dublees"), N_("clockwise"), N_("counter-clockwise"))
 
 
 def shown(value: Any) -> str:
