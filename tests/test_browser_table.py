@@ -188,3 +188,121 @@ def test_errors_sit_under_their_field_in_plain_words_and_the_input_stays(phone: 
     assert phone.locator('input[name="winner"][value="Hari"]').is_checked()
     shoot(phone, "round-form-errors")
     assert server.call("GET", f"/api/sessions/{sid}")[1]["rounds"] == []
+
+
+def test_every_main_page_light_and_dark_at_360_px(phone: Any, server: Server) -> None:
+    """Screenshots for a look (tests/screenshots/), and the checks a phone at the table needs on each page."""
+    sid = new_session(server, ["Hari", "Sita", "Ram", "Gita"], title="Tihar")
+    rounds = [{"Hari": (True, 5), "Sita": (True, 3), "Ram": (True, 10), "Gita": (False, 2)},
+              {"Hari": (True, 0), "Sita": (True, 12), "Ram": (False, 4), "Gita": (True, 7)}]
+    for number, lines in enumerate(rounds, start=1):
+        winner = "Hari" if number == 1 else "Sita"
+        status, _body = server.call("POST", f"/api/sessions/{sid}/rounds", {
+            "tiplu": "JC", "winner": winner, "finish": "melds",
+            "players": {name: {"seen": seen, "maal": maal} for name, (seen, maal) in lines.items()}})
+        assert status == 201
+    server.call("PUT", f"/api/sessions/{sid}/rounds/1", {
+        "tiplu": "JC", "winner": "Hari", "finish": "melds",
+        "players": {**{n: {"seen": s, "maal": m} for n, (s, m) in rounds[0].items()}, "Sita": {"seen": True, "maal": 6}}})
+    pages = {"sessions": "/", "new-session": "/sessions/new", "ledger": f"/sessions/{sid}",
+             "round": f"/sessions/{sid}/rounds/1", "history": f"/sessions/{sid}/history",
+             "end": f"/sessions/{sid}/end", "join-local": "/join", "check-hand": f"/sessions/{sid}/verify"}
+    for name, path in pages.items():
+        phone.goto(server.base + path)
+        shoot(phone, name)
+        assert phone.evaluate("document.documentElement.lang") == "en"
+    phone.goto(f"{server.base}/sessions/{sid}/history")
+    assert "Sita's maal: 3 → 6" in phone.inner_text(".history")
+
+    phone.goto(f"{server.base}/sessions/{sid}")
+    target = phone.locator("table.ledger tbody tr").nth(1).locator("td.num").last
+    target.scroll_into_view_if_needed()
+    cell = target.bounding_box()
+    phone.mouse.click(cell["x"] + cell["width"] / 2, cell["y"] + cell["height"] / 2)  # anywhere on the row
+    phone.wait_for_url(f"**/sessions/{sid}/rounds/2")
+    for link in phone.locator(".session-nav a, .top nav a").all():
+        box = link.bounding_box()
+        assert box["height"] >= MIN_TARGET - 0.5 and box["width"] >= MIN_TARGET - 0.5
+
+
+def test_dark_mode_follows_the_phone_and_the_toggle(phone: Any, server: Server) -> None:
+    def background() -> str:
+        return str(phone.evaluate("getComputedStyle(document.body).backgroundColor"))
+
+    phone.emulate_media(color_scheme="dark")
+    phone.goto(server.base + "/")
+    dark = background()
+    phone.emulate_media(color_scheme="light")
+    light = background()
+    assert dark != light and dark == "rgb(18, 20, 23)"
+    phone.locator("#theme-toggle").tap()
+    assert background() == dark, "the toggle turns the evening colours on"
+    phone.reload()
+    assert background() == dark, "and the phone remembers it"
+    phone.locator("#theme-toggle").tap()
+    assert background() == light
+
+
+def test_language_follows_the_phone_and_the_switch(server: Server) -> None:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True, locale="hi-IN")
+        page = context.new_page()
+        page.goto(server.base + "/sessions/new")
+        assert page.evaluate("document.documentElement.lang") == "hi"
+        assert page.inner_text("h1") == "नया खेल"
+        page.locator('.languages a[lang="ne"]').tap()
+        page.wait_for_function("() => document.documentElement.lang === 'ne'")
+        assert page.inner_text("h1") == "नयाँ खेल"
+        shoot(page, "new-session-ne")
+        page.locator('.languages a[lang="en"]').tap()
+        page.wait_for_function("() => document.documentElement.lang === 'en'")
+        browser.close()
+
+
+def test_the_page_shell_stays_when_the_wifi_drops(phone: Any, server: Server) -> None:
+    sid = new_session(server, ["Hari", "Sita"])
+    phone.goto(server.base + "/")
+    phone.wait_for_function("() => navigator.serviceWorker.controller !== null || "
+                            "navigator.serviceWorker.ready.then(() => true)")
+    phone.reload()
+    phone.wait_for_function("() => navigator.serviceWorker.controller !== null")
+    phone.goto(f"{server.base}/sessions/{sid}")
+    phone.context.set_offline(True)
+    try:
+        phone.reload()
+        assert phone.inner_text("h1").startswith("Session 1"), "a page seen before opens from the shell"
+        assert phone.evaluate("getComputedStyle(document.querySelector('.top')).display") == "flex", "with its styles"
+        phone.goto(f"{server.base}/sessions/{sid}/rounds/new")
+        assert phone.inner_text("h1") == "No connection to the table"
+    finally:
+        phone.context.set_offline(False)
+
+
+def test_join_from_a_phone_with_the_qr_code(phone: Any, tmp_path: Path) -> None:
+    """A server open to the Wi-Fi: the laptop's /join shows a QR code that a camera reads as address + code."""
+    cv2 = pytest.importorskip("cv2")
+    np = pytest.importorskip("numpy")
+    from web.serve import lan_addresses
+    if not lan_addresses():
+        pytest.skip("this machine has no LAN address to show")
+    code = "246810"
+    networked = Server(tmp_path / "lan.db", "--host", "0.0.0.0", "--table-code", code)
+    try:
+        phone.goto(networked.base + "/")
+        phone.locator("#join-link").tap()
+        phone.wait_for_url("**/join")
+        shoot(phone, "join")
+        image = phone.locator(".join-qr img").first
+        picture = cv2.imdecode(np.frombuffer(image.screenshot(), np.uint8), cv2.IMREAD_COLOR)
+        link = cv2.QRCodeDetector().detectAndDecode(picture)[0]
+        port = networked.base.rsplit(":", 1)[1]
+        assert link == f"http://{lan_addresses()[0]}:{port}/code?code={code}"
+        assert phone.inner_text(".table-code") == code
+        # the same link lets a phone in: it lands on the sessions page with the code remembered
+        phone.goto(link.replace(lan_addresses()[0], "127.0.0.1"))
+        assert phone.url == networked.base + "/"
+        assert any(c["name"] == "tiplu_table_code" and c["value"] == code for c in phone.context.cookies())
+    finally:
+        networked.kill()
