@@ -25,14 +25,19 @@ SAMPLES = Path(__file__).resolve().parents[1] / "sample_images"
 PHOTO = SAMPLES / "maal_spread.jpg"
 
 
+def picture(path: Path) -> np.ndarray:
+    image = cv2.imread(str(path), cv2.IMREAD_COLOR)
+    assert image is not None, path
+    return image
+
+
 def make_video(path: Path, frames: list[Path], repeat: int = 3) -> Path:
     """An MJPG video of the sample photos (each shown ``repeat`` frames)."""
-    first = cv2.imread(str(frames[0]))
-    height, width = first.shape[:2]
-    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 5, (width, height))
+    height, width = picture(frames[0]).shape[:2]
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter.fourcc(*"MJPG"), 5, (width, height))
     assert writer.isOpened(), "OpenCV can write an MJPG video"
     for frame in frames:
-        image = cv2.resize(cv2.imread(str(frame)), (width, height))
+        image = cv2.resize(picture(frame), (width, height))
         for _ in range(repeat):
             writer.write(image)
     writer.release()
@@ -54,7 +59,8 @@ def test_a_video_file_is_a_camera_that_loops(tmp_path: Path) -> None:
     sizes = {camera.frame().shape for _ in range(9)}  # 4 frames in the file: it loops twice
     assert len(sizes) == 1 and next(iter(sizes))[2] == 3
     jpeg = camera.preview_jpeg(width=320)
-    assert cv2.imdecode(np.frombuffer(jpeg, np.uint8), cv2.IMREAD_COLOR).shape[1] == 320
+    decoded = cv2.imdecode(np.frombuffer(jpeg, np.uint8), cv2.IMREAD_COLOR)
+    assert decoded is not None and decoded.shape[1] == 320
 
 
 def test_a_folder_is_a_camera_that_can_disappear_and_come_back(folder: Path, tmp_path: Path) -> None:
@@ -62,7 +68,7 @@ def test_a_folder_is_a_camera_that_can_disappear_and_come_back(folder: Path, tmp
     camera = find_camera(str(folder))
     assert camera is not None
     first, second, third = camera.frame(), camera.frame(), camera.frame()
-    assert np.array_equal(first, cv2.imread(str(PHOTO))) and not np.array_equal(first, second)
+    assert np.array_equal(first, picture(PHOTO)) and not np.array_equal(first, second)
     assert np.array_equal(first, third), "the images come round in name order"
     gone = folder.rename(tmp_path / "unplugged")
     with pytest.raises(OSError, match="gave no picture|cannot be opened"):
@@ -79,7 +85,8 @@ def test_preview_and_capture_answer_503_while_the_camera_is_gone(folder: Path, t
     assert "Table camera" in client.get("/sessions/1/rounds/new").get_data(as_text=True)
     preview = client.get("/camera/preview.jpg")
     assert preview.status_code == 200 and preview.mimetype == "image/jpeg"
-    assert cv2.imdecode(np.frombuffer(preview.data, np.uint8), cv2.IMREAD_COLOR).shape[1] <= 640
+    shown = cv2.imdecode(np.frombuffer(preview.data, np.uint8), cv2.IMREAD_COLOR)
+    assert shown is not None and shown.shape[1] <= 640
     taken = client.post("/sessions/1/photos/camera", data={"purpose": "maal", "seat": "1"})
     assert taken.status_code == 201, taken.get_json()
     assert taken.get_json()["reading"]["cards"]

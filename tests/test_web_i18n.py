@@ -24,7 +24,7 @@ from babel.messages.pofile import read_po  # noqa: E402
 
 HERE = Path(i18n.__file__).with_name("translations")
 sys.path.insert(0, str(HERE))
-import update  # noqa: E402  (web/translations/update.py)
+import update  # type: ignore[import-not-found]  # noqa: E402  (web/translations/update.py)
 
 PLACEHOLDER = re.compile(r"%\(\w+\)[sr]")
 

@@ -89,7 +89,7 @@ class Camera:
                 self._device = camera
             else:
                 folder = isinstance(self.source, str) and os.path.isdir(self.source)
-                capture = ImageFolder(self.source) if folder else cv2.VideoCapture(self.source)
+                capture = ImageFolder(str(self.source)) if folder else cv2.VideoCapture(self.source)
                 if not capture.isOpened():
                     raise OSError(f"camera {self.source!r} cannot be opened")
                 self._device = capture
