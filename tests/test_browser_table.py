@@ -147,6 +147,21 @@ def test_no_control_in_the_round_form_is_under_44_px(phone: Any, server: Server)
     assert visible_controls_under(phone, MIN_TARGET) == []
     check_fits(phone, SHOTS, "round-form-open")
 
+    rummy = new_session(server, ["Hari", "Sita", "Ram"], rules="rummy")
+    phone.goto(f"{server.base}/sessions/{rummy}/rounds/new")
+    assert phone.evaluate("document.scrollingElement.scrollHeight") <= 2 * PHONE["height"]
+    assert visible_controls_under(phone, MIN_TARGET) == []
+    phone.locator('.player-row[data-player="Sita"] .win-pick').tap()
+    for seat, points in ((0, "12"), (2, "30")):
+        phone.fill(f'input[name="p{seat}_penalty"]', points)
+    phone.locator('.card-grid[data-target="turned"] .rank[data-rank="7"]').tap()
+    phone.locator('.card-grid[data-target="turned"] .suit[data-suit="D"]').tap()
+    shoot(phone, "round-form-rummy")
+    phone.locator("#save-round").tap()
+    phone.wait_for_url(f"**/sessions/{rummy}/rounds/1")
+    saved = server.call("GET", f"/api/sessions/{rummy}/rounds/1")[1]
+    assert saved["turned"] == "7D" and saved["winner"] == "Sita" and saved["players"]["Ram"]["penalty"] == 30
+
 
 def test_a_round_with_no_winner_needs_a_yes(phone: Any, server: Server) -> None:
     sid = new_session(server, ["Hari", "Sita", "Ram"])

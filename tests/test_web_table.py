@@ -191,3 +191,29 @@ def test_installable_manifest_icons_and_service_worker(client: FlaskClient) -> N
     assert shell
     for path in re.findall(r'"([^"]+)"', shell.group(1)):
         assert client.get(path).status_code == 200, path
+
+
+def test_a_failing_restore_changes_nothing(tmp_path: Path) -> None:
+    """A database error half way through a restore (the audit insert) rolls the whole restore back."""
+    import sqlite3
+
+    from web import ledger
+    from web.db import open_db
+    from web.payloads import new_session, round_entry
+
+    db = open_db(tmp_path / "restore.db")
+    sid = ledger.create_session(db, new_session({"players": PLAYERS}))
+    setup = ledger.session_setup(db, sid)
+    for winner in ("Anna", "Carla", "Ben"):
+        ledger.add_round(db, sid, round_entry(nepali_round(winner=winner), setup.players, setup.rules))
+    kept = ledger.delete_round(db, sid, 2)
+    before = ledger.get_session(db, sid)
+    db.execute("CREATE TEMP TRIGGER refuse_audit BEFORE INSERT ON audit BEGIN SELECT RAISE(ABORT, 'disk full'); END")
+    with pytest.raises(sqlite3.IntegrityError):
+        ledger.restore_round(db, sid, kept)
+    db.execute("DROP TRIGGER refuse_audit")
+    assert not db.conn.in_transaction
+    assert ledger.get_session(db, sid) == before
+    restored = ledger.restore_round(db, sid, kept)
+    assert restored["number"] == 2 and restored["winner"] == "Carla"
+    assert [r["winner"] for r in ledger.get_session(db, sid)["rounds"]] == ["Anna", "Carla", "Ben"]
