@@ -321,3 +321,22 @@ def test_join_from_a_phone_with_the_qr_code(phone: Any, tmp_path: Path) -> None:
         assert any(c["name"] == "tiplu_table_code" and c["value"] == code for c in phone.context.cookies())
     finally:
         networked.kill()
+
+
+def test_undo_a_deleted_round_from_the_message(phone: Any, server: Server) -> None:
+    sid = new_session(server, ["Hari", "Sita", "Ram"])
+    for winner in ("Hari", "Sita"):
+        server.call("POST", f"/api/sessions/{sid}/rounds", {"tiplu": "JC", "winner": winner, "players": {
+            "Hari": {"seen": True, "maal": 4}, "Sita": {"seen": True, "maal": 9}, "Ram": {}}})
+    totals = server.call("GET", f"/api/sessions/{sid}")[1]["totals"]
+    phone.on("dialog", lambda dialog: dialog.accept())
+    phone.goto(f"{server.base}/sessions/{sid}/rounds/1/edit")
+    phone.locator(".delete-form button").tap()
+    phone.wait_for_url(f"**/sessions/{sid}")
+    assert "Round 1 was deleted" in phone.inner_text(".flash")
+    shoot(phone, "ledger-after-delete")
+    assert len(server.call("GET", f"/api/sessions/{sid}")[1]["rounds"]) == 1
+    phone.locator("#undo").tap()
+    phone.wait_for_url(f"**/sessions/{sid}/rounds/1")
+    assert "Round 1 is back" in phone.inner_text(".flash")
+    assert server.call("GET", f"/api/sessions/{sid}")[1]["totals"] == totals
