@@ -242,13 +242,19 @@
 
   /* --- ledger chart: totals per player by round (Chart.js, served locally) --- */
   var PALETTE = ["#0b6e4f", "#c0262d", "#1f5fbf", "#d98e04", "#7b3fa0", "#2a9d8f"];
+  var DARK_PALETTE = ["#4cc497", "#ff7b7f", "#7aa7ff", "#f2b84b", "#c58af0", "#5fd3c5"];
   function setupChart(canvas) {
     var source = document.getElementById("chart-data");
     if (!source || typeof window.Chart === "undefined") return;
     var data = JSON.parse(source.textContent);
+    var style = getComputedStyle(document.body);
+    var dark = style.colorScheme === "dark" || getComputedStyle(document.documentElement).colorScheme === "dark";
+    var palette = dark ? DARK_PALETTE : PALETTE;
+    window.Chart.defaults.color = style.color;
+    window.Chart.defaults.borderColor = getComputedStyle(document.documentElement).getPropertyValue("--line").trim();
     data.datasets.forEach(function (set, i) {
-      set.borderColor = PALETTE[i % PALETTE.length];
-      set.backgroundColor = PALETTE[i % PALETTE.length];
+      set.borderColor = palette[i % palette.length];
+      set.backgroundColor = palette[i % palette.length];
       set.tension = 0.15;
       set.pointRadius = 3;
     });
