@@ -44,7 +44,7 @@
           var chip = document.createElement("button");
           chip.type = "button";
           chip.textContent = token + " ✕";
-          chip.setAttribute("aria-label", "remove " + token);
+          chip.setAttribute("aria-label", (chips.dataset.remove || "remove %s").replace("%s", token));
           chip.addEventListener("click", function () {
             var now = tokens(input.value);
             now.splice(index, 1);
@@ -198,7 +198,7 @@
             });
           }
           if (line.penalty_detail && line.penalty_detail.unmatched) {
-            parts.push("left out: " + line.penalty_detail.unmatched.join(" "));
+            parts.push((form.dataset.msgLeftOut || "left out") + ": " + line.penalty_detail.unmatched.join(" "));
           }
           var value = line.maal !== undefined ? line.maal : line.penalty;
           var strong = document.createElement("span");
