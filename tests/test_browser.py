@@ -12,6 +12,7 @@ from typing import Any, Iterator
 
 import pytest
 
+from scorer.payments import net_pairs, read_settlement
 from web_support import Server
 
 CHROMIUM = "/usr/bin/chromium"
@@ -58,11 +59,18 @@ def check_fits(page: Any, tmp_path: Path, name: str) -> None:
 
 def tap_cards(page: Any, field: str, cards: list[str]) -> None:
     entry = page.locator(f'.cards-entry[data-field="{field}"]')
+    row = page.locator(f'.player-row:has(.cards-entry[data-field="{field}"]) details.more')
+    if row.count() and not row.evaluate("d => d.open"):
+        row.locator("> summary").click()
     details = entry.locator("details")
     if not details.evaluate("d => d.open"):
         entry.locator("summary").click()
     for card in cards:
-        entry.locator(f'.card[data-card="{card}"]').click()
+        if card == "JOKER":
+            entry.locator('.card[data-card="JOKER"]').click()
+        else:
+            entry.locator(f'.rank[data-rank="{card[:-1]}"]').click()
+            entry.locator(f'.suit[data-suit="{card[-1]}"]').click()
 
 
 def enter_round(page: Any, tiplu: str, winner: str, seen: list[int], maal: dict[int, str],
@@ -96,16 +104,20 @@ def test_a_session_on_a_phone(page: Any, live_url: str, tmp_path: Path) -> None:
 
     enter_round(page, "JC", "Anna", seen=[0, 1, 2], maal={0: "5", 2: "10", 3: "3"}, cards={1: ["10C", "JC", "QC"]})
     assert page.input_value('input[name="p1_cards"]') == "10C JC QC"
-    assert page.locator('.card-grid[data-target="tiplu"] .card[data-card="JC"]').get_attribute("aria-pressed") == "true"
-    page.wait_for_selector("#preview-net tr")
-    page.wait_for_function("document.querySelectorAll('#preview-net tr').length === 4")
+    assert page.locator('.card-grid[data-target="tiplu"] .rank[data-rank="J"]').get_attribute("aria-pressed") == "true"
+    assert page.locator('.card-grid[data-target="tiplu"] .suit[data-suit="C"]').get_attribute("aria-pressed") == "true"
+    page.wait_for_function("() => !document.querySelector('#preview-net li .points').textContent.includes('–')")
+    page.wait_for_function("() => document.querySelector('.line-preview[data-player=\"Ben\"]').textContent.length")
     preview = page.locator('.line-preview[data-player="Ben"]').inner_text()
     check_fits(page, tmp_path, "02-round-entry")
     page.click("#save-round")
     page.wait_for_url("**/sessions/1/rounds/1")
     first = api(page, live_url, "/api/sessions/1/rounds/1")
     assert str(first["players"]["Ben"]["maal"]) in preview
-    assert page.locator("#round-payments li").count() == len(first["payments"])
+    pairs = net_pairs(read_settlement(first).payments)
+    assert page.locator("#round-payments > li").count() == len(pairs) < len(first["payments"])
+    assert page.locator("#round-payments > li summary").all_inner_texts() == [
+        f"{line.payer} pays {line.payee} {line.points}" for line in pairs]
     check_fits(page, tmp_path, "03-round-result")
 
     page.click("text=Next round")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 from typing import Iterator
@@ -231,3 +232,21 @@ def test_an_old_ledger_is_upgraded_in_place(tmp_path: Path) -> None:
     sid = create(upgraded, ["Anna", "Ben"], "nepali", {})
     assert ledger.get_session(upgraded, sid)["players"] == ["Anna", "Ben"]
     upgraded.close()
+
+
+def test_a_session_saved_with_murder_and_kidnap_stays_readable_after_the_upgrade(tmp_path: Path) -> None:
+    """Both options were allowed before RULES.md made them exclusive; the upgrade keeps murder and says so."""
+    path = tmp_path / "old.db"
+    old = sqlite_utils.Database(path)
+    migrations.apply(old, stop_before="m006_murder_or_kidnap")
+    sid = create(old, ["Anna", "Ben"])
+    both = {**get_rules().options, "murder": True, "kidnap": True}
+    old.execute("UPDATE sessions SET options = ? WHERE id = ?", [json.dumps(both), sid])
+    old.conn.commit()
+    old.close()
+    db = open_db(path)
+    session = ledger.get_session(db, sid)
+    assert (session["options"]["murder"], session["options"]["kidnap"]) == (True, False)
+    upgrade = ledger.audit_trail(db, sid)[0]
+    assert upgrade["action"] == "edit session" and "murder and kidnap" in upgrade["source"]
+    assert (upgrade["before"]["options"]["kidnap"], upgrade["after"]["options"]["kidnap"]) == (True, False)

@@ -120,21 +120,45 @@ def test_round_entry_edit_and_delete_through_the_pages(client: FlaskClient, make
     assert len(rounds) == 1 and rounds[0]["players"]["Ben"]["cards"] == ["10C", "JC", "QC"]
 
 
-@pytest.mark.parametrize("overrides, message", [
-    ({"p1_maal": "two"}, "not a whole number"),
-    ({"winner": "Dan"}, "must have seen"),
-    ({"p1_cards": "QS QS QS QS", "p1_maal": ""}, "'QS' appears 4 times"),
-    ({"tiplu": "ZZ"}, "unknown suit"),
+def field_error(html: str, field: str) -> str:
+    """The message shown right under ``field`` (empty when there is none)."""
+    match = re.search(rf'class="field-error" id="{re.escape(field)}-error"[^>]*>([^<]+)<', html)
+    return match.group(1).replace("&#39;", "'").replace("&#34;", '"') if match else ""
+
+
+@pytest.mark.parametrize("overrides, field, message", [
+    ({"p1_maal": "two"}, "p1_maal", "Ben's maal must be a whole number, like 5"),
+    ({"p1_maal": "-5"}, "p1_maal", "Ben's maal can't be below 0"),
+    ({"p1_cards": "QS QS QS QS", "p1_maal": ""}, "p1_cards", "Ben's cards: 'QS' appears 4 times; 3 decks have 3"),
+    ({"p1_cards": "10C 1X"}, "p1_cards", "'1X' isn't a card: tap it in the grid instead"),
+    ({"tiplu": "ZZ"}, "tiplu", "'ZZ' isn't a card: tap it in the grid instead"),
+    ({"winner": ""}, "winner", 'Tap the winner\'s name, or tick "Nobody won this round".'),
 ])
-def test_bad_round_form_re_renders_with_the_error(client: FlaskClient, make_session: Callable[..., int],
-                                                  overrides: dict, message: str) -> None:
+def test_bad_round_form_shows_the_error_under_its_field(client: FlaskClient, make_session: Callable[..., int],
+                                                        overrides: dict, field: str, message: str) -> None:
     sid = make_session()
     response = client.post(f"/sessions/{sid}/rounds/new", data=round_form(**overrides))
     assert response.status_code == 400
     html = response.get_data(as_text=True)
-    assert any(message in e.replace("&#39;", "'") for e in errors_in(html)), errors_in(html)
-    assert 'name="p0_maal" min="0" inputmode="numeric" value="5"' in html, "typed values are kept"
+    assert field_error(html, field) == message
+    assert 'aria-label="Anna&#39;s maal" placeholder="0" value="5"' in html, "typed values are kept"
     assert client.get(f"/api/sessions/{sid}").get_json()["rounds"] == []
+
+
+def test_an_error_the_scorer_finds_is_shown_in_the_form(client: FlaskClient,
+                                                        make_session: Callable[..., int]) -> None:
+    sid = make_session(["Anna", "Ben"], options={"dublee_min_players": 3})
+    form = {"tiplu": "JC", "winner": "Anna", "finish": "dublees", "p0_maal": "5", "p1_maal": "2"}
+    response = client.post(f"/sessions/{sid}/rounds/new", data=form)
+    assert response.status_code == 400
+    assert any("at least 3 players" in e for e in errors_in(response.get_data(as_text=True)))
+
+
+def test_the_winner_is_ticked_as_seen(client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    response = client.post(f"/sessions/{sid}/rounds/new", data=round_form(winner="Dan"))
+    assert response.status_code == 302
+    assert client.get(f"/api/sessions/{sid}/rounds/1").get_json()["players"]["Dan"]["seen"] is True
 
 
 def test_form_submission_token_prevents_double_rounds(client: FlaskClient, make_session: Callable[..., int]) -> None:
@@ -346,7 +370,7 @@ def test_resubmitting_a_saved_form_with_other_values_explains(client: FlaskClien
 
 def test_a_round_without_a_winner_from_the_form(client: FlaskClient, make_session: Callable[..., int]) -> None:
     sid = make_session()
-    response = client.post(f"/sessions/{sid}/rounds/new", data=round_form(winner="", finish="melds"))
+    response = client.post(f"/sessions/{sid}/rounds/new", data=round_form(winner="", finish="melds", no_winner="yes"))
     assert response.status_code == 302, errors_in(response.get_data(as_text=True))
     rnd = client.get(f"/api/sessions/{sid}/rounds/1").get_json()
     assert rnd["winner"] is None and rnd["finish"] is None

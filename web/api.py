@@ -153,6 +153,13 @@ def history(session_id: int) -> Response:
     return jsonify({"history": ledger.audit_trail(get_db(), session_id)})
 
 
+@bp.post("/sessions/<session:session_id>/history/<int:audit_id>/restore")
+def restore_round(session_id: int, audit_id: int) -> ResponseReturnValue:
+    """Bring back the round that history entry ``audit_id`` deleted (201); a round comes back once (409)."""
+    rnd = ledger.restore_round(get_db(), session_id, audit_id, source=source())
+    return jsonify(rnd), 201
+
+
 @bp.get("/sessions/<session:session_id>/export.csv")
 def export_csv(session_id: int) -> Response:
     text = ledger.export_csv(get_db(), session_id)

@@ -15,8 +15,10 @@ True
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sqlite3
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator
 
@@ -155,6 +157,32 @@ def m004_photos(db: sqlite_utils.Database) -> None:
             created_at TEXT NOT NULL
         )""")
     db.execute("CREATE INDEX photos_session ON photos(session_id, round_id)")
+
+
+@migrations()
+def m005_audit_undoes(db: sqlite_utils.Database) -> None:
+    """A restore names the audit entry it undoes, so a deleted round comes back once and History can say so."""
+    db.execute("ALTER TABLE audit ADD COLUMN undoes INTEGER REFERENCES audit(id)")
+
+
+@migrations()
+def m006_murder_or_kidnap(db: sqlite_utils.Database) -> None:
+    """``murder`` and ``kidnap`` now exclude each other (RULES.md), so a session saved with both is kept readable.
+
+    Murder is kept and kidnap turned off; the recorded rounds keep their settlements,
+    and the audit says what changed so the table can decide again in its settings.
+    """
+    rows = db.execute("SELECT id, options FROM sessions").fetchall()
+    for session_id, text in rows:
+        options = json.loads(text)
+        if options.get("murder") is True and options.get("kidnap") is True:
+            changed = {**options, "kidnap": False}
+            db.execute("UPDATE sessions SET options = ? WHERE id = ?",
+                       [json.dumps(changed, ensure_ascii=False, sort_keys=True), session_id])
+            db.execute("INSERT INTO audit(at, session_id, action, source, before, after) VALUES (?, ?, ?, ?, ?, ?)",
+                       [datetime.now(timezone.utc).isoformat(timespec="seconds"), session_id, "edit session",
+                        "upgrade: murder and kidnap exclude each other", json.dumps({"options": options}),
+                        json.dumps({"options": changed})])
 
 
 def connect(path: str | os.PathLike[str]) -> sqlite_utils.Database:

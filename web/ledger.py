@@ -34,7 +34,7 @@ from web.bounds import MAX_TOTAL
 from web.db import write
 from web.errors import BadRequest, Conflict, Gone, KeyReused, NotFound, RoundChanged
 from web.i18n import _
-from web.payloads import NewSession, RoundEntry, SessionChanges, check_seat_count
+from web.payloads import NewSession, RoundEntry, SessionChanges, check_seat_count, round_entry
 from web.rounds import ScoredRound, score_round
 
 #: The names ``web/photos.py`` imports.
@@ -70,11 +70,12 @@ def _player_id(db: sqlite_utils.Database, name: str) -> int:
 
 
 def _audit(db: sqlite_utils.Database, session_id: int, action: str, *, round_number: int | None = None,
-           before: Any = None, after: Any = None, source: str = "") -> None:
-    db.execute(
-        "INSERT INTO audit(at, session_id, round_number, action, source, before, after) VALUES (?,?,?,?,?,?,?)",
+           before: Any = None, after: Any = None, source: str = "", undoes: int | None = None) -> int:
+    return _last_id(db.execute(
+        "INSERT INTO audit(at, session_id, round_number, action, source, before, after, undoes) "
+        "VALUES (?,?,?,?,?,?,?,?)",
         [now(), session_id, round_number, action, source,
-         None if before is None else _dumps(before), None if after is None else _dumps(after)])
+         None if before is None else _dumps(before), None if after is None else _dumps(after), undoes]))
 
 
 def create_session(db: sqlite_utils.Database, new: NewSession, *, demo: bool = False, source: str = "") -> int:
@@ -387,8 +388,11 @@ def update_round(db: sqlite_utils.Database, session_id: int, number: int, entry:
     return after
 
 
-def delete_round(db: sqlite_utils.Database, session_id: int, number: int, *, source: str = "") -> None:
-    """Remove a round; later rounds move up one number and every total after it is recomputed."""
+def delete_round(db: sqlite_utils.Database, session_id: int, number: int, *, source: str = "") -> int:
+    """Remove a round; later rounds move up one number and every total after it is recomputed.
+
+    Returns the id of the audit entry that keeps the round, which :func:`restore_round` takes.
+    """
     with write(db):
         session = _session_row(db, session_id)
         _check_open(session)
@@ -397,7 +401,71 @@ def delete_round(db: sqlite_utils.Database, session_id: int, number: int, *, sou
         before = _round_dict(db, row, rules.scoring)
         db.execute("DELETE FROM rounds WHERE id = ?", [row["id"]])
         _recompute(db, session, session_players(db, session["id"]), rules, row["number"])
-        _audit(db, session["id"], "delete round", round_number=row["number"], before=before, source=source)
+        return _audit(db, session["id"], "delete round", round_number=row["number"], before=before, source=source)
+
+
+def entry_from_round(stored: Mapping[str, Any], players: Sequence[str], rules: RuleSet) -> RoundEntry:
+    """A stored round (as :func:`get_round` gives it) as the entry it was made from, to score it again."""
+    lines: dict[str, Any] = {}
+    for name, line in stored["players"].items():
+        if rules.scoring == Scoring.PENALTY:
+            entry: dict[str, Any] = {"wrong_close": line.get("wrong_close", False)}
+            entry.update({"cards": line["cards"]} if line.get("cards") else
+                         {} if line.get("penalty") is None else {"penalty": line["penalty"]})
+        else:
+            entry = {"seen": line.get("seen", False), "seen_by": line.get("seen_by"),
+                     "false_declaration": line.get("false_declaration", False)}
+            if line.get("cards") or line.get("dealt_tunnelas"):
+                entry.update(cards=line.get("cards") or [], dealt_tunnelas=line.get("dealt_tunnelas") or [])
+            else:
+                entry["maal"] = line.get("maal") or 0
+        lines[name] = entry
+    payload = {"winner": stored.get("winner"), "finish": stored.get("finish"), "players": lines,
+               rules.wild_source.value: stored.get(rules.wild_source.value)}
+    return round_entry(payload, players, rules)
+
+
+def restore_round(db: sqlite_utils.Database, session_id: int, audit_id: int, *, source: str = "") -> dict[str, Any]:
+    """Put a deleted round back where it was (later rounds move down one) and recompute the totals.
+
+    ``audit_id`` is the "delete round" entry that kept it; a round comes back once. It is
+    scored again with the session's rules, so its figures are the scorer's, as when it was saved.
+    """
+    with write(db):
+        session = _session_row(db, session_id)
+        _check_open(session)
+        found = db.execute("SELECT action, round_number, before FROM audit WHERE id = ? AND session_id = ?",
+                           [audit_id, session["id"]]).fetchone()
+        if found is None or found[0] != "delete round":
+            raise NotFound(_("history entry %(id)s of session %(sid)s is no deleted round", id=audit_id,
+                             sid=session["id"]))
+        if db.execute("SELECT 1 FROM audit WHERE undoes = ?", [audit_id]).fetchone():
+            raise Conflict(_("that round was already restored; see the ledger"))
+        players = session_players(db, session["id"])
+        rules = session_rules(session)
+        stored = json.loads(found[2])
+        if sorted(stored["players"]) != sorted(players):
+            raise Conflict(_("the players changed since the round was deleted (%(then)s); it cannot come back",
+                             then=", ".join(stored["players"])))
+        scored = _scored(db, session, entry_from_round(stored, players, rules))
+        count = db.execute("SELECT count(*) FROM rounds WHERE session_id = ?", [session["id"]]).fetchone()[0]
+        number = min(int(found[1]), count + 1)
+        # two steps keep UNIQUE(session_id, number) true at every row
+        db.execute("UPDATE rounds SET number = -(number + 1) WHERE session_id = ? AND number >= ?",
+                   [session["id"], number])
+        db.execute("UPDATE rounds SET number = -number WHERE session_id = ? AND number < 0", [session["id"]])
+        stamp = now()
+        cursor = db.execute(
+            "INSERT INTO rounds(session_id, number, tiplu, turned, winner, finish, settlement, created_at, updated_at) "
+            "VALUES (?,?,?,?,?,?,?,?,?)",
+            [session["id"], number, scored.tiplu, scored.turned, scored.winner, scored.finish,
+             _dumps(scored.settlement), stored.get("created_at") or stamp, stamp])
+        _store_lines(db, session["id"], _last_id(cursor), scored)
+        _recompute(db, session, players, rules, number)
+        result = _round_dict(db, _round_row(db, session["id"], number), rules.scoring)
+        _audit(db, session["id"], "restore round", round_number=number, after=result, source=source,
+               undoes=audit_id)
+    return result
 
 
 def update_session(db: sqlite_utils.Database, session_id: int, changes: SessionChanges, *,
@@ -452,12 +520,31 @@ def delete_session(db: sqlite_utils.Database, session_id: int, *, source: str = 
 
 
 def audit_trail(db: sqlite_utils.Database, session_id: int) -> list[dict[str, Any]]:
-    """What changed in a session and when, newest first."""
-    session = _session_row(db, session_id)
-    return [{"id": entry["id"], "at": entry["at"], "round": entry["round_number"], "action": entry["action"],
-             "source": entry["source"], "before": _json_or_none(entry["before"]), "after": _json_or_none(entry["after"])}
-            for entry in db.query("SELECT id, at, round_number, action, source, before, after FROM audit "
-                                  "WHERE session_id = ? ORDER BY id DESC", [session["id"]])]
+    """What changed in a session and when, newest first; a deleted session keeps its trail.
+
+    A deleted round's entry says whether it was restored since (``restored``).
+    """
+    entries = [{"id": entry["id"], "at": entry["at"], "round": entry["round_number"], "action": entry["action"],
+                "source": entry["source"], "before": _json_or_none(entry["before"]),
+                "after": _json_or_none(entry["after"]), "undoes": entry["undoes"]}
+               for entry in db.query("SELECT id, at, round_number, action, source, before, after, undoes FROM audit "
+                                     "WHERE session_id = ? ORDER BY id DESC", [session_id])]
+    if not entries:
+        _session_row(db, session_id)
+    undone = {entry["undoes"] for entry in entries if entry["undoes"] is not None}
+    for entry in entries:
+        if entry["action"] == "delete round":
+            entry["restored"] = entry["id"] in undone
+    return entries
+
+
+def deleted_sessions(db: sqlite_utils.Database) -> list[dict[str, Any]]:
+    """Sessions deleted as a whole, newest first, as the audit kept them (their history stays readable)."""
+    return [{"id": row["session_id"], "at": row["at"], "title": (json.loads(row["before"]) or {}).get("title") or "",
+             "players": (json.loads(row["before"]) or {}).get("players", [])}
+            for row in db.query("SELECT a.session_id, a.at, a.before FROM audit a WHERE a.action = 'delete session' "
+                                "AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = a.session_id) "
+                                "ORDER BY a.id DESC")]
 
 
 def _cell(value: Any) -> Any:
@@ -501,6 +588,6 @@ def export_json(db: sqlite_utils.Database, session_id: int) -> dict[str, Any]:
 
 __all__ = [
     "NotFoundError", "SessionSetup", "add_round", "audit_trail", "create_session", "delete_round", "delete_session",
-    "end_session", "export_csv", "export_json", "get_round", "get_session", "list_sessions", "now", "session_setup",
+    "deleted_sessions", "end_session", "entry_from_round", "restore_round", "export_csv", "export_json", "get_round", "get_session", "list_sessions", "now", "session_setup",
     "standings", "update_round", "update_session",
 ]

@@ -644,6 +644,67 @@ def round_form(form: Mapping[str, str], players: Sequence[str], rules: RuleSet) 
     return payload
 
 
+def _card_problem(text: str, rules: RuleSet, *, owner: str | None = None) -> str | None:
+    """What is wrong with typed card names, in plain words for the person at the table, or None."""
+    for token in text.replace(",", " ").replace(";", " ").split():
+        try:
+            parse_card(token)
+        except TipluError:
+            return _("'%(card)s' isn't a card: tap it in the grid instead", card=token)
+    try:
+        check_copies(parse_cards(text), decks=rules.decks, jokers=rules.printed_jokers)
+    except TipluError as error:
+        return _("%(name)s's cards: %(why)s", name=owner, why=error) if owner else str(error)
+    return None
+
+
+def _number_problem(text: str, what: str) -> str | None:
+    """What is wrong with a typed count of points (``what`` names it: "Sita's maal"), or None."""
+    text = text.strip()
+    if not text:
+        return None
+    if not text.lstrip("-").isdigit():
+        return _("%(what)s must be a whole number, like 5", what=what)
+    if int(text) < 0:
+        return _("%(what)s can't be below 0", what=what)
+    return None
+
+
+def round_form_problems(form: Mapping[str, str], players: Sequence[str], rules: RuleSet) -> dict[str, str]:
+    """Each field of the round form that cannot be used, with what to fix in plain words.
+
+    The page shows each message under its field and keeps what was typed; the same
+    checks run again on the payload (:func:`round_entry`), which stays the one gate.
+
+    >>> round_form_problems({"tiplu": "1X", "p1_maal": "-5"}, ["Hari", "Sita"], get_rules("nepali"))
+    {'tiplu': "'1X' isn't a card: tap it in the grid instead", 'p1_maal': "Sita's maal can't be below 0"}
+    """
+    problems: dict[str, str] = {}
+    wild = str(rules.wild_source.value)
+    if form.get(wild, "").strip():
+        found = _card_problem(form[wild], rules)
+        if found:
+            problems[wild] = found
+    number_kind = "penalty" if rules.scoring == Scoring.PENALTY else "maal"
+    for seat, name in enumerate(players):
+        number_field = f"p{seat}_{number_kind}"
+        what = _("%(name)s's penalty points", name=name) if number_kind == "penalty" else _("%(name)s's maal",
+                                                                                            name=name)
+        found = _number_problem(form.get(number_field, ""), what)
+        if found:
+            problems[number_field] = found
+        for field in (f"p{seat}_cards", f"p{seat}_tunnelas"):
+            if form.get(field, "").strip():
+                found = _card_problem(form[field], rules, owner=name)
+                if found:
+                    problems[field] = found
+        if form.get(f"p{seat}_cards", "").strip() and form.get(number_field, "").strip() \
+                and number_field not in problems:
+            problems[number_field] = _("%(what)s: type the number or tap the cards, not both (clear one)",
+                                       what=what)
+    return problems
+
+
 # --- photos ---------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)

@@ -11,8 +11,11 @@ option of every family, generated from :data:`scorer.RULE_FAMILIES`.
 
 from __future__ import annotations
 
+import json
 import secrets
 from typing import Any, Mapping
+
+import segno
 
 from flask import Blueprint, Response, abort, current_app, flash, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
@@ -20,15 +23,18 @@ from werkzeug.datastructures import MultiDict
 
 from scorer import ALL_FACES, RULE_FAMILIES, get_rules
 from scorer.kinds import Scoring, WildSource
+from scorer.payments import PairLine, evening_net, fewest_payments, net_pairs, read_settlement
+from scorer.settle import Payment
 from scorer.rules import DEFAULT_FAMILY
 from web import ledger, payloads, photos
 from web.api import sent_round
 from web.camera import camera_for
 from web.db import get_db
-from web.errors import USER_ERRORS, BadRequest, KeyReused
-from web.i18n import _
+from web.errors import USER_ERRORS, BadRequest, KeyReused, NotFound
+from web.i18n import LANGUAGE_COOKIE, N_, _, available_languages, current_language
 from web.payloads import MAX_SEATS
-from web.security import code_exempt, is_table_code, safe_next, set_code_cookie, table_code_ok
+from web.security import code_exempt, code_link, is_table_code, safe_next, set_code_cookie, table_code_ok
+from web.serve import is_loopback_host, lan_addresses
 
 bp = Blueprint("views", __name__)
 
@@ -47,9 +53,18 @@ def card_faces() -> list[dict[str, str]]:
     return faces
 
 
+def card_ranks() -> list[str]:
+    """The 13 ranks in order, as the card picker offers them before the suit.
+
+    >>> card_ranks()[:3], card_ranks()[-1]
+    (['A', '2', '3'], 'K')
+    """
+    return list(dict.fromkeys(card.rank_name for card in ALL_FACES if not card.is_joker))
+
+
 @bp.app_context_processor
 def template_helpers() -> dict[str, Any]:
-    return {"card_faces": card_faces, "suit_symbol": SUIT_SYMBOL, "rule_families": RULE_FAMILIES,
+    return {"card_faces": card_faces, "card_ranks": card_ranks, "suit_symbol": SUIT_SYMBOL, "rule_families": RULE_FAMILIES,
             "Scoring": Scoring, "WildSource": WildSource,
             "needs_code": not table_code_ok(), "has_camera": lambda: camera_for(current_app) is not None}
 
@@ -60,7 +75,8 @@ def source() -> str:
 
 @bp.get("/")
 def index() -> str:
-    return render_template("index.html", sessions=ledger.list_sessions(get_db()))
+    db = get_db()
+    return render_template("index.html", sessions=ledger.list_sessions(db), deleted=ledger.deleted_sessions(db))
 
 
 @bp.route("/sessions/new", methods=["GET", "POST"])
@@ -132,6 +148,8 @@ def form_values(rnd: Mapping[str, Any], session: Mapping[str, Any]) -> MultiDict
     for key in ("tiplu", "turned", "winner", "finish"):
         if rnd.get(key):
             values[key] = rnd[key]
+    if not rnd.get("winner"):
+        values["no_winner"] = "yes"
     for seat, name in enumerate(session["players"]):
         line = rnd["players"][name]
         if line.get("cards"):
@@ -159,31 +177,80 @@ def has_printed_jokers(session: Mapping[str, Any]) -> bool:
 
 
 def render_round_form(session: Mapping[str, Any], form: Mapping[str, str], *, number: int | None,
-                      error: str | None = None) -> tuple[str, int]:
+                      error: str | None = None, field_errors: Mapping[str, str] | None = None) -> tuple[str, int]:
     dealer = (session["rounds"][number - 1]["dealer"] if number else session["next_dealer"])
+    failed = bool(error or field_errors)
+    if field_errors and not error:
+        error = _("Nothing was saved: fix what is marked below.")
     return render_template("round_form.html", session=session, form=form, number=number, error=error,
-                           dealer=dealer, jokers=has_printed_jokers(session),
-                           submission=secrets.token_urlsafe(16)), 400 if error else 200
+                           field_errors=field_errors or {}, dealer=dealer, jokers=has_printed_jokers(session),
+                           submission=secrets.token_urlsafe(16)), 400 if failed else 200
+
+
+def posted_round(session: Mapping[str, Any]) -> MultiDict[str, str]:
+    """The round form as posted, with the winner ticked as seen (a winner has always seen)."""
+    form = MultiDict(request.form)
+    winner = form.get("winner", "")
+    if winner in session["players"] and get_rules(session["rules"], session["options"]).scoring == Scoring.MAAL:
+        form[f"p{session['players'].index(winner)}_seen"] = "on"
+    return form
+
+
+def round_form_problems(session: Mapping[str, Any], form: Mapping[str, str]) -> dict[str, str]:
+    """Fields to fix before the round is scored: typed values, and a winner or a confirmed "nobody won"."""
+    rules = get_rules(session["rules"], session["options"])
+    problems = payloads.round_form_problems(form, session["players"], rules)
+    if not form.get("winner") and not form.get("no_winner"):
+        problems["winner"] = (_("Tap the name of the player who closed, or tick \"Nobody won this round\".")
+                              if rules.scoring == Scoring.PENALTY else
+                              _("Tap the winner's name, or tick \"Nobody won this round\"."))
+    return problems
+
+
+def save_round_form(session: Mapping[str, Any], number: int | None) -> ResponseReturnValue:
+    """Check, score and store the posted round form; on a problem show the form again, as typed."""
+    db = get_db()
+    form = posted_round(session)
+    problems = round_form_problems(session, form)
+    if problems:
+        return render_round_form(session, form, number=number, field_errors=problems)
+    body = payloads.round_form(form, session["players"], get_rules(session["rules"], session["options"]))
+    try:
+        if number is None:
+            key = payloads.idempotency_key(form.get("submission") or None)
+            rnd, _replayed = ledger.add_round(db, session["id"], sent_round(session["id"], body),
+                                              idempotency_key=key, source=source())
+        else:
+            rnd = ledger.update_round(db, session["id"], number, sent_round(session["id"], body), source=source())
+            flash(_("Round %(n)s was changed; every total after it was recomputed.", n=number))
+    except KeyReused:
+        return render_round_form(session, form, number=number, error=_(
+            "This form was already saved as a round, with other values. Check the ledger; "
+            "to save these values as a new round, press Save again."))
+    except USER_ERRORS as exc:
+        return render_round_form(session, form, number=number, error=str(exc))
+    photos.link_photos(db, session["id"], rnd["number"], form.getlist("photo"))
+    return redirect(url_for("views.round_page", session_id=session["id"], number=rnd["number"]))
 
 
 @bp.route("/sessions/<session:session_id>/rounds/new", methods=["GET", "POST"])
 def new_round(session_id: int) -> ResponseReturnValue:
-    db = get_db()
-    session = ledger.get_session(db, session_id)
+    session = ledger.get_session(get_db(), session_id)
     if request.method == "POST":
-        try:
-            key = payloads.idempotency_key(request.form.get("submission") or None)
-            rnd, _replayed = ledger.add_round(db, session["id"], sent_round(session["id"]), idempotency_key=key,
-                                              source=source())
-        except KeyReused:
-            return render_round_form(session, request.form, number=None, error=_(
-                "This form was already saved as a round, with other values. Check the ledger; "
-                "to save these values as a new round, press Save again."))
-        except USER_ERRORS as exc:
-            return render_round_form(session, request.form, number=None, error=str(exc))
-        photos.link_photos(db, session["id"], rnd["number"], request.form.getlist("photo"))
-        return redirect(url_for("views.round_page", session_id=session["id"], number=rnd["number"]))
+        return save_round_form(session, None)
     return render_round_form(session, MultiDict(), number=None)
+
+
+def pair_lines(rnd: Mapping[str, Any]) -> tuple[PairLine, ...]:
+    """The round's payments as one line per pair (the scorer's items folded under each)."""
+    return net_pairs(read_settlement(rnd).payments)
+
+
+def settle_up(session: Mapping[str, Any]) -> tuple[Payment, ...] | None:
+    """The fewest payments that settle the evening, or None when the totals are penalty points."""
+    if session["lower_is_better"] or not session["rounds"]:
+        return None
+    return fewest_payments(evening_net(read_settlement(rnd) for rnd in session["rounds"]))
 
 
 @bp.get("/sessions/<session:session_id>/rounds/<round:number>")
@@ -192,7 +259,7 @@ def round_page(session_id: int, number: int) -> str:
     session = ledger.get_session(db, session_id)
     rnd = ledger.get_round(db, session["id"], number)
     kept = photos.round_photos(db, session["id"], rnd["number"]) if table_code_ok() else []
-    return render_template("round_result.html", session=session, round=rnd, photos=kept)
+    return render_template("round_result.html", session=session, round=rnd, pairs=pair_lines(rnd), photos=kept)
 
 
 @bp.route("/sessions/<session:session_id>/rounds/<round:number>/edit", methods=["GET", "POST"])
@@ -201,13 +268,7 @@ def edit_round(session_id: int, number: int) -> ResponseReturnValue:
     session = ledger.get_session(db, session_id)
     rnd = ledger.get_round(db, session["id"], number)
     if request.method == "POST":
-        try:
-            ledger.update_round(db, session["id"], rnd["number"], sent_round(session["id"]), source=source())
-        except USER_ERRORS as exc:
-            return render_round_form(session, request.form, number=rnd["number"], error=str(exc))
-        photos.link_photos(db, session["id"], rnd["number"], request.form.getlist("photo"))
-        flash(_("Round %(n)s was changed; every total after it was recomputed.", n=rnd["number"]))
-        return redirect(url_for("views.round_page", session_id=session["id"], number=rnd["number"]))
+        return save_round_form(session, rnd["number"])
     return render_round_form(session, form_values(rnd, session), number=rnd["number"])
 
 
@@ -215,16 +276,89 @@ def edit_round(session_id: int, number: int) -> ResponseReturnValue:
 def delete_round(session_id: int, number: int) -> ResponseReturnValue:
     db = get_db()
     session = ledger.get_session(db, session_id)
-    ledger.delete_round(db, session["id"], number, source=source())
-    flash(_("Round %(n)s was deleted; later rounds moved up and the totals were recomputed.", n=number))
+    kept = ledger.delete_round(db, session["id"], number, source=source())
+    flash(_("Round %(n)s was deleted; later rounds moved up and the totals were recomputed.", n=number),
+          "undo:" + url_for("views.restore_round", session_id=session["id"], audit_id=kept))
     return redirect(url_for("views.session_page", session_id=session["id"]))
+
+
+@bp.post("/sessions/<session:session_id>/history/<int:audit_id>/restore")
+def restore_round(session_id: int, audit_id: int) -> ResponseReturnValue:
+    """Undo a deletion: the round comes back at its number (from the flash message or History)."""
+    db = get_db()
+    rnd = ledger.restore_round(db, session_id, audit_id, source=source())
+    flash(_("Round %(n)s is back; the totals were recomputed.", n=rnd["number"]))
+    return redirect(url_for("views.round_page", session_id=session_id, number=rnd["number"]))
+
+
+#: The fields of a player's line that History names when they change, and how.
+LINE_FIELD_NAMES: Mapping[str, str] = {
+    "maal": N_("%(name)s's maal"), "seen": N_("%(name)s seen"), "seen_by": N_("%(name)s seen by"),
+    "cards": N_("%(name)s's cards"), "penalty": N_("%(name)s's penalty"), "wrong_close": N_("%(name)s wrong close"),
+    "false_declaration": N_("%(name)s declared falsely"), "dealt_tunnelas": N_("%(name)s's tunnelas at the deal"),
+}
+#: The fields of a round or a session that History names when they change.
+FIELD_NAMES: Mapping[str, str] = {
+    "tiplu": N_("tiplu"), "turned": N_("turned card"), "winner": N_("winner"), "finish": N_("finish"),
+    "title": N_("title"), "rounds_planned": N_("rounds agreed"), "rules": N_("rules")}
+#: What the ledger writes in the audit trail (in English, as stored); History shows them translated.
+AUDIT_ACTIONS = (N_("create session"), N_("edit session"), N_("end session"), N_("reopen session"),
+                 N_("delete session"), N_("add round"), N_("edit round"), N_("delete round"), N_("restore round"))
+#: Words the pages show from the rules and the round as stored (finish routes, rotation).
+STORED_WORDS = (N_("melds"), N_("dublees"), N_("clockwise"), N_("counter-clockwise"))
+
+
+def shown(value: Any) -> str:
+    """A stored value as History shows it: cards by their names, yes/no, – for nothing."""
+    if value is None or value == [] or value == "":
+        return "–"
+    if isinstance(value, bool):
+        return _("yes") if value else _("no")
+    if isinstance(value, (list, tuple)):
+        return " ".join(map(str, value)) if value else "–"
+    return str(value)
+
+
+def field_changes(before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -> list[str]:
+    """What an edit changed, one line per field.
+
+    >>> field_changes({"winner": "A", "players": {"Hari": {"maal": 2}}},
+    ...               {"winner": "A", "players": {"Hari": {"maal": 6}}})
+    ["Hari's maal: 2 → 6"]
+    """
+    if not before or not after:
+        return []
+    lines = [f"{_(label)}: {shown(before[key])} → {shown(after[key])}" for key, label in FIELD_NAMES.items()
+             if key in before and key in after and before[key] != after[key]]
+    old_options, new_options = before.get("options") or {}, after.get("options") or {}
+    lines += [f"{name}: {shown(old_options.get(name))} → {shown(new_options.get(name))}"
+              for name in sorted(set(old_options) | set(new_options)) if old_options.get(name) != new_options.get(name)]
+    old_players, new_players = before.get("players"), after.get("players")
+    if isinstance(old_players, list) and isinstance(new_players, list) and old_players != new_players:
+        lines.append(f"{_('players')}: {', '.join(old_players)} → {', '.join(new_players)}")
+    if isinstance(old_players, Mapping) and isinstance(new_players, Mapping):
+        for name, old_line in old_players.items():
+            new_line = new_players.get(name, {})
+            lines += [f"{_(label, name=name)}: {shown(old_line[key])} → {shown(new_line[key])}"
+                      for key, label in LINE_FIELD_NAMES.items()
+                      if key in old_line and key in new_line and old_line[key] != new_line[key]]
+    return lines
 
 
 @bp.get("/sessions/<session:session_id>/history")
 def history(session_id: int) -> str:
+    """Every change, newest first, with the fields an edit changed; a deleted session's trail stays readable."""
     db = get_db()
-    session = ledger.get_session(db, session_id)
-    return render_template("history.html", session=session, entries=ledger.audit_trail(db, session["id"]))
+    entries = ledger.audit_trail(db, session_id)
+    deleted = None
+    try:
+        session = ledger.get_session(db, session_id)
+    except NotFound:
+        deleted = next(e for e in entries if e["action"] == "delete session")
+        session = deleted["before"]
+    for entry in entries:
+        entry["changes"] = field_changes(entry["before"], entry["after"])
+    return render_template("history.html", session=session, entries=entries, deleted=deleted is not None)
 
 
 @bp.route("/sessions/<session:session_id>/end", methods=["GET", "POST"])
@@ -236,7 +370,7 @@ def end_session(session_id: int) -> ResponseReturnValue:
                                      source=source())
         if not session["ended_at"]:
             return redirect(url_for("views.session_page", session_id=session["id"]))
-    return render_template("session_end.html", session=session)
+    return render_template("session_end.html", session=session, settle=settle_up(session))
 
 
 @bp.route("/sessions/<session:session_id>/verify", methods=["GET", "POST"])
@@ -271,6 +405,70 @@ def table_code() -> ResponseReturnValue:
             abort(404)
     return render_template("code.html", error=error, next=safe_next(request.values.get("next"))), \
         400 if error else 200
+
+
+def join_addresses() -> list[str]:
+    """Where a phone on the same Wi-Fi opens this server: the address in use, or this machine's LAN ones.
+
+    A browser on the server itself sees ``127.0.0.1``, which no phone can open.
+    """
+    host, _colon, port = request.host.rpartition(":") if not request.host.endswith("]") else (request.host, "", "")
+    if not is_loopback_host(host.strip("[]")):
+        return [request.host_url]
+    return [f"http://{address}:{port or 80}/" for address in lan_addresses()]
+
+
+@bp.get("/join")
+def join() -> ResponseReturnValue:
+    """The address and a QR code that lets another phone in (carrying the table code), for those already in.
+
+    Someone without the code is sent to enter it first: the code is never printed for them.
+    """
+    if not table_code_ok():
+        return redirect(url_for("views.table_code", next=url_for("views.join")))
+    code = current_app.config.get("TABLE_CODE")
+    links = []
+    for address in join_addresses() if code else []:
+        link = code_link(address.rstrip("/") + url_for("views.index"), code)
+        links.append({"address": address, "link": link,
+                      "qr": segno.make(link, error="m").svg_data_uri(scale=6, border=2, dark="#000", light="#fff")})
+    return render_template("join.html", links=links, code=code)
+
+
+@bp.get("/manifest.webmanifest")
+def manifest() -> Response:
+    """What a phone needs to install tiplu on its home screen: name, colours, icons, start page."""
+    icons = [{"src": url_for("static", filename=f"icons/tiplu-{size}.png"), "sizes": f"{size}x{size}",
+              "type": "image/png", "purpose": "any maskable"} for size in (192, 512)]
+    icons.append({"src": url_for("static", filename="icons/tiplu.svg"), "sizes": "any", "type": "image/svg+xml"})
+    body = {"name": "tiplu", "short_name": "tiplu", "description": _("Marriage scores at the table"),
+            "start_url": url_for("views.index"), "scope": url_for("views.index"), "display": "standalone",
+            "background_color": "#f6f4ef", "theme_color": "#0b6e4f", "lang": current_language(), "icons": icons}
+    return Response(json.dumps(body, ensure_ascii=False), mimetype="application/manifest+json")
+
+
+@bp.get("/sw.js")
+def service_worker() -> Response:
+    """The service worker, served from the root so that it may keep every page's shell for when the Wi-Fi drops."""
+    response = current_app.send_static_file("sw.js")
+    response.headers["Service-Worker-Allowed"] = "/"
+    response.headers["Cache-Control"] = "no-cache"
+    return response
+
+
+@bp.get("/offline")
+def offline() -> str:
+    """What the service worker shows for a page it never kept, when the server cannot be reached."""
+    return render_template("offline.html")
+
+
+@bp.get("/language/<code>")
+def choose_language(code: str) -> ResponseReturnValue:
+    """Remember the language picked in the footer (a cookie wins over the phone's Accept-Language)."""
+    response = redirect(safe_next(request.args.get("next")))
+    if code in available_languages():
+        response.set_cookie(LANGUAGE_COOKIE, code, max_age=365 * 24 * 3600, samesite="Lax")
+    return response
 
 
 @bp.get("/licenses")

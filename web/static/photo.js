@@ -256,9 +256,15 @@
       var next = new Image();
       next.onload = function () {
         view.src = next.src;
+        if (state.cameraLost) { state.cameraLost = false; say(""); }
         setTimeout(preview, 300);
       };
-      next.onerror = function () { say(text.msgNoCamera); state.previewing = false; };
+      /* A camera that stops answering may come back (plugged in again): keep asking, more slowly. */
+      next.onerror = function () {
+        state.cameraLost = true;
+        say(text.msgNoCamera);
+        setTimeout(preview, 1500);
+      };
       next.src = text.preview + "?t=" + Date.now();
     }
 

@@ -1,0 +1,219 @@
+"""Issue 13 through Flask's test client: joining, undo and history, payments, house rules, installing."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Callable
+
+import pytest
+from flask.testing import FlaskClient
+
+from scorer import RULE_FAMILIES
+from scorer.payments import evening_net, fewest_payments, net_pairs, read_settlement
+from web.app import create_app
+from web_support import PLAYERS, nepali_round
+
+LAN = {"REMOTE_ADDR": "192.168.1.23"}
+CODE = "482913"
+
+
+def text(html: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)).replace("&#39;", "'").replace("&#34;", '"')
+
+
+@pytest.fixture
+def coded(tmp_path: Path) -> FlaskClient:
+    app = create_app({"TESTING": True, "DATABASE": str(tmp_path / "coded.db"), "SECRET_KEY": "t",
+                      "WTF_CSRF_ENABLED": False, "TABLE_CODE": CODE, "CAMERA": "none"})
+    return app.test_client()
+
+
+def test_join_shows_the_code_and_qr_only_to_those_already_in(coded: FlaskClient) -> None:
+    coded.post("/api/sessions", json={"players": PLAYERS})
+    outsider = coded.get("/join", environ_base=LAN)
+    assert outsider.status_code == 302 and "/code" in outsider.location
+    for path in ("/", "/sessions/1", "/sessions/1/rounds/new", "/sessions/1/history", "/code", "/join"):
+        response = coded.get(path, environ_base=LAN)
+        if response.status_code == 302:
+            response = coded.get(response.location, environ_base=LAN)
+        page = response.get_data(as_text=True)
+        assert CODE not in page, f"{path} shows the table code to a phone without it"
+        assert 'id="join-link"' not in page, path
+    assert coded.get(f"/?table_code={CODE}", environ_base=LAN).status_code == 302
+    inside = coded.get("/join", environ_base=LAN)
+    html = inside.get_data(as_text=True)
+    assert inside.status_code == 200 and 'id="join-link"' in html
+    assert f"http://localhost/?table_code={CODE}" not in html and "data:image/svg+xml" in html
+    assert f'<strong class="table-code">{CODE}</strong>' in html
+
+
+def test_the_qr_code_carries_the_address_and_the_table_code(coded: FlaskClient) -> None:
+    cv2 = pytest.importorskip("cv2")
+    np = pytest.importorskip("numpy")
+    segno = pytest.importorskip("segno")
+    coded.set_cookie("tiplu_table_code", CODE, domain="192.168.1.5")
+    html = coded.get("/join", base_url="http://192.168.1.5:8000", environ_base=LAN).get_data(as_text=True)
+    assert "http://192.168.1.5:8000/" in html
+    link = f"http://192.168.1.5:8000/?table_code={CODE}"
+    matrix = segno.make(link, error="m")
+    image = np.array([[0 if dark else 255 for dark in row] for row in matrix.matrix], dtype=np.uint8)
+    image = cv2.resize(np.pad(image, 4, constant_values=255), None, fx=8, fy=8, interpolation=cv2.INTER_NEAREST)
+    assert cv2.QRCodeDetector().detectAndDecode(image)[0] == link
+    assert matrix.svg_data_uri(scale=6, border=2, dark="#000", light="#fff") in html
+    joined = coded.get(f"/?table_code={CODE}", environ_base={"REMOTE_ADDR": "192.168.1.77"})
+    assert joined.status_code == 302 and CODE in joined.headers["Set-Cookie"]
+
+
+def test_a_wrong_code_in_the_link_is_not_echoed(coded: FlaskClient) -> None:
+    page = coded.get("/?table_code=999999", environ_base=LAN, follow_redirects=True).get_data(as_text=True)
+    assert "999999" not in page
+
+
+def test_a_deleted_round_comes_back_from_the_message_and_history(client: FlaskClient,
+                                                                 make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    for maal in (2, 4, 6):
+        client.post(f"/api/sessions/{sid}/rounds", json=nepali_round(Ben={"seen": True, "maal": maal}))
+    before = client.get(f"/api/sessions/{sid}").get_json()
+    deleted = client.post(f"/sessions/{sid}/rounds/2/delete", follow_redirects=True).get_data(as_text=True)
+    undo = re.search(r'<form method="post" action="([^"]+)" class="undo-form">', deleted)
+    assert undo and "Undo" in deleted
+    assert len(client.get(f"/api/sessions/{sid}").get_json()["rounds"]) == 2
+    restored = client.post(undo.group(1))
+    assert restored.status_code == 302 and restored.location.endswith(f"/sessions/{sid}/rounds/2")
+    after = client.get(f"/api/sessions/{sid}").get_json()
+    assert [r["net"] for r in after["rounds"]] == [r["net"] for r in before["rounds"]]
+    assert after["totals"] == before["totals"]
+    assert after["rounds"][1]["players"]["Ben"]["maal"] == 4
+    again = client.post(undo.group(1))
+    assert again.status_code == 409 and "already restored" in again.get_data(as_text=True)
+    history = text(client.get(f"/sessions/{sid}/history").get_data(as_text=True))
+    assert "restore round round 2" in history and "restored since" in history
+
+    client.delete(f"/api/sessions/{sid}/rounds/3")
+    page = client.get(f"/sessions/{sid}/history").get_data(as_text=True)
+    button = re.search(r'action="(/sessions/\d+/history/(\d+)/restore)"', page)
+    assert button and "Restore round 3" in page
+    api = client.post(f"/api/sessions/{sid}/history/{button.group(2)}/restore")
+    assert api.status_code == 201 and api.get_json()["number"] == 3
+    assert client.get(f"/api/sessions/{sid}").get_json()["totals"] == before["totals"]
+    assert client.post(f"/api/sessions/{sid}/history/1/restore").status_code == 404
+
+
+def test_history_names_each_changed_field(client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    client.post(f"/api/sessions/{sid}/rounds", json=nepali_round())
+    client.put(f"/api/sessions/{sid}/rounds/1", json=nepali_round(winner="Carla", Ben={"seen": True, "maal": 6}))
+    history = text(client.get(f"/sessions/{sid}/history").get_data(as_text=True))
+    assert "Ben's maal: 2 → 6" in history
+    assert "winner: Anna → Carla" in history
+    client.patch(f"/api/sessions/{sid}", json={"title": "Dashain"})
+    assert "title: – → Dashain" in text(client.get(f"/sessions/{sid}/history").get_data(as_text=True))
+
+
+def test_a_deleted_sessions_audit_stays_readable(client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session(title="Tihar night")
+    client.post(f"/api/sessions/{sid}/rounds", json=nepali_round())
+    totals = client.get(f"/api/sessions/{sid}").get_json()["totals"]
+    assert client.delete(f"/api/sessions/{sid}").status_code in (200, 204)
+    index = client.get("/").get_data(as_text=True)
+    assert "Deleted sessions" in index and f'href="/sessions/{sid}/history"' in index
+    page = client.get(f"/sessions/{sid}/history")
+    assert page.status_code == 200
+    shown = text(page.get_data(as_text=True))
+    assert "deleted session" in shown and "Tihar night" in shown and "add round round 1" in shown
+    assert "Totals: " + ", ".join(f"{name} {total}" for name, total in totals.items()) in shown
+    assert client.get("/sessions/99/history").status_code == 404
+
+
+def test_round_and_end_pages_pay_in_lines_people_can_pay(client: FlaskClient,
+                                                         make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    client.post(f"/api/sessions/{sid}/rounds", json=nepali_round())
+    client.post(f"/api/sessions/{sid}/rounds", json=nepali_round(winner="Carla"))
+    session = client.get(f"/api/sessions/{sid}").get_json()
+    page = text(client.get(f"/sessions/{sid}/rounds/1").get_data(as_text=True))
+    for line in net_pairs(read_settlement(session["rounds"][0]).payments):
+        assert f"{line.payer} pays {line.payee} {line.points}" in page
+        assert all(item.reason in page for item in line.items)
+    plan = fewest_payments(evening_net(read_settlement(r) for r in session["rounds"]))
+    end = text(client.get(f"/sessions/{sid}/end").get_data(as_text=True))
+    assert f"{len(plan)} payments settle the whole evening" in end
+    assert all(f"{p.payer} pays {p.payee} {p.points}" in end for p in plan)
+    assert len(plan) <= len(PLAYERS) - 1
+
+
+def test_penalty_totals_are_not_settled_as_payments(client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session(["Anna", "Ben", "Carla"], rules="rummy")
+    client.post(f"/api/sessions/{sid}/rounds", json={"turned": "7D", "winner": "Anna", "players": {
+        "Anna": {}, "Ben": {"penalty": 20}, "Carla": {"penalty": 7}}})
+    assert "Settle up" not in client.get(f"/sessions/{sid}/end").get_data(as_text=True)
+
+
+def test_house_rules_read_as_plain_words_from_the_registry(client: FlaskClient) -> None:
+    html = client.get("/sessions/new").get_data(as_text=True)
+    assert "House rules (standard)" in html
+    assert "<code>" not in html and "(default:" not in html
+    for family in RULE_FAMILIES.values():
+        for spec in family.options:
+            assert spec.help.replace("'", "&#39;") in html, spec.name
+            assert f">{spec.name}<" not in html
+    assert "2 to 5 players" in html and "3 to 6 players" in html
+    form = {"rules": "nepali", "player0": "Anna", "player1": "Ben", "opt_nepali_tiplu_pair": "8",
+            "opt_nepali_players_max": "5", "opt_nepali_tunnela_requires_seen": "on"}
+    client.post("/sessions/new", data=form)
+    settings = client.get("/sessions/1/settings").get_data(as_text=True)
+    assert "House rules (1 changed)" in settings
+
+
+def test_seats_and_player_limit_agree(client: FlaskClient) -> None:
+    form = {"rules": "nepali", **{f"player{i}": name for i, name in enumerate("ABCDEF")}}
+    refused = text(client.post("/sessions/new", data=form).get_data(as_text=True))
+    assert "need 2 to 5 players, got 6" in refused
+    form["opt_nepali_players_max"] = "6"
+    assert client.post("/sessions/new", data=form).status_code == 302
+
+
+def test_installable_manifest_icons_and_service_worker(client: FlaskClient) -> None:
+    page = client.get("/").get_data(as_text=True)
+    assert '<link rel="manifest" href="/manifest.webmanifest">' in page
+    manifest = client.get("/manifest.webmanifest")
+    assert manifest.mimetype == "application/manifest+json"
+    body = json.loads(manifest.get_data(as_text=True))
+    assert body["name"] == "tiplu" and body["display"] == "standalone" and body["start_url"] == "/"
+    for icon in body["icons"]:
+        assert client.get(icon["src"]).status_code == 200, icon["src"]
+    worker = client.get("/sw.js")
+    assert worker.status_code == 200 and worker.headers["Service-Worker-Allowed"] == "/"
+    shell = re.search(r"var SHELL = \[([^\]]+)\]", worker.get_data(as_text=True))
+    assert shell
+    for path in re.findall(r'"([^"]+)"', shell.group(1)):
+        assert client.get(path).status_code == 200, path
+
+
+def test_a_failing_restore_changes_nothing(tmp_path: Path) -> None:
+    """A database error half way through a restore (the audit insert) rolls the whole restore back."""
+    import sqlite3
+
+    from web import ledger
+    from web.db import open_db
+    from web.payloads import new_session, round_entry
+
+    db = open_db(tmp_path / "restore.db")
+    sid = ledger.create_session(db, new_session({"players": PLAYERS}))
+    setup = ledger.session_setup(db, sid)
+    for winner in ("Anna", "Carla", "Ben"):
+        ledger.add_round(db, sid, round_entry(nepali_round(winner=winner), setup.players, setup.rules))
+    kept = ledger.delete_round(db, sid, 2)
+    before = ledger.get_session(db, sid)
+    db.execute("CREATE TEMP TRIGGER refuse_audit BEFORE INSERT ON audit BEGIN SELECT RAISE(ABORT, 'disk full'); END")
+    with pytest.raises(sqlite3.IntegrityError):
+        ledger.restore_round(db, sid, kept)
+    db.execute("DROP TRIGGER refuse_audit")
+    assert not db.conn.in_transaction
+    assert ledger.get_session(db, sid) == before
+    restored = ledger.restore_round(db, sid, kept)
+    assert restored["number"] == 2 and restored["winner"] == "Carla"
+    assert [r["winner"] for r in ledger.get_session(db, sid)["rounds"]] == ["Anna", "Carla", "Ben"]
