@@ -265,7 +265,7 @@ RUMMY = RuleFamily(
     options=(
         _bool(TWO_DECKS, False, "2 decks and 2 printed jokers instead of 3 and 3 (13 or 16 cards each)"),
         OptionSpec("hand_size", 21, "cards dealt to each player", choices=(21, 16, 13)),
-        _bool("joker_same_suit", False, "only the joker rank of the turned card's suit is wild (default: every suit)"),
+        _bool("joker_same_suit", False, "only the joker rank in the turned card's suit is wild; off: that rank in every suit"),
         _bool("two_lives", False, "closing needs 2 lives (pure sequences) instead of 1, "
                                   "and a non-closer keeps melds only with 2 lives"),
         OptionSpec("ace_points", 10, "penalty points for an unmatched ace", choices=(10, 1)),

@@ -18,9 +18,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import flask_babel  # type: ignore[import-untyped]
+import flask_babel
 from flask import Flask, has_request_context, request
-from flask_babel import Babel  # type: ignore[import-untyped]
+from flask_babel import Babel
 
 TRANSLATIONS = Path(__file__).with_name("translations")
 DOMAIN = "tiplu"

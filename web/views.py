@@ -426,7 +426,7 @@ def join() -> ResponseReturnValue:
     """
     if not table_code_ok():
         return redirect(url_for("views.table_code", next=url_for("views.join")))
-    code = current_app.config.get("TABLE_CODE")
+    code = str(current_app.config.get("TABLE_CODE") or "")
     links = []
     for address in join_addresses() if code else []:
         link = code_link(address.rstrip("/") + url_for("views.index"), code)
