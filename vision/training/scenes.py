@@ -44,7 +44,7 @@ SVG_WEIGHT = 3.0
 BACK = "BACK"
 #: Card height / width used to lay cards out (real faces keep their own aspect).
 ASPECT = 1.4
-SCENE_TYPES: tuple[str, ...] = ("meld_row", "fan", "tunnela", "maal_spread", "single", "table")
+SCENE_TYPES: tuple[str, ...] = ("meld_row", "fan", "tunnela", "maal_spread", "single", "table", "declared")
 CLASS_ID: dict[str, int] = {name: i for i, name in enumerate(CLASS_NAMES)}
 _SUITS = "SHDC"
 _RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
@@ -290,8 +290,21 @@ def layout_table(rng: Rng, supply: CardSupply, prefix: str = "") -> list[Laid]:
     return out
 
 
+def layout_declared(rng: Rng, supply: CardSupply, prefix: str = "") -> list[Laid]:
+    """A declared hand: seven melds of three (or the caller's groups) in rows of four."""
+    groups = len(supply.groups) if supply.groups is not None else 7
+    step, gap = rng.uniform(0.26, 0.32), rng.uniform(0.4, 0.7)
+    out: list[Laid] = []
+    for m in range(groups):
+        cards = supply.next_group() if supply.groups is not None else supply.meld()
+        row, col = divmod(m, 4)
+        out += _meld_cards(cards, f"{prefix}meld{m}", col * (2 * step + 1 + gap), row * ASPECT * 1.25,
+                           0.0, step, rng, jitter=1.5)
+    return out
+
+
 LAYOUTS: dict[str, Callable[[Rng, CardSupply, str], list[Laid]]] = {
-    "meld_row": layout_meld_row, "fan": layout_fan, "tunnela": layout_tunnela,
+    "declared": layout_declared, "meld_row": layout_meld_row, "fan": layout_fan, "tunnela": layout_tunnela,
     "maal_spread": layout_maal_spread, "single": layout_single, "table": layout_table,
 }
 
@@ -529,7 +542,7 @@ def render_scene(rng: Rng, scene: str = "table", *, size: tuple[int, int] = (128
     if distractors and rng.random() < 0.35:
         laid = _add_backs(rng, laid)
     turn = rng.uniform(0, 360) if scene != "single" else 0.0
-    if scene in ("meld_row", "fan", "tunnela", "table") and rng.random() < 0.5:
+    if scene in ("meld_row", "fan", "tunnela", "table", "declared") and rng.random() < 0.5:
         turn = rng.normal(0, 8) + 180 * int(rng.integers(0, 2))
     if randomise and scene != "single":
         turn = rng.uniform(0, 360)
