@@ -292,13 +292,17 @@ def procedural_face(card: str, style: ProceduralStyle) -> Face:
 class LazyFaces(Mapping[str, Face]):
     """The 53 faces of a style, drawn when first asked for (a scene needs a handful)."""
 
-    def __init__(self, style: ProceduralStyle) -> None:
+    def __init__(self, style: ProceduralStyle, name: str | None = None) -> None:
         self.style = style
+        self.name = name
 
     def __getitem__(self, card: str) -> Face:
         if card not in CLASS_NAMES:
             raise KeyError(card)
-        return procedural_face(card, self.style)
+        face = procedural_face(card, self.style)
+        if self.name is None or face.deck == self.name:
+            return face
+        return _renamed(face, self.name)
 
     def __iter__(self) -> Iterator[str]:
         return iter(CLASS_NAMES)
@@ -307,9 +311,9 @@ class LazyFaces(Mapping[str, Face]):
         return len(CLASS_NAMES)
 
 
-def procedural_deck(style: ProceduralStyle) -> Deck:
-    """A :class:`~vision.training.decks.Deck` whose faces are drawn on demand."""
-    return Deck(style.name, LazyFaces(style), "AGPL-3.0-or-later (tiplu, procedural)")  # type: ignore[arg-type]
+def procedural_deck(style: ProceduralStyle, name: str | None = None) -> Deck:
+    """A :class:`~vision.training.decks.Deck` whose faces are drawn on demand (named ``name`` or the style's)."""
+    return Deck(name or style.name, LazyFaces(style, name), "AGPL-3.0-or-later (tiplu, procedural)")  # type: ignore[arg-type]
 
 
 def random_decks(rng: np.random.Generator, count: int) -> list[Deck]:
@@ -319,4 +323,9 @@ def random_decks(rng: np.random.Generator, count: int) -> list[Deck]:
 
 def held_out_decks() -> dict[str, Deck]:
     """The held-out procedural designs by name (evaluation only)."""
-    return {name: procedural_deck(style) for name, style in HELD_OUT_STYLES.items()}
+    return {name: procedural_deck(style, name) for name, style in HELD_OUT_STYLES.items()}
+
+
+@lru_cache(maxsize=256)
+def _renamed(face: Face, deck: str) -> Face:
+    return Face(face.card, deck, face.image, face.index_tl, face.index_br, face.ink, face.extra)
