@@ -22,6 +22,8 @@ trainable models, with batch norms calibrated so the network computes the same f
     python -m vision.training.accumulate init --from models
     python -m vision.training.accumulate detector runs/mix_dr.yaml --epochs 2
     python -m vision.training.accumulate classifier data/real data/synth_dr --epochs 2 --decks train
+    python -m vision.training.accumulate loop --detector-data runs/mix_dr.yaml \
+        --classifier-data data/real data/synth_dr --rounds 100      # the background campaign
     python -m vision.training.accumulate export --out runs/candidate
     python -m vision.training.accumulate status
 
@@ -282,9 +284,12 @@ def continue_detector(data: Path, epochs: int, *, imgsz: int = 320, batch: int =
     st["chunks"].append(chunk)
 
     def on_epoch_end(trainer: Any) -> None:
+        if trainer.epoch >= epochs:  # Ultralytics' final validation of best.pt calls this once more
+            return
         save_detector(trainer.ema.ema, folder)
         chunk["done"] = trainer.epoch + 1
-        chunk["loss"] = [round(float(v), 4) for v in trainer.tloss] if trainer.tloss is not None else None
+        losses = trainer.label_loss_items(trainer.tloss, prefix="train") if trainer.tloss is not None else {}
+        chunk["loss"] = {k: round(float(v), 4) for k, v in losses.items()}
         chunk["fitness"] = None if trainer.fitness is None else round(float(trainer.fitness), 4)
         chunk["metrics"] = {k: round(float(v), 4) for k, v in (trainer.metrics or {}).items()}
         st["epochs_done"] = e0 + trainer.epoch + 1
@@ -329,6 +334,28 @@ def continue_classifier(data: Sequence[Path], epochs: int, *, decks: str | None 
     return state
 
 
+def campaign(detector_data: Path | None, classifier_data: Sequence[Path], rounds: int, *,
+              folder: Path = RESUME_DIR, decks: str | None = "train", max_images: int | None = 1500,
+              imgsz: int = 320, batch: int = 16, workers: int = 2) -> dict[str, Any]:
+    """Alternate one detector epoch and one classifier epoch ``rounds`` times (stops at each plan's end).
+
+    Meant to run in the background for hours: every step updates the resume point, so it can
+    be killed at any time and started again with the same command.
+    """
+    state = read_state(folder)
+    for _ in range(rounds):
+        progressed = False
+        if detector_data is not None and state["detector"]["epochs_done"] < state["detector"]["plan_epochs"]:
+            state = continue_detector(detector_data, 1, imgsz=imgsz, batch=batch, workers=workers, folder=folder)
+            progressed = True
+        if classifier_data and state["classifier"]["epochs_done"] < state["classifier"]["plan_epochs"]:
+            state = continue_classifier(classifier_data, 1, decks=decks, max_images=max_images, folder=folder)
+            progressed = True
+        if not progressed:
+            break
+    return state
+
+
 def export_resume_point(out: Path, folder: Path = RESUME_DIR, work: Path = Path("runs/accumulate")) -> list[Path]:
     """ONNX model folder from the resume point (same sizes as the model it started from)."""
     state = read_state(folder)
@@ -363,10 +390,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     cls.add_argument("--face-copies", type=int, default=4)
     cls.add_argument("--turn-any", type=float, default=0.5, help="share of face crops turned 0-360 degrees")
     cls.add_argument("--max-images", type=int, default=None)
+    loop = sub.add_parser("loop", help="alternate detector and classifier epochs (background campaign)")
+    loop.add_argument("--detector-data", type=Path, default=None, help="data.yaml for stage 1")
+    loop.add_argument("--classifier-data", type=Path, nargs="*", default=[], help="YOLO folders for stage 2")
+    loop.add_argument("--rounds", type=int, default=100)
+    loop.add_argument("--decks", default="train", choices=("train", "drawn", "svg", "none"))
+    loop.add_argument("--max-images", type=int, default=1500, help="images per classifier epoch's crops")
+    loop.add_argument("--imgsz", type=int, default=320)
     exp = sub.add_parser("export", help="write ONNX files from the resume point")
     exp.add_argument("--out", type=Path, required=True)
     sub.add_parser("status", help="print state.json")
-    for p in (init, det, cls, exp):
+    for p in (init, det, cls, loop, exp):
         p.add_argument("--resume-dir", type=Path, default=RESUME_DIR)
     parser.set_defaults(resume_dir=RESUME_DIR)
 
@@ -383,6 +417,10 @@ def run(args: argparse.Namespace) -> int:
             continue_classifier(args.data, args.epochs, decks=None if args.decks == "none" else args.decks,
                                 copies=args.copies, face_copies=args.face_copies, turn_any=args.turn_any,
                                 max_images=args.max_images, folder=args.resume_dir)
+        elif args.step == "loop":
+            campaign(args.detector_data, args.classifier_data, args.rounds, folder=args.resume_dir,
+                     decks=None if args.decks == "none" else args.decks, max_images=args.max_images,
+                     imgsz=args.imgsz)
         elif args.step == "export":
             for p in export_resume_point(args.out, args.resume_dir):
                 print(f"wrote {p}")
