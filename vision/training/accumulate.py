@@ -40,7 +40,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import cv2
 import numpy as np
@@ -135,6 +135,7 @@ def detector_from_onnx(onnx_path: Path, calibration: np.ndarray, yaml: Path = DE
                 loaded.add(name)
         for name, module in modules.items():
             if isinstance(module, torch.nn.BatchNorm2d):
+                module = cast(Any, module)
                 conv = name[:-len("bn")] + "conv"
                 if f"{conv}.weight" not in inits or f"{conv}.bias" not in inits:
                     raise TrainError(f"{onnx_path}: no fused weights for {conv}; is it a YOLO11n corner model?")
@@ -156,7 +157,7 @@ def classifier_from_onnx(onnx_path: Path, calibration: np.ndarray) -> Any:
     import torch
     inits, convs = _onnx_weights(onnx_path)
     net = corner_net()
-    layers = [m for m in net if isinstance(m, (torch.nn.Conv2d, torch.nn.BatchNorm2d, torch.nn.Linear))]
+    layers: list[Any] = [m for m in net if isinstance(m, (torch.nn.Conv2d, torch.nn.BatchNorm2d, torch.nn.Linear))]
     pairs = [(layers[i], layers[i + 1]) for i in range(0, len(layers) - 1, 2)
              if isinstance(layers[i], torch.nn.Conv2d)]
     if len(pairs) != len(convs):
@@ -183,7 +184,8 @@ def _photo_batch(folder: Path, size: int = 320, count: int = 16) -> np.ndarray:
     samples = list(iter_samples(folder))[:count]
     if not samples:
         raise TrainError(f"{folder}: no images to calibrate batch norms with; import the real data first")
-    imgs = [letterbox(cv2.imread(str(s.image)), size)[0][:, :, ::-1].transpose(2, 0, 1) for s in samples]
+    imgs = [letterbox(np.asarray(cv2.imread(str(s.image))), size)[0][:, :, ::-1].transpose(2, 0, 1)
+            for s in samples]
     return np.ascontiguousarray(np.stack(imgs)).astype(np.float32) / 255.0
 
 

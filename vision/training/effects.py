@@ -28,7 +28,7 @@ _SKIN = ((90, 130, 190), (60, 100, 160), (40, 70, 120), (120, 160, 215), (30, 50
 
 def low_light(img: np.ndarray, rng: Rng) -> np.ndarray:
     """A dim room: darker, a warm or blue cast, and the sensor noise that comes with gain."""
-    cast = np.float32([rng.uniform(0.6, 1.0), rng.uniform(0.75, 1.0), rng.uniform(0.8, 1.25)])
+    cast = np.array([rng.uniform(0.6, 1.0), rng.uniform(0.75, 1.0), rng.uniform(0.8, 1.25)], np.float32)
     if rng.random() < 0.4:
         cast = cast[::-1]
     out = img.astype(np.float32) * rng.uniform(0.35, 0.75) * cast
@@ -70,7 +70,7 @@ def camera_effects(img: np.ndarray, rng: Rng) -> np.ndarray:
 
 def _hand(rng: Rng, canvas: np.ndarray, card_px: float) -> None:
     h, w = canvas.shape[:2]
-    skin = tuple(int(c) for c in np.clip(np.float32(_SKIN[int(rng.integers(len(_SKIN)))]) + rng.normal(0, 12, 3), 0, 255))
+    skin = tuple(int(c) for c in np.clip(np.array(_SKIN[int(rng.integers(len(_SKIN)))], np.float32) + rng.normal(0, 12, 3), 0, 255))
     edge = int(rng.integers(4))
     cx = {0: 0.0, 1: float(w)}.get(edge, rng.uniform(0, w))
     cy = {2: 0.0, 3: float(h)}.get(edge, rng.uniform(0, h))
@@ -102,7 +102,7 @@ def _coin(rng: Rng, canvas: np.ndarray, card_px: float) -> None:
     h, w = canvas.shape[:2]
     r = max(2, int(card_px * rng.uniform(0.15, 0.3)))
     c = (int(rng.uniform(0, w)), int(rng.uniform(0, h)))
-    metal = np.float32([(60, 150, 190), (170, 170, 170), (50, 100, 160)][int(rng.integers(3))])
+    metal = np.array([(60, 150, 190), (170, 170, 170), (50, 100, 160)][int(rng.integers(3))], np.float32)
     cv2.circle(canvas, c, r, tuple(int(v) for v in metal), -1, cv2.LINE_AA)
     cv2.circle(canvas, c, max(1, int(r * 0.8)), tuple(int(v) for v in np.clip(metal * 1.2, 0, 255)), 1, cv2.LINE_AA)
     cv2.circle(canvas, (c[0] - r // 3, c[1] - r // 3), max(1, r // 4), (235, 235, 235), -1, cv2.LINE_AA)
