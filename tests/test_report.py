@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vision.training.report import (PhotoScore, SetScore, Truth, add_arguments, declared_hand, match_boxes,
+from vision.training.report import (PhotoScore, markdown_table, SetScore, Truth, add_arguments, declared_hand, match_boxes,
                                     score_photo, table_scenes, turn_photo)
 
 REAL = Path(__file__).resolve().parent / "data" / "real_val"
@@ -40,13 +40,16 @@ def test_turned_labels_follow_the_content(angle: int) -> None:
 
 
 def test_set_score_separates_locating_from_naming() -> None:
-    photos = [PhotoScore(10, 8, 6, frozenset({"AS", "KH"}), frozenset({"AS", "KH", "2C"}), False, True, 0.2),
-              PhotoScore(2, 2, 2, frozenset({"QS"}), frozenset({"QS"}), True, None, 0.1)]
+    photos = [PhotoScore(10, 8, 6, frozenset({"AS", "KH"}), frozenset({"AS", "KH", "2C"}), False, True, 0.2, False),
+              PhotoScore(2, 2, 2, frozenset({"QS"}), frozenset({"QS"}), True, None, 0.1),
+              PhotoScore(0, 0, 0, frozenset(), frozenset(), None, False, 0.0, True)]
     s = SetScore.from_photos("tiny", photos)
     assert (s.corners, s.locate_recall, s.classify_accuracy) == (12, 10 / 12, 0.8)
     assert (round(s.card_precision, 3), round(s.card_recall, 3)) == (1.0, 0.75)
-    assert (s.multiset_rate, s.multiset_photos, s.verdict_accuracy, s.verdict_photos) == (0.5, 2, 1.0, 1)
-    assert s.ms_per_image == pytest.approx(150.0)
+    assert (s.multiset_rate, s.multiset_photos, s.verdict_accuracy, s.verdict_photos) == (0.5, 2, 0.5, 2)
+    assert (s.finishing_read_right, s.finishing_photos) == (0.0, 1), "the finishing hand was misread"
+    assert s.ms_per_image == pytest.approx(100.0)
+    assert "0.500 (1/2); finishing 0/1" in markdown_table([s])
 
 
 def test_declared_hands_are_seven_melds_some_invalid() -> None:

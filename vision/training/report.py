@@ -17,7 +17,9 @@ apart from **classification accuracy** (of those localised corners, the share st
 right from that box), then distinct-card precision/recall/F1 at the app's confidence, the
 **exact physical-card multiset** rate (``vision.pipeline.read_photo``'s cards equal the
 cards with a visible corner) and **declared-hand verdict accuracy** (``vision.score`` agrees
-with the scorer's verdict on the laid melds). Writes ``report.json`` and ``report.md``.
+with the scorer's verdict on the laid melds; ``finishing k/n`` counts the hands that do finish
+and were read as finishing, since a reading that misses cards gets "does not finish" right
+for free). Writes ``report.json`` and ``report.md``.
 
 >>> match_boxes(np.array([[0, 0, 10, 10.], [50, 50, 60, 60]]), np.array([[1, 1, 10, 10.]]))
 [(0, 0)]
@@ -85,6 +87,7 @@ class PhotoScore:
     multiset_exact: bool | None
     verdict_right: bool | None
     seconds: float
+    finishes: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,8 @@ class SetScore:
     verdict_accuracy: float | None
     verdict_photos: int
     ms_per_image: float
+    finishing_read_right: float | None = None
+    finishing_photos: int = 0
 
     @classmethod
     def from_photos(cls, name: str, photos: Sequence[PhotoScore]) -> "SetScore":
@@ -119,11 +124,13 @@ class SetScore:
         prec, rec, f1 = card_set_scores([set(p.found) for p in photos], [set(p.labelled) for p in photos])
         multi = [p.multiset_exact for p in photos if p.multiset_exact is not None]
         verdicts = [p.verdict_right for p in photos if p.verdict_right is not None]
+        finishing = [bool(p.verdict_right) for p in photos if p.verdict_right is not None and p.finishes]
         return cls(name, len(photos), corners, located / corners if corners else 1.0,
                    sum(p.named_right for p in photos) / located if located else 0.0, prec, rec, f1,
                    sum(multi) / len(multi) if multi else None, len(multi),
                    sum(verdicts) / len(verdicts) if verdicts else None, len(verdicts),
-                   1000 * sum(p.seconds for p in photos) / max(len(photos), 1))
+                   1000 * sum(p.seconds for p in photos) / max(len(photos), 1),
+                   sum(finishing) / len(finishing) if finishing else None, len(finishing))
 
     def to_dict(self) -> dict[str, object]:
         return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in asdict(self).items()}
@@ -194,7 +201,7 @@ def score_photo(detector: CardDetector, image: np.ndarray, truth: Truth, conf: f
         got = score_reading(reading, get_rules("nepali"), tiplu=parse_card(truth.tiplu))
         verdict = got.valid == truth.valid
     return PhotoScore(len(truth.names), len(pairs), named, frozenset(c.card for c in reading.corners),
-                      frozenset(truth.names), multiset, verdict, seconds)
+                      frozenset(truth.names), multiset, verdict, seconds, truth.valid)
 
 
 def real_photos(folder: Path, limit: int | None = None, seed: int = 0) -> list[tuple[np.ndarray, Truth]]:
@@ -323,7 +330,9 @@ def markdown_table(rows: Sequence[SetScore]) -> str:
     return head + "".join(
         f"| {r.name} | {r.images} | {r.corners} | {f(r.locate_recall)} | {f(r.classify_accuracy)} | "
         f"{f(r.card_precision)} | {f(r.card_recall)} | **{f(r.card_f1)}** | {f(r.multiset_rate, r.multiset_photos)} | "
-        f"{f(r.verdict_accuracy, r.verdict_photos)} | {r.ms_per_image:.0f} |\n" for r in rows)
+        f"{f(r.verdict_accuracy, r.verdict_photos)}"
+        f"{'' if r.finishing_read_right is None else f'; finishing {round(r.finishing_read_right * r.finishing_photos)}/{r.finishing_photos}'}"
+        f" | {r.ms_per_image:.0f} |\n" for r in rows)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
