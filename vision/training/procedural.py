@@ -22,6 +22,7 @@ Held-out designs stay out of training by a registry flag: :data:`PALETTES` entri
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -262,7 +263,7 @@ def procedural_face(card: str, style: ProceduralStyle) -> Face:
     if card not in CLASS_NAMES:
         raise FaceError(f"{card!r} is not a card class; use one of {', '.join(CLASS_NAMES[:4])}...")
     w, h = CARD_W, CARD_H
-    img = _paper(style, np.random.default_rng(abs(hash(style.name)) % (2 ** 32)))
+    img = _paper(style, np.random.default_rng(zlib.crc32(style.name.encode())))  # str hash() varies per process
     _border(img, style)
     colour = style.palette.ink(card)
     _draw_center(img, card, DrawStyle(font=0, thickness=style.thickness), colour)
