@@ -299,3 +299,15 @@ def test_generate_with_procedural_designs_is_reproducible(tmp_path: Path) -> Non
     decks = {json.loads(p.read_text())["cards"][0]["deck"] for p in (tmp_path / "a" / "geometry").glob("*.json")
              if json.loads(p.read_text())["cards"]}
     assert any(d.startswith("proc-") for d in decks), decks
+
+
+def test_procedural_faces_are_the_same_in_every_process() -> None:
+    """Python's str hash differs per process; a design must not."""
+    import os
+    import subprocess
+    import sys
+    code = ("import hashlib; from vision.training.procedural import held_out_decks; "
+            "print(hashlib.sha256(held_out_decks()['proc-gold-on-black'].face('QH').image.tobytes()).hexdigest())")
+    digests = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                              env=os.environ | {"PYTHONHASHSEED": seed}).stdout for seed in ("1", "2")}
+    assert len(digests) == 1
