@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -73,7 +74,19 @@ def read_state(folder: Path = RESUME_DIR) -> dict[str, Any]:
 
 def write_state(state: dict[str, Any], folder: Path = RESUME_DIR) -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / STATE_FILE).write_text(json.dumps(state, indent=1) + "\n")
+    tmp = folder / f".{STATE_FILE}.tmp"
+    tmp.write_text(json.dumps(state, indent=1) + "\n")
+    os.replace(tmp, folder / STATE_FILE)
+
+
+def _save_half(module: Any, path: Path) -> Path:
+    """An fp16 state dict, written aside and renamed, so a reader (a commit, an export) never sees half a file."""
+    import torch
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    torch.save({k: v.detach().half() if v.is_floating_point() else v for k, v in module.state_dict().items()}, tmp)
+    os.replace(tmp, path)
+    return path
 
 
 def _onnx_weights(path: Path) -> tuple[dict[str, np.ndarray], list[tuple[str, str | None]]]:
@@ -198,20 +211,12 @@ def _crop_batch(folder: Path) -> np.ndarray:
 
 def save_detector(model: Any, folder: Path = RESUME_DIR) -> Path:
     """Stage 1's weights as an fp16 state dict."""
-    import torch
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "detector.pt"
-    torch.save({k: v.detach().half() if v.is_floating_point() else v for k, v in model.state_dict().items()}, path)
-    return path
+    return _save_half(model, folder / "detector.pt")
 
 
 def save_classifier(net: Any, folder: Path = RESUME_DIR) -> Path:
     """Stage 2's weights as an fp16 state dict."""
-    import torch
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "classifier.pt"
-    torch.save({k: v.detach().half() if v.is_floating_point() else v for k, v in net.state_dict().items()}, path)
-    return path
+    return _save_half(net, folder / "classifier.pt")
 
 
 def load_detector(folder: Path = RESUME_DIR, yaml: Path = DEFAULT_DETECTOR_YAML) -> Any:
