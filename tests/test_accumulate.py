@@ -90,3 +90,16 @@ def test_detector_chunk_saves_the_resume_point_each_epoch(tmp_path: Path, monkey
     assert chunk["lr0"] == pytest.approx(acc.scheduled_lr(5, 60, 4e-3, 2e-4))
     assert (folder / "detector.pt").read_bytes() != before
     acc.load_detector(folder)
+
+
+def test_restarting_one_stage_keeps_the_other_and_says_why(tmp_path: Path) -> None:
+    folder = tmp_path / "r"
+    acc.init_from_onnx(MODELS_DIR, REAL, folder)
+    state = acc.read_state(folder)
+    state["detector"].update(epochs_done=1, chunks=[{"from_epoch": 0, "epochs": 1}])
+    state["classifier"].update(epochs_done=2, chunks=[{"from_epoch": 0, "epochs": 2}])
+    acc.write_state(state, folder)
+    acc.init_from_onnx(MODELS_DIR, REAL, folder, stages=["detector"], reason="too much rotation")
+    again = acc.read_state(folder)
+    assert again["detector"]["epochs_done"] == 0 and again["classifier"]["epochs_done"] == 2
+    assert again["detector"]["discarded"] == [{"reason": "too much rotation", "chunks": [{"from_epoch": 0, "epochs": 1}]}]
