@@ -222,3 +222,93 @@ def test_svg_deck_faces_have_tight_indices(tmp_path: Path) -> None:
         w, h = face.size
         x0, y0, x1, y1 = face.index_tl
         assert x1 < 0.25 * w and y1 < 0.45 * h and (x1 - x0) > 0.04 * w
+
+
+# --------------------------------------------------------------------------- domain randomisation
+
+from vision.training import effects, procedural  # noqa: E402
+
+
+@pytest.mark.parametrize("layout", procedural.LAYOUTS)
+def test_procedural_index_boxes_hold_the_ink_in_every_layout(layout: str) -> None:
+    """Each index box (four on four-index decks) holds exactly its ink, in the palette's ink colour."""
+    style = procedural.ProceduralStyle(procedural.palette("white-on-navy"),
+                                       procedural.font_files()[0] if procedural.font_files() else "hershey:1",
+                                       layout=layout)
+    face = procedural.procedural_face("10D", style)
+    assert set(face.boxes) == ({"tl", "br", "tr", "bl"} if layout == "four" else {"tl", "br"})
+    for corner, (x0, y0, x1, y1) in face.boxes.items():
+        ink = face.ink == CORNER_CODES[corner]
+        ys, xs = np.nonzero(ink)
+        assert (xs.min(), ys.min(), xs.max() + 1, ys.max() + 1) == (x0, y0, x1, y1)
+        glyph = face.image[..., :3][ink & (face.image[..., 3] > 200)].astype(float).mean(axis=0)
+        paper = np.array(style.palette.paper, float)
+        assert glyph.sum() > paper.sum() + 150, "light ink on dark stock"
+    tl, br = face.boxes["tl"], face.boxes["br"]
+    assert tl[0] < face.size[0] / 2 < br[0] and tl[1] < face.size[1] / 2 < br[1]
+
+
+def test_training_designs_never_draw_a_held_out_palette_or_font() -> None:
+    rng = np.random.default_rng(0)
+    styles = [procedural.random_style(rng) for _ in range(400)]
+    assert not any(s.held_out for s in styles)
+    assert {s.layout for s in styles} == set(procedural.LAYOUTS)
+    assert {s.palette.light_on_dark for s in styles} == {True, False}
+    assert len({s.name for s in styles}) > 300, "designs by the hundred, not a handful"
+    assert all(s.held_out for s in procedural.HELD_OUT_STYLES.values())
+    held = procedural.held_out_decks()["proc-gold-on-black"]
+    assert held.face("KS") is not None and held.face("KS").deck == "proc-gold-on-black"
+
+
+def test_randomised_scene_labels_sit_on_cards_at_any_angle() -> None:
+    """Domain-randomised scenes of procedural designs: every box inside its card's outline,
+    and cards turned all round the circle."""
+    deck = procedural.random_decks(np.random.default_rng(1), 1)
+    angles = []
+    for i in range(6):
+        r = render_scene(np.random.default_rng([5, i]), "maal_spread", size=(640, 480), decks=deck,
+                         randomise=True)
+        cards = {c["id"]: c for c in r.geometry["cards"]}
+        angles += [c["angle"] for c in cards.values()]
+        for lab in r.labels:
+            poly = np.array(cards[lab.card_id]["outline"])
+            assert _inside(poly, (lab.x0 + lab.x1) / 2, (lab.y0 + lab.y1) / 2, tol=1.0), lab
+    hist = np.histogram(np.mod(angles, 360), bins=4, range=(0, 360))[0]
+    assert (hist > 0).all(), hist
+
+
+def test_camera_effects_and_distractors() -> None:
+    rng = np.random.default_rng(2)
+    img = np.full((100, 120, 3), 128, np.uint8)
+    noisy = effects.salt_and_pepper(img, rng, amount=0.1)
+    changed = (noisy != 128).any(axis=2).mean()
+    assert 0.07 < changed < 0.13 and set(np.unique(noisy)) == {0, 128, 255}
+    dim = effects.low_light(img, rng)
+    assert dim.mean() < img.mean()
+    frame = effects.webcam(np.random.default_rng(3).integers(0, 255, (100, 120, 3), dtype=np.uint8), rng)
+    assert frame.shape == img.shape
+    table = img.copy()
+    effects.draw_distractors(rng, table, 40.0, count=4)
+    assert (table != 128).any()
+
+
+def test_generate_with_procedural_designs_is_reproducible(tmp_path: Path) -> None:
+    kw = dict(size=(320, 320), crop=True, decks="drawn", randomise=True, procedural=1.0)
+    generate_dataset(tmp_path / "a", 3, seed=4, **kw)  # type: ignore[arg-type]
+    generate_dataset(tmp_path / "b", 3, seed=4, **kw)  # type: ignore[arg-type]
+    assert _digest(tmp_path / "a") == _digest(tmp_path / "b")
+    decks = {json.loads(p.read_text())["cards"][0]["deck"] for p in (tmp_path / "a" / "geometry").glob("*.json")
+             if json.loads(p.read_text())["cards"]}
+    assert any(d.startswith("proc-") for d in decks), decks
+
+
+def test_procedural_faces_are_the_same_in_every_process() -> None:
+    """Python's str hash differs per process; a design must not."""
+    import os
+    import subprocess
+    import sys
+    code = ("import hashlib; from vision.training.procedural import held_out_decks; "
+            "print(hashlib.sha256(held_out_decks()['proc-gold-on-black'].face('QH').image.tobytes()).hexdigest())")
+    digests = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                              env=os.environ | {"PYTHONHASHSEED": seed}).stdout for seed in ("1", "2")}
+    assert len(digests) == 1

@@ -35,6 +35,7 @@ import numpy as np
 
 from scorer import CLASS_NAMES
 from vision.training.decks import HOLDOUT_DECK, Deck, load_decks
+from vision.training.procedural import random_decks
 from vision.training.scenes import CROP_CARD_PX, MIN_VISIBLE, SCENE_TYPES, SceneError, render_scene
 
 #: How often each scene type is drawn when none is asked for.
@@ -66,12 +67,16 @@ def _init_worker(decks: str, holdout: str, cache: str | None) -> None:
 
 
 def _one(job: tuple) -> tuple[str, int, bool]:
-    (out, seed, i, size, crop, scenes, weights, effects, min_visible, val, quality, px) = job
+    (out, seed, i, size, crop, scenes, weights, effects, min_visible, val, quality, px, randomise,
+     procedural) = job
     decks: list[Deck] = _WORKER["decks"]
     rng = np.random.default_rng([seed, i])
     scene = scenes[int(rng.choice(len(scenes), p=weights))]
+    if procedural and rng.random() < procedural:
+        fresh = random_decks(rng, int(rng.integers(1, 3)))
+        decks = fresh + [decks[int(rng.integers(len(decks)))]] if rng.random() < 0.3 else fresh
     r = render_scene(rng, scene, size=size, decks=decks, crop=crop, effects=effects,
-                     min_visible=min_visible, card_px_range=px)
+                     min_visible=min_visible, card_px_range=px, randomise=randomise)
     name = f"s{seed}_{i:06d}"
     q = quality if quality else int(rng.integers(55, 96))
     ok, buf = cv2.imencode(".jpg", r.image, [cv2.IMWRITE_JPEG_QUALITY, q])
@@ -95,7 +100,8 @@ def generate_dataset(out_dir: str | os.PathLike, count: int, seed: int = 0, *,
                      effects: bool = True, min_visible: float = MIN_VISIBLE,
                      quality: int | None = None, workers: int = 1, start: int = 0,
                      cache_dir: str | None = None, progress: TextIO | None = None,
-                     card_px: tuple[float, float] = CROP_CARD_PX) -> Summary:
+                     card_px: tuple[float, float] = CROP_CARD_PX, randomise: bool = False,
+                     procedural: float = 0.0) -> Summary:
     """Render ``count`` scenes into ``out_dir`` (see the module doc for the layout).
 
     ``decks``: ``train`` (drawn + SVG decks except ``holdout``), ``holdout``, ``drawn`` or
@@ -103,7 +109,10 @@ def generate_dataset(out_dir: str | os.PathLike, count: int, seed: int = 0, *,
     (use a square ``size`` such as 640x640); images with index ``i < val_fraction * count`` form the
     validation list (``decks="holdout"`` puts everything in ``val.txt`` and ``test.txt``).
     ``start`` offsets the image indices, so a second run can extend a set. ``progress``
-    gets a line every 100 images.
+    gets a line every 100 images. ``randomise`` turns on domain randomisation (any angle,
+    strong tilt, hands, phones, coins, webcam and low-light frames); ``procedural`` is the
+    share of scenes drawn with fresh procedural designs (:mod:`vision.training.procedural`,
+    never a held-out one).
     """
     if count < 1:
         raise SceneError(f"count must be at least 1, got {count}")
@@ -119,7 +128,8 @@ def generate_dataset(out_dir: str | os.PathLike, count: int, seed: int = 0, *,
     all_val = decks == "holdout"
     n_val = count if all_val else int(round(val_fraction * count))
     jobs = [(str(out), seed, i, tuple(size), crop, chosen, weights, effects, min_visible,
-             i - start < n_val, quality, tuple(card_px)) for i in range(start, start + count)]
+             i - start < n_val, quality, tuple(card_px), randomise, procedural)
+            for i in range(start, start + count)]
     t0 = time.time()
     results: list[tuple[str, int, bool]] = []
     if workers > 1:

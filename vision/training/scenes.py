@@ -28,6 +28,7 @@ import numpy as np
 from scorer import CLASS_NAMES
 from vision.training.backgrounds import make_background
 from vision.training.decks import Deck, drawn_decks
+from vision.training.effects import camera_effects, draw_distractors
 from vision.training.faces import CORNER_CODES, DRAWN_STYLES, FONTS, Face, draw_back, draw_face
 
 Rng = np.random.Generator
@@ -43,7 +44,7 @@ SVG_WEIGHT = 3.0
 BACK = "BACK"
 #: Card height / width used to lay cards out (real faces keep their own aspect).
 ASPECT = 1.4
-SCENE_TYPES: tuple[str, ...] = ("meld_row", "fan", "tunnela", "maal_spread", "single", "table")
+SCENE_TYPES: tuple[str, ...] = ("meld_row", "fan", "tunnela", "maal_spread", "single", "table", "declared")
 CLASS_ID: dict[str, int] = {name: i for i, name in enumerate(CLASS_NAMES)}
 _SUITS = "SHDC"
 _RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
@@ -289,8 +290,21 @@ def layout_table(rng: Rng, supply: CardSupply, prefix: str = "") -> list[Laid]:
     return out
 
 
+def layout_declared(rng: Rng, supply: CardSupply, prefix: str = "") -> list[Laid]:
+    """A declared hand: seven melds of three (or the caller's groups) in rows of four."""
+    groups = len(supply.groups) if supply.groups is not None else 7
+    step, gap = rng.uniform(0.26, 0.32), rng.uniform(0.4, 0.7)
+    out: list[Laid] = []
+    for m in range(groups):
+        cards = supply.next_group() if supply.groups is not None else supply.meld()
+        row, col = divmod(m, 4)
+        out += _meld_cards(cards, f"{prefix}meld{m}", col * (2 * step + 1 + gap), row * ASPECT * 1.25,
+                           0.0, step, rng, jitter=1.5)
+    return out
+
+
 LAYOUTS: dict[str, Callable[[Rng, CardSupply, str], list[Laid]]] = {
-    "meld_row": layout_meld_row, "fan": layout_fan, "tunnela": layout_tunnela,
+    "declared": layout_declared, "meld_row": layout_meld_row, "fan": layout_fan, "tunnela": layout_tunnela,
     "maal_spread": layout_maal_spread, "single": layout_single, "table": layout_table,
 }
 
@@ -477,7 +491,7 @@ def render_scene(rng: Rng, scene: str = "table", *, size: tuple[int, int] = (128
                  min_visible: float = MIN_VISIBLE, designs_per_scene: int | None = None,
                  parts: bool = False,
                  card_px_range: tuple[float, float] = CROP_CARD_PX,
-                 distractors: bool | None = None) -> RenderedScene:
+                 distractors: bool | None = None, randomise: bool = False) -> RenderedScene:
     """Render one table scene and label every visible corner index.
 
     ``scene`` is one of :data:`SCENE_TYPES`; ``cards`` fixes the cards laid (in layout
@@ -491,7 +505,10 @@ def render_scene(rng: Rng, scene: str = "table", *, size: tuple[int, int] = (128
     ``distractors`` (default: same as ``effects``) adds face-down cards and paper notes
     with rank-like writing, which get no boxes (face-down cards are listed under
     ``geometry["backs"]``);
-    ``camera`` is the perspective strength (0 = straight above). ``parts=True`` adds
+    ``camera`` is the perspective strength (0 = straight above). ``randomise=True`` (domain
+    randomisation, with ``effects``) tilts the camera up to about 45 degrees, adds hands, phones
+    and coins under the cards and the camera effects of :mod:`vision.training.effects`.
+    ``parts=True`` adds
     ``visible_rank`` / ``visible_pip`` to each geometry box (used to choose
     :data:`MIN_VISIBLE`).
 
@@ -525,8 +542,10 @@ def render_scene(rng: Rng, scene: str = "table", *, size: tuple[int, int] = (128
     if distractors and rng.random() < 0.35:
         laid = _add_backs(rng, laid)
     turn = rng.uniform(0, 360) if scene != "single" else 0.0
-    if scene in ("meld_row", "fan", "tunnela", "table") and rng.random() < 0.5:
+    if scene in ("meld_row", "fan", "tunnela", "table", "declared") and rng.random() < 0.5:
         turn = rng.normal(0, 8) + 180 * int(rng.integers(0, 2))
+    if randomise and scene != "single":
+        turn = rng.uniform(0, 360)
     laid = [Laid(c.card, c.group, *_rot(c.x, c.y, turn), c.angle + turn) for c in laid]
 
     copies: Counter[str] = Counter()
@@ -555,12 +574,16 @@ def render_scene(rng: Rng, scene: str = "table", *, size: tuple[int, int] = (128
     to_px = np.array([[card_px, 0, w / 2 - card_px * centre[0]],
                       [0, card_px, h / 2 - card_px * centre[1]], [0, 0, 1]])
     strength = camera if camera is not None else (rng.uniform(0, 0.25) if effects else 0.0)
+    if randomise and effects and camera is None and rng.random() < 0.4:
+        strength = rng.uniform(0.25, 0.5)
     hcam = _camera(rng, w, h, strength) if strength > 0 else np.eye(3)
     table_to_img = hcam @ to_px
 
     table = make_background(rng, w, h, background)
     if distractors and rng.random() < 0.3:
         _paper_note(rng, table, card_px)
+    if randomise and distractors and rng.random() < 0.5:
+        draw_distractors(rng, table, card_px)
     canvas = table.astype(np.float32)
     idmap = np.full((h, w), -1, np.int32)
     shadow_dir = rng.normal(0, 1, 2)
@@ -613,6 +636,8 @@ def render_scene(rng: Rng, scene: str = "table", *, size: tuple[int, int] = (128
     image = np.clip(canvas, 0, 255).astype(np.uint8)
     if effects:
         image = _photometric(image, rng)
+        if randomise:
+            image = camera_effects(image, rng)
 
     labels: list[BoxLabel] = []
     geo_boxes: list[dict] = []

@@ -198,12 +198,13 @@ def build_crops(samples: Sequence[Sample], copies: int = 8, background: float = 
 
 
 def face_crops(decks: Sequence[Deck], copies: int = 6, background: float = 0.3,
-               seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+               seed: int = 0, turn_any: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """Classifier crops cut from rendered card faces (``vision.training.decks``), many designs cheaply.
 
     Each face is laid on a random table colour, turned (half the time up to 15 degrees,
     else up to 45, as cards lie in a maal spread), shrunk to a random photo scale, and each
-    corner index box (jittered) is cropped like a detector box would be; ``background``
+    corner index box (jittered) is cropped like a detector box would be (``turn_any`` of
+    them turned anywhere in 0-360 degrees, for a rotation-complete classifier); ``background``
     adds index-sized crops of the card middle (pips, pictures) as class 53.
     """
     rng = np.random.default_rng(seed)
@@ -226,14 +227,14 @@ def face_crops(decks: Sequence[Deck], copies: int = 6, background: float = 0.3,
                 if _iou(cand, np.array(boxes)).max() < 0.05:
                     jobs.append((cand, BACKGROUND))
             for box, label in jobs:
-                xs.append(_face_crop(rng, bgra, box))
+                xs.append(_face_crop(rng, bgra, box, turn_any))
                 ys.append(label)
     if not xs:
         raise TrainError("no card faces to crop; render them with 'python -m vision.training.decks' first")
     return np.stack(xs), np.array(ys, dtype=np.int64)
 
 
-def _face_crop(rng: np.random.Generator, bgra: np.ndarray, box: np.ndarray) -> np.ndarray:
+def _face_crop(rng: np.random.Generator, bgra: np.ndarray, box: np.ndarray, turn_any: float = 0.0) -> np.ndarray:
     """One augmented crop of ``box`` from a BGRA face laid on a random table background."""
     bw, bh = box[2] - box[0], box[3] - box[1]
     s = int(max(bw, bh))
@@ -251,6 +252,8 @@ def _face_crop(rng: np.random.Generator, bgra: np.ndarray, box: np.ndarray) -> n
     img = np.clip(img, 0, 255).astype(np.uint8)
     local = box - [x0, y0, x0, y0]
     angle = rng.uniform(-15, 15) if rng.random() < 0.5 else rng.uniform(-45, 45)
+    if turn_any and rng.random() < turn_any:
+        angle = rng.uniform(0, 360)
     centre = ((local[0] + local[2]) / 2, (local[1] + local[3]) / 2)
     m = cv2.getRotationMatrix2D(centre, angle, 1.0)
     img = cv2.warpAffine(img, m, (img.shape[1], img.shape[0]), borderMode=cv2.BORDER_REFLECT)
@@ -293,7 +296,7 @@ def train_classifier(datasets: Sequence[Path], *, epochs: int = 30, copies: int 
                      weights: Path | None = None, batch: int = 128, lr: float = 2e-3,
                      max_images: int | None = None, seed: int = 0,
                      val_data: Path | None = None, decks: str | None = None,
-                     face_copies: int = 6, device: str = "cpu") -> Path:
+                     face_copies: int = 6, device: str = "cpu", turn_any: float = 0.0) -> Path:
     """Train the crop classifier on the train splits of YOLO folders; returns ``best.pt``.
 
     Saves ``last.pt`` every epoch (``resume`` continues it) and ``best.pt`` at the lowest
@@ -312,7 +315,7 @@ def train_classifier(datasets: Sequence[Path], *, epochs: int = 30, copies: int 
     t0 = time.time()
     x, y = build_crops(samples, copies=copies, seed=seed, max_images=max_images)
     if decks:
-        fx, fy = face_crops(load_decks(decks), copies=face_copies, seed=seed)
+        fx, fy = face_crops(load_decks(decks), copies=face_copies, seed=seed, turn_any=turn_any)
         x, y = np.concatenate([x, fx]), np.concatenate([y, fy])
     print(f"classifier: {len(x)} crops from {len(samples)} images in {time.time() - t0:.0f}s", flush=True)
     vx = vy = None

@@ -20,8 +20,8 @@ mkdir -p runs/gpu_report
 
 # 1. data: real split (fixed seed, burst-wise), synthetic train designs, unseen-design holdout
 $PY -m vision.training.dataset import-real "$REAL_SRC" data/real
-[ -f data/synth_crop/data.yaml ] || $PY -m vision.training.generate data/synth_crop --count "$SYNTH_N" --crop --seed 1 --workers "$WORKERS"
-[ -f data/synth_table/data.yaml ] || $PY -m vision.training.generate data/synth_table --count "$SYNTH_TABLE_N" --seed 2 --workers "$WORKERS"
+[ -f data/synth_crop/data.yaml ] || $PY -m vision.training.generate data/synth_crop --count "$SYNTH_N" --crop --seed 1 --randomise --procedural 0.5 --workers "$WORKERS"
+[ -f data/synth_table/data.yaml ] || $PY -m vision.training.generate data/synth_table --count "$SYNTH_TABLE_N" --seed 2 --randomise --procedural 0.5 --workers "$WORKERS"
 [ -f data/synth_holdout/data.yaml ] || $PY -m vision.training.generate data/synth_holdout --count 200 --seed 2 --crop --decks holdout --workers "$WORKERS"
 [ -f data/synth_holdout_table/data.yaml ] || $PY -m vision.training.generate data/synth_holdout_table --count 300 --seed 3 --decks holdout --workers "$WORKERS"
 
@@ -46,5 +46,6 @@ $PY -m vision.training.train export --detector runs/tiplu/gpu_detector/weights/l
 $PY -m vision.training.evaluate data/synth_holdout --json --imgsz 640 | tee runs/gpu_report/synth_holdout_640.json
 $PY -m vision.training.evaluate data/synth_holdout_table --json --imgsz 960 | tee runs/gpu_report/synth_holdout_table_960.json
 $PY -m vision.training.evaluate data/real/val --json | tee runs/gpu_report/real_val.json
+$PY -m vision.training.report models --out runs/gpu_report/issue11   # the model-card table
 $PY bench/bench_detector.py | tee runs/gpu_report/bench.txt
 echo "done: commit models/ and update models/README.md with runs/gpu_report/*"

@@ -70,6 +70,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("generate", "make synthetic training photos with labels", "generate"),
     Command("train", "train the card detector (needs the train extra)", "train"),
     Command("eval-model", "measure a detector on a YOLO-format folder", "eval_model"),
+    Command("report", "the model card's evaluation of a detector (all sets)", "report"),
+    Command("accumulate", "CPU training that resumes from the committed point", "accumulate"),
 )
 
 

@@ -1,0 +1,105 @@
+"""The resume point: recovered from the shipped ONNX exactly, small, and training goes on from it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("ultralytics")
+
+import torch  # noqa: E402
+
+from vision.detector import MODELS_DIR  # noqa: E402
+from vision.training import accumulate as acc  # noqa: E402
+
+REAL = Path(__file__).resolve().parent / "data" / "real_val"
+
+
+def _onnx(path: Path, x: np.ndarray) -> np.ndarray:
+    import onnxruntime as ort
+    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    return sess.run(None, {sess.get_inputs()[0].name: x})[0]
+
+
+def test_classifier_recovered_from_onnx_computes_the_same_logits() -> None:
+    crops = acc._crop_batch(REAL)
+    net = acc.classifier_from_onnx(MODELS_DIR / "corner_classifier.onnx", crops).eval()
+    with torch.no_grad():
+        ours = net(torch.from_numpy(crops)).numpy()
+    assert np.abs(ours - _onnx(MODELS_DIR / "corner_classifier.onnx", crops)).max() < 1e-3
+    net.train()
+    with torch.no_grad():  # batch statistics now: the same function up to sampling noise
+        assert (net(torch.from_numpy(crops)).argmax(1) == torch.from_numpy(ours).argmax(1)).float().mean() > 0.9
+
+
+def test_detector_round_trip_through_the_fp16_resume_point(tmp_path: Path) -> None:
+    photos = acc._photo_batch(REAL, size=320, count=4)
+    model = acc.detector_from_onnx(MODELS_DIR / "corners.onnx", photos).eval()
+    reference = _onnx(MODELS_DIR / "corners.onnx", photos[:2])
+    with torch.no_grad():
+        ours = model(torch.from_numpy(photos[:2]))[0].numpy()
+    assert np.abs(ours - reference)[:, 4].max() < 1e-3, "box scores equal the shipped model's"
+    size = acc.save_detector(model, tmp_path).stat().st_size
+    assert size < 6e6
+    again = acc.load_detector(tmp_path).eval()
+    with torch.no_grad():
+        half = again(torch.from_numpy(photos[:2]))[0].numpy()
+    assert np.abs(half - reference)[:, 4].max() < 0.02, "fp16 weights keep the scores"
+
+
+def test_classifier_chunk_continues_the_campaign(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    crops = acc._crop_batch(REAL)
+    acc.save_classifier(acc.classifier_from_onnx(MODELS_DIR / "corner_classifier.onnx", crops), tmp_path / "r")
+    acc.write_state({"classifier": {"epochs_done": 3, "plan_epochs": 10, "lr_max": 1e-3, "lr_min": 1e-4,
+                                    "chunks": []}}, tmp_path / "r")
+    before = {k: v.clone() for k, v in acc.load_classifier(tmp_path / "r").state_dict().items()}
+    state = acc.continue_classifier([REAL], 1, decks=None, copies=1, folder=tmp_path / "r", out=tmp_path / "out")
+    assert state["classifier"]["epochs_done"] == 4
+    saved = json.loads((tmp_path / "r" / "state.json").read_text())["classifier"]
+    assert saved["chunks"][0]["from_epoch"] == 3
+    assert saved["chunks"][0]["lr"] == pytest.approx(acc.scheduled_lr(3, 10, 1e-3, 1e-4))
+    after = acc.load_classifier(tmp_path / "r").state_dict()
+    assert any(not torch.equal(before[k].half(), after[k].half()) for k in before if before[k].is_floating_point())
+
+
+def test_missing_resume_point_says_what_to_run(tmp_path: Path) -> None:
+    with pytest.raises(acc.TrainError, match="accumulate init"):
+        acc.read_state(tmp_path)
+
+
+@pytest.mark.train
+def test_detector_chunk_saves_the_resume_point_each_epoch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One real Ultralytics epoch from the resume point (tiny: six photos at 64 px)."""
+    from vision.training.dataset import import_real
+    monkeypatch.setenv("TIPLU_YOLO_CONFIG_DIR", str(tmp_path / "yolo_config"))
+    import_real(REAL, tmp_path / "data", val_fraction=0.34, seed=1)
+    folder = tmp_path / "r"
+    acc.save_detector(acc.detector_from_onnx(MODELS_DIR / "corners.onnx", acc._photo_batch(REAL, count=4)), folder)
+    acc.write_state({"detector": {"epochs_done": 5, "plan_epochs": 60, "lr_max": 4e-3, "lr_min": 2e-4,
+                                  "chunks": []}}, folder)
+    before = (folder / "detector.pt").read_bytes()
+    state = acc.continue_detector(tmp_path / "data" / "data.yaml", 1, imgsz=64, batch=4, workers=0, folder=folder,
+                                  project=tmp_path / "runs")
+    chunk = state["detector"]["chunks"][0]
+    assert state["detector"]["epochs_done"] == 6 and chunk["done"] == 1 and chunk["from_epoch"] == 5
+    assert chunk["lr0"] == pytest.approx(acc.scheduled_lr(5, 60, 4e-3, 2e-4))
+    assert (folder / "detector.pt").read_bytes() != before
+    acc.load_detector(folder)
+
+
+def test_restarting_one_stage_keeps_the_other_and_says_why(tmp_path: Path) -> None:
+    folder = tmp_path / "r"
+    acc.init_from_onnx(MODELS_DIR, REAL, folder)
+    state = acc.read_state(folder)
+    state["detector"].update(epochs_done=1, chunks=[{"from_epoch": 0, "epochs": 1}])
+    state["classifier"].update(epochs_done=2, chunks=[{"from_epoch": 0, "epochs": 2}])
+    acc.write_state(state, folder)
+    acc.init_from_onnx(MODELS_DIR, REAL, folder, stages=["detector"], reason="too much rotation")
+    again = acc.read_state(folder)
+    assert again["detector"]["epochs_done"] == 0 and again["classifier"]["epochs_done"] == 2
+    assert again["detector"]["discarded"] == [{"reason": "too much rotation", "chunks": [{"from_epoch": 0, "epochs": 1}]}]

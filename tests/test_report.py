@@ -1,0 +1,86 @@
+"""The evaluation command's maths on tiny cases, and one real run of it with the shipped model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vision.training.report import (PhotoScore, SetScore, Truth, declared_hand, markdown_table, match_boxes,
+                                    score_photo, table_scenes, turn_photo)
+
+REAL = Path(__file__).resolve().parent / "data" / "real_val"
+
+
+def test_matching_is_one_to_one_and_needs_iou_half() -> None:
+    truth = np.array([[0, 0, 10, 10], [20, 0, 30, 10]], float)
+    pred = np.array([[0, 0, 10, 10], [1, 0, 11, 10], [20, 0, 26, 10], [40, 40, 50, 50]], float)
+    assert match_boxes(pred, truth) == [(0, 0), (2, 1)]  # the second box of corner 0 is a duplicate
+    assert match_boxes(pred[[3]], truth) == []
+
+
+@pytest.mark.parametrize("angle", [30, 90, 135, 180])
+def test_turned_labels_follow_the_content(angle: int) -> None:
+    """A white block turned with the photo stays inside its turned label, whose area grows by at
+    most the ellipse's bound and which is exact at 90 and 180 degrees."""
+    img = np.zeros((60, 80, 3), np.uint8)
+    img[10:30, 50:62] = 255
+    turned, boxes = turn_photo(img, np.array([[50, 10, 62, 30]], float), angle)
+    ys, xs = np.nonzero(turned[..., 0] > 127)
+    x0, y0, x1, y1 = boxes[0]
+    centre = ((xs.min() + xs.max() + 1) / 2, (ys.min() + ys.max() + 1) / 2)
+    assert abs((x0 + x1) / 2 - centre[0]) < 1.5 and abs((y0 + y1) / 2 - centre[1]) < 1.5
+    if angle % 90 == 0:
+        assert (round(x1 - x0), round(y1 - y0)) == ((12, 20) if angle % 180 == 0 else (20, 12))
+    else:
+        ink_area = (xs.max() - xs.min() + 1) * (ys.max() - ys.min() + 1)
+        assert 0.5 * ink_area < (x1 - x0) * (y1 - y0) < ink_area
+
+
+def test_set_score_separates_locating_from_naming() -> None:
+    photos = [PhotoScore(10, 8, 6, frozenset({"AS", "KH"}), frozenset({"AS", "KH", "2C"}), False, True, 0.2, False),
+              PhotoScore(2, 2, 2, frozenset({"QS"}), frozenset({"QS"}), True, None, 0.1),
+              PhotoScore(0, 0, 0, frozenset(), frozenset(), None, False, 0.0, True)]
+    s = SetScore.from_photos("tiny", photos)
+    assert (s.corners, s.locate_recall, s.classify_accuracy) == (12, 10 / 12, 0.8)
+    assert (round(s.card_precision, 3), round(s.card_recall, 3)) == (1.0, 0.75)
+    assert (s.multiset_rate, s.multiset_photos, s.verdict_accuracy, s.verdict_photos) == (0.5, 2, 0.5, 2)
+    assert (s.finishing_read_right, s.finishing_photos) == (0.0, 1), "the finishing hand was misread"
+    assert s.ms_per_image == pytest.approx(100.0)
+    assert "0.500 (1/2); finishing 0/1" in markdown_table([s])
+
+
+def test_declared_hands_are_seven_melds_some_invalid() -> None:
+    from scorer import get_rules, parse_card
+    from scorer.declare import check_grouping
+    verdicts = []
+    for i in range(12):
+        melds, tiplu = declared_hand(np.random.default_rng(i))
+        assert [len(m) for m in melds] == [3] * 7
+        verdicts.append(check_grouping([[parse_card(c) for c in m] for m in melds], get_rules("nepali"),
+                                       tiplu=parse_card(tiplu)).valid)
+    assert True in verdicts and False in verdicts
+
+
+def test_shipped_model_on_a_held_out_scene_and_the_command(tmp_path: Path) -> None:
+    """Real model, real renders: a whole-table scene is scored, then the command writes its files."""
+    from vision.detector import CardDetector
+    image, truth = next(iter(table_scenes("proc-gold-on-black", 1)))
+    assert image.shape == (960, 1280, 3) and isinstance(truth, Truth) and truth.valid is not None
+    score = score_photo(CardDetector(), image, truth)
+    assert score.corners == len(truth.names) > 20 and 0 <= score.named_right <= score.located <= score.corners
+    from io import StringIO
+
+    from web.cli import main
+    out, err = StringIO(), StringIO()
+    args = ["report", "--real-val", str(REAL), "--max-real", "2", "--angles", "0", "90", "--scenes", "1",
+            "--designs", "proc-gold-on-black", "--no-samples", "--out", str(tmp_path)]
+    assert main(args, stdout=out, stderr=err) == 0, err.getvalue()
+    assert out.getvalue().startswith("| set | photos |")
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert [s["name"] for s in report["sets"]] == ["real val 0°", "real val 90°", "table proc-gold-on-black"]
+    assert (tmp_path / "report.md").read_text().startswith("| set | photos |")
+    assert main(["report", "--real-val", str(tmp_path / "nothing")], stdout=out, stderr=err) == 2
+    assert err.getvalue().startswith("tiplu report: ")

@@ -1,0 +1,339 @@
+"""One command that measures a model folder the way issue #11 asks, for the model card.
+
+``python -m vision.training.report models --out runs/report_v02`` reads:
+
+- **real val** (``data/real/val``), upright and turned by 30, 90 and 135 degrees (the canvas
+  grows to hold the turned photo; a turned label becomes the axis-aligned box of its
+  inscribed ellipse, exact at multiples of 90 degrees and close to the turned glyph's box
+  in between, where the turned label's own box would be twice too big);
+- **whole-table scenes**, 1280x960, of held-out designs (``nicu-white`` and the procedural
+  light-on-dark ``proc-gold-on-black``): declared 21-card hands (valid or one card off),
+  maal spreads and tunnelas, rendered afresh from fixed seeds;
+- the **sample images** (``sample_images/expected.json``).
+
+Per set it reports stage-1 **localisation recall** (a labelled corner counts when a stage-1
+box at score >= 0.05 overlaps it at IoU >= 0.5, class-agnostic, after the detector's NMS)
+apart from **classification accuracy** (of those localised corners, the share stage 2 names
+right from that box), then distinct-card precision/recall/F1 at the app's confidence, the
+**exact physical-card multiset** rate (``vision.pipeline.read_photo``'s cards equal the
+cards with a visible corner) and **declared-hand verdict accuracy** (``vision.score`` agrees
+with the scorer's verdict on the laid melds; ``finishing k/n`` counts the hands that do finish
+and were read as finishing, since a reading that misses cards gets "does not finish" right
+for free). Writes ``report.json`` and ``report.md``.
+
+>>> match_boxes(np.array([[0, 0, 10, 10.], [50, 50, 60, 60]]), np.array([[1, 1, 10, 10.]]))
+[(0, 0)]
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from scorer import get_rules, parse_card
+from scorer.declare import check_grouping
+from vision.detector import CardDetector, ModelError, nms
+from vision.pipeline import DEFAULT_CONF, read_photo
+from vision.score import score_reading
+from vision.training.dataset import DatasetError, iter_samples
+from vision.training.evaluate import box_iou, card_set_scores
+
+#: Stage-1 score at which a box counts for localisation recall (as in issue #11).
+LOCATE_CONF = 0.05
+MATCH_IOU = 0.5
+ANGLES = (0, 30, 90, 135)
+TABLE_SIZE = (1280, 960)
+HELD_OUT_DESIGNS = ("nicu-white", "proc-gold-on-black")
+#: Scene kinds of the whole-table sets, in turn.
+TABLE_KINDS = ("declared", "maal_spread", "tunnela")
+REPO = Path(__file__).resolve().parents[2]
+
+
+class ReportError(ValueError):
+    """A set cannot be measured (missing split, deck or model); the message says what to fix."""
+
+
+@dataclass(frozen=True)
+class Truth:
+    """What one photo shows: corner boxes (pixels) and names, and, where known, its cards."""
+
+    boxes: np.ndarray
+    names: tuple[str, ...]
+    cards: tuple[str, ...] | None = None
+    tiplu: str | None = None
+    valid: bool | None = None
+
+
+@dataclass(frozen=True)
+class PhotoScore:
+    """One photo's counts; :class:`SetScore` sums them."""
+
+    corners: int
+    located: int
+    named_right: int
+    found: frozenset[str]
+    labelled: frozenset[str]
+    multiset_exact: bool | None
+    verdict_right: bool | None
+    seconds: float
+    finishes: bool | None = None
+
+
+@dataclass(frozen=True)
+class SetScore:
+    """The figures of one set (one row of the model-card table)."""
+
+    name: str
+    images: int
+    corners: int
+    locate_recall: float
+    classify_accuracy: float
+    card_precision: float
+    card_recall: float
+    card_f1: float
+    multiset_rate: float | None
+    multiset_photos: int
+    verdict_accuracy: float | None
+    verdict_photos: int
+    ms_per_image: float
+    finishing_read_right: float | None = None
+    finishing_photos: int = 0
+
+    @classmethod
+    def from_photos(cls, name: str, photos: Sequence[PhotoScore]) -> "SetScore":
+        """Sum photo counts; rates over photos where the quantity is defined.
+
+        >>> p = PhotoScore(4, 3, 2, frozenset({"AS"}), frozenset({"AS", "KH"}), True, None, 0.1)
+        >>> s = SetScore.from_photos("x", [p])
+        >>> s.locate_recall, round(s.classify_accuracy, 3), s.card_recall, s.multiset_rate, s.verdict_accuracy
+        (0.75, 0.667, 0.5, 1.0, None)
+        """
+        corners = sum(p.corners for p in photos)
+        located = sum(p.located for p in photos)
+        prec, rec, f1 = card_set_scores([set(p.found) for p in photos], [set(p.labelled) for p in photos])
+        multi = [p.multiset_exact for p in photos if p.multiset_exact is not None]
+        verdicts = [p.verdict_right for p in photos if p.verdict_right is not None]
+        finishing = [bool(p.verdict_right) for p in photos if p.verdict_right is not None and p.finishes]
+        return cls(name, len(photos), corners, located / corners if corners else 1.0,
+                   sum(p.named_right for p in photos) / located if located else 0.0, prec, rec, f1,
+                   sum(multi) / len(multi) if multi else None, len(multi),
+                   sum(verdicts) / len(verdicts) if verdicts else None, len(verdicts),
+                   1000 * sum(p.seconds for p in photos) / max(len(photos), 1),
+                   sum(finishing) / len(finishing) if finishing else None, len(finishing))
+
+    def to_dict(self) -> dict[str, object]:
+        return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in asdict(self).items()}
+
+
+def match_boxes(pred: np.ndarray, truth: np.ndarray, iou: float = MATCH_IOU) -> list[tuple[int, int]]:
+    """Greedy one-to-one matching, predictions in the given order (best score first).
+
+    Returns ``(pred_index, truth_index)`` pairs whose IoU is at least ``iou``.
+    """
+    if len(pred) == 0 or len(truth) == 0:
+        return []
+    ious = box_iou(pred, truth)
+    used = np.zeros(len(truth), bool)
+    pairs = []
+    for i in range(len(pred)):
+        cand = np.where((ious[i] >= iou) & ~used)[0]
+        if cand.size:
+            j = int(cand[np.argmax(ious[i, cand])])
+            used[j] = True
+            pairs.append((i, j))
+    return pairs
+
+
+def turn_photo(image: np.ndarray, boxes: np.ndarray, degrees: float) -> tuple[np.ndarray, np.ndarray]:
+    """``image`` turned counter-clockwise by ``degrees`` on a canvas grown to hold it, and its boxes.
+
+    A box becomes the axis-aligned box of its inscribed ellipse, turned:
+
+    >>> img, b = turn_photo(np.zeros((10, 20, 3), np.uint8), np.array([[0, 0, 4, 2.]]), 90)
+    >>> img.shape, b.round(1).tolist()
+    ((20, 10, 3), [[0.0, 16.0, 2.0, 20.0]])
+    """
+    h, w = image.shape[:2]
+    m = cv2.getRotationMatrix2D((w / 2, h / 2), degrees, 1.0)
+    c, s = abs(m[0, 0]), abs(m[0, 1])
+    nw, nh = int(math.ceil(h * s + w * c - 1e-9)), int(math.ceil(h * c + w * s - 1e-9))
+    m[0, 2] += nw / 2 - w / 2
+    m[1, 2] += nh / 2 - h / 2
+    out = cv2.warpAffine(image, m, (nw, nh), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
+                         borderValue=(0, 0, 0))
+    if len(boxes) == 0:
+        return out, boxes.reshape(0, 4)
+    centre = np.stack([(boxes[:, 0] + boxes[:, 2]) / 2, (boxes[:, 1] + boxes[:, 3]) / 2, np.ones(len(boxes))], 1) @ m.T
+    a, b = (boxes[:, 2] - boxes[:, 0]) / 2, (boxes[:, 3] - boxes[:, 1]) / 2
+    hw, hh = np.sqrt((a * c) ** 2 + (b * s) ** 2), np.sqrt((a * s) ** 2 + (b * c) ** 2)
+    turned = np.stack([centre[:, 0] - hw, centre[:, 1] - hh, centre[:, 0] + hw, centre[:, 1] + hh], 1)
+    return out, np.clip(turned, 0, [nw, nh, nw, nh])
+
+
+def score_photo(detector: CardDetector, image: np.ndarray, truth: Truth, conf: float = DEFAULT_CONF) -> PhotoScore:
+    """Measure one photo: stage 1 alone, stage 2 on stage 1's matched boxes, then the app's reading."""
+    t0 = time.perf_counter()
+    boxes, scores, _ = detector._stage1(image, LOCATE_CONF)
+    keep = nms(boxes, scores, detector.info.nms_iou)[:100]
+    pairs = match_boxes(boxes[keep], truth.boxes)
+    named = 0
+    if pairs:
+        probs = detector.classify(image, boxes[keep][[i for i, _ in pairs]])
+        best = probs.argmax(1)
+        named = sum(int(k) < len(detector.classes) and detector.classes[int(k)] == truth.names[j]
+                    for k, (_, j) in zip(best, pairs))
+    reading = read_photo(image, detector, conf)
+    seconds = time.perf_counter() - t0
+    multiset = None if truth.cards is None else Counter(reading.card_names()) == Counter(truth.cards)
+    verdict = None
+    if truth.valid is not None and truth.tiplu is not None:
+        got = score_reading(reading, get_rules("nepali"), tiplu=parse_card(truth.tiplu))
+        verdict = got.valid == truth.valid
+    return PhotoScore(len(truth.names), len(pairs), named, frozenset(c.card for c in reading.corners),
+                      frozenset(truth.names), multiset, verdict, seconds, truth.valid)
+
+
+def real_photos(folder: Path, limit: int | None = None, seed: int = 0) -> list[tuple[np.ndarray, Truth]]:
+    """The labelled photos of a YOLO folder (a seeded sample of ``limit`` of them)."""
+    samples = list(iter_samples(folder))
+    if not samples:
+        raise ReportError(f"{folder}: no labelled images; run 'python -m vision.training.dataset import-real "
+                          f"/path/to/cards-real-dev data/real' first")
+    if limit is not None and limit < len(samples):
+        pick = np.random.default_rng(seed).choice(len(samples), limit, replace=False)
+        samples = [samples[i] for i in sorted(pick)]
+    out = []
+    for s in samples:
+        img = cv2.imread(str(s.image))
+        if img is None:
+            continue
+        h, w = img.shape[:2]
+        boxes = np.array([[b.x1 * w, b.y1 * h, b.x2 * w, b.y2 * h] for b in s.boxes], float).reshape(-1, 4)
+        out.append((img, Truth(boxes, tuple(b.name for b in s.boxes))))
+    return out
+
+
+def declared_hand(rng: np.random.Generator) -> tuple[list[list[str]], str]:
+    """Seven melds of three (three pure runs first) and a tiplu; half the time one card is off.
+
+    The scorer, not this function, says whether the hand finishes.
+    """
+    from vision.training.scenes import CardSupply
+    supply = CardSupply(rng, jokers=0)
+    melds = [supply.run(3) for _ in range(3)]
+    melds += [supply.run(3) if rng.random() < 0.5 else supply.set(3) for _ in range(4)]
+    if rng.random() < 0.5:
+        k = int(rng.integers(3, 7))
+        melds[k][int(rng.integers(3))] = supply.any(1)[0]
+    tiplu = supply.any(1)[0]
+    return melds, tiplu
+
+
+def table_scenes(design: str, count: int, seed: int = 0) -> Iterator[tuple[np.ndarray, Truth]]:
+    """``count`` whole-table renders of one held-out design, kinds in turn (:data:`TABLE_KINDS`)."""
+    from vision.training.decks import DeckError, load_decks
+    from vision.training.procedural import held_out_decks
+    from vision.training.scenes import render_scene
+    procedural = held_out_decks()
+    if design in procedural:
+        decks = [procedural[design]]
+    else:
+        try:
+            decks = load_decks("holdout", holdout=design)
+        except DeckError as exc:
+            raise ReportError(f"design {design!r}: {exc}") from exc
+    rules = get_rules("nepali")
+    for i in range(count):
+        rng = np.random.default_rng([seed, 11, i])
+        kind = TABLE_KINDS[i % len(TABLE_KINDS)]
+        tiplu, valid = None, None
+        if kind == "declared":
+            melds, tiplu = declared_hand(rng)
+            valid = check_grouping([[parse_card(c) for c in m] for m in melds], rules,
+                                   tiplu=parse_card(tiplu)).valid
+            shot = render_scene(rng, "declared", size=TABLE_SIZE, decks=decks, cards=melds, designs_per_scene=1,
+                                distractors=False)
+        else:
+            shot = render_scene(rng, kind, size=TABLE_SIZE, decks=decks, designs_per_scene=1, distractors=False)
+        boxes = shot.geometry["boxes"]
+        seen = {b["card_id"] for b in boxes}
+        cards = tuple(c["card"] for c in shot.geometry["cards"] if c["id"] in seen)
+        truth = Truth(np.array([b["bbox"] for b in boxes], float).reshape(-1, 4), tuple(b["name"] for b in boxes),
+                      cards, tiplu, valid)
+        yield shot.image, truth
+
+
+def sample_photos(folder: Path = REPO / "sample_images") -> Iterator[tuple[np.ndarray, Truth]]:
+    """The committed samples with their ``expected.json`` corners, cards and verdicts."""
+    expected = json.loads((folder / "expected.json").read_text())
+    for name, entry in expected.items():
+        img = cv2.imread(str(folder / name))
+        if img is None:
+            raise ReportError(f"{folder / name}: missing or unreadable sample image")
+        cards = entry.get("cards")
+        whole = cards and entry.get("visible_cards") in (None, len(cards))
+        yield img, Truth(np.array([c["box"] for c in entry["corners"]], float).reshape(-1, 4),
+                         tuple(c["card"] for c in entry["corners"]), tuple(cards) if whole else None,
+                         entry.get("tiplu"), entry.get("valid"))
+
+
+def measure(detector: CardDetector, name: str, photos: Iterator[tuple[np.ndarray, Truth]] | list,
+            progress: bool = False) -> SetScore:
+    """Score every photo of a set and sum it up."""
+    scores = []
+    for image, truth in photos:
+        scores.append(score_photo(detector, image, truth))
+    result = SetScore.from_photos(name, scores)
+    if progress:
+        print(f"  {name}: {result.images} photos, locate {result.locate_recall:.3f}, "
+              f"classify {result.classify_accuracy:.3f}, F1 {result.card_f1:.3f}", file=sys.stderr, flush=True)
+    return result
+
+
+def build_report(model: Path | None, real_val: Path, *, angles: Sequence[int] = ANGLES,
+                 max_real: int | None = None, scenes: int = 30, designs: Sequence[str] = HELD_OUT_DESIGNS,
+                 samples: bool = True, seed: int = 0, progress: bool = False) -> list[SetScore]:
+    """Every set of the module doc, in model-card order."""
+    detector = CardDetector(model)
+    rows = []
+    real = real_photos(real_val, max_real, seed)
+    for angle in angles:
+        turned = [(img, Truth(b, t.names)) for img, t in real
+                  for img, b in [turn_photo(img, t.boxes, angle) if angle else (img, t.boxes)]]
+        rows.append(measure(detector, f"real val {angle}°", turned, progress))
+    for design in designs:
+        rows.append(measure(detector, f"table {design}", table_scenes(design, scenes, seed), progress))
+    if samples:
+        rows.append(measure(detector, "samples", sample_photos(), progress))
+    return rows
+
+
+def markdown_table(rows: Sequence[SetScore]) -> str:
+    """The model-card table (``–`` where a figure does not apply)."""
+    def f(v: float | None, n: int | None = None) -> str:
+        if v is None:
+            return "–"
+        return f"{v:.3f}" + (f" ({round(v * n)}/{n})" if n else "")
+    head = ("| set | photos | corners | stage-1 locate recall | stage-2 accuracy | card P | card R | card F1 "
+            "| exact multiset | verdict right | ms/photo |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+    return head + "".join(
+        f"| {r.name} | {r.images} | {r.corners} | {f(r.locate_recall)} | {f(r.classify_accuracy)} | "
+        f"{f(r.card_precision)} | {f(r.card_recall)} | **{f(r.card_f1)}** | {f(r.multiset_rate, r.multiset_photos)} | "
+        f"{f(r.verdict_accuracy, r.verdict_photos)}"
+        f"{'' if r.finishing_read_right is None else f'; finishing {round(r.finishing_read_right * r.finishing_photos)}/{r.finishing_photos}'}"
+        f" | {r.ms_per_image:.0f} |\n" for r in rows)
+
+
+if __name__ == "__main__":
+    from web.cli import main
+
+    raise SystemExit(main(["report", *sys.argv[1:]]))

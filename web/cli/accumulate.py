@@ -1,0 +1,85 @@
+"""``tiplu accumulate STEP``: CPU training that goes on where the last session stopped.
+
+    tiplu accumulate init [--from models]          a resume point from the shipped ONNX models
+    tiplu accumulate loop --detector-data D.yaml --classifier-data data/real data/synth
+    tiplu accumulate export --out runs/candidate   ONNX files from the resume point
+    tiplu accumulate status
+
+The resume point (``vision/training/resume/``: fp16 weights and ``state.json``) is small
+enough to commit; :mod:`vision.training.accumulate` does the work (needs the ``train`` extra).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from vision.training.accumulate import (RESUME_DIR, STAGES, campaign, continue_classifier, continue_detector,
+                                        export_resume_point, init_from_onnx, read_state)
+from vision.training.train import TrainError
+from web.cli._common import ExitCode, Streams
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Steps: init, detector, classifier, loop, export, status."""
+    sub = parser.add_subparsers(dest="step", required=True)
+    init = sub.add_parser("init", help="start a campaign from an ONNX model folder")
+    init.add_argument("--from", dest="models", type=Path, default=Path("models"))
+    init.add_argument("--real", type=Path, default=Path("data/real"), help="photos to calibrate batch norms")
+    init.add_argument("--stages", nargs="+", choices=STAGES, default=list(STAGES), help="restart only these stages")
+    init.add_argument("--reason", default=None, help="why a stage restarts (kept in state.json)")
+    det = sub.add_parser("detector", help="train stage 1 for more epochs from the resume point")
+    det.add_argument("data", type=Path, help="data.yaml")
+    det.add_argument("--epochs", type=int, default=1)
+    det.add_argument("--imgsz", type=int, default=320)
+    det.add_argument("--batch", type=int, default=16)
+    det.add_argument("--workers", type=int, default=2)
+    det.add_argument("--fraction", type=float, default=1.0)
+    det.add_argument("--device", default="cpu")
+    cls = sub.add_parser("classifier", help="train stage 2 for more epochs from the resume point")
+    cls.add_argument("data", type=Path, nargs="+", help="YOLO folders (their train/ split if present)")
+    cls.add_argument("--epochs", type=int, default=1)
+    cls.add_argument("--decks", default="train", choices=("train", "drawn", "svg", "none"))
+    cls.add_argument("--copies", type=int, default=2)
+    cls.add_argument("--face-copies", type=int, default=4)
+    cls.add_argument("--turn-any", type=float, default=0.5, help="share of face crops turned 0-360 degrees")
+    cls.add_argument("--max-images", type=int, default=None)
+    loop = sub.add_parser("loop", help="alternate detector and classifier epochs (background campaign)")
+    loop.add_argument("--detector-data", type=Path, default=None, help="data.yaml for stage 1")
+    loop.add_argument("--classifier-data", type=Path, nargs="*", default=[], help="YOLO folders for stage 2")
+    loop.add_argument("--rounds", type=int, default=100)
+    loop.add_argument("--decks", default="train", choices=("train", "drawn", "svg", "none"))
+    loop.add_argument("--max-images", type=int, default=1500, help="images per classifier epoch's crops")
+    loop.add_argument("--imgsz", type=int, default=320)
+    exp = sub.add_parser("export", help="write ONNX files from the resume point")
+    exp.add_argument("--out", type=Path, required=True)
+    sub.add_parser("status", help="print state.json")
+    for p in (init, det, cls, loop, exp):
+        p.add_argument("--resume-dir", type=Path, default=RESUME_DIR)
+    parser.set_defaults(resume_dir=RESUME_DIR)
+
+
+def run(args: argparse.Namespace, io: Streams) -> int:
+    """Run one step; exit 2 with a message when an input is missing."""
+    try:
+        if args.step == "init":
+            init_from_onnx(args.models, args.real, args.resume_dir, args.stages, args.reason)
+        elif args.step == "detector":
+            continue_detector(args.data, args.epochs, imgsz=args.imgsz, batch=args.batch, workers=args.workers,
+                              device=args.device, folder=args.resume_dir, fraction=args.fraction)
+        elif args.step == "classifier":
+            continue_classifier(args.data, args.epochs, decks=None if args.decks == "none" else args.decks,
+                                copies=args.copies, face_copies=args.face_copies, turn_any=args.turn_any,
+                                max_images=args.max_images, folder=args.resume_dir)
+        elif args.step == "loop":
+            campaign(args.detector_data, args.classifier_data, args.rounds, folder=args.resume_dir,
+                     decks=None if args.decks == "none" else args.decks, max_images=args.max_images,
+                     imgsz=args.imgsz)
+        elif args.step == "export":
+            for p in export_resume_point(args.out, args.resume_dir):
+                io.stdout.write(f"wrote {p}\n")
+        state = read_state(args.resume_dir)
+        io.emit({s: {k: state[s][k] for k in ("epochs_done", "plan_epochs")} for s in STAGES})
+    except (TrainError, FileNotFoundError) as exc:
+        return io.fail("accumulate", exc)
+    return ExitCode.OK

@@ -1,0 +1,56 @@
+"""``tiplu report [MODEL] [--out DIR]``: one evaluation of a detector for the model card.
+
+Real val upright and turned (30/90/135 degrees), whole-table scenes of the held-out
+designs, and the sample images: stage-1 localisation recall apart from stage-2
+accuracy, card F1, exact multiset and verdict accuracy, as ``report.json`` and a
+markdown table (:mod:`vision.training.report` does the work).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from vision.detector import ModelError
+from vision.pipeline import DEFAULT_CONF
+from vision.training.dataset import DatasetError
+from vision.training.report import (ANGLES, HELD_OUT_DESIGNS, LOCATE_CONF, MATCH_IOU, ReportError, build_report,
+                                    markdown_table)
+from web.cli._common import ExitCode, Streams
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("model", type=Path, nargs="?", default=None, help="model folder (default: shipped models/)")
+    parser.add_argument("--real-val", type=Path, default=Path("data/real/val"), help="real val YOLO folder")
+    parser.add_argument("--angles", type=int, nargs="+", default=list(ANGLES), help="turns of real val (degrees)")
+    parser.add_argument("--max-real", type=int, default=None, help="seeded sample of this many real val photos")
+    parser.add_argument("--scenes", type=int, default=30, help="whole-table scenes per held-out design")
+    parser.add_argument("--designs", nargs="+", default=list(HELD_OUT_DESIGNS), help="held-out designs")
+    parser.add_argument("--no-samples", action="store_true", help="skip sample_images/")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=None, help="folder for report.json and report.md")
+
+
+def run(args: argparse.Namespace, io: Streams) -> int:
+    """Print the markdown table (and write the files with ``--out``); exit 2 on unusable input."""
+    t0 = time.time()
+    try:
+        rows = build_report(args.model, args.real_val, angles=args.angles, max_real=args.max_real,
+                            scenes=args.scenes, designs=args.designs, samples=not args.no_samples,
+                            seed=args.seed, progress=True)
+    except (ReportError, DatasetError, ModelError, FileNotFoundError) as exc:
+        return io.fail("report", exc)
+    table = markdown_table(rows)
+    io.stdout.write(table)
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        meta = {"model": str(args.model or "models"), "angles": args.angles, "max_real": args.max_real,
+                "scenes": args.scenes, "designs": args.designs, "seed": args.seed,
+                "locate_conf": LOCATE_CONF, "match_iou": MATCH_IOU, "conf": DEFAULT_CONF,
+                "seconds": round(time.time() - t0, 1)}
+        (args.out / "report.json").write_text(json.dumps({"meta": meta, "sets": [r.to_dict() for r in rows]},
+                                                         indent=1) + "\n")
+        (args.out / "report.md").write_text(table)
+    return ExitCode.OK
