@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import http.client
 import io
 import os
 import re
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -36,12 +35,27 @@ def served(tmp_path: Path) -> Iterator[Any]:
 
 
 def send(server: Server, method: str, path: str, data: bytes, headers: dict[str, str]) -> tuple[int, Any, Any]:
-    request = urllib.request.Request(server.base + path, data=data, method=method, headers=headers)
+    """One request; a server that answers (413) and closes before the whole body is sent still has its say.
+
+    urllib gives up with a broken pipe when the server stops reading early, so the body is
+    written here in pieces and the answer read whatever happened to the rest of it.
+    """
+    host, port = server.base.removeprefix("http://").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=60)
     try:
-        with urllib.request.urlopen(request, timeout=60) as response:
-            return response.status, response.headers, response.read()
-    except urllib.error.HTTPError as error:
-        return error.code, error.headers, error.read()
+        connection.putrequest(method, path)
+        for name, value in {**headers, "Content-Length": str(len(data)), "Connection": "close"}.items():
+            connection.putheader(name, value)
+        connection.endheaders()
+        try:
+            for start in range(0, len(data), 65536):
+                connection.send(data[start:start + 65536])
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        response = connection.getresponse()
+        return response.status, response.headers, response.read()
+    finally:
+        connection.close()
 
 
 def multipart(fields: dict[str, str], image: bytes) -> tuple[bytes, str]:
