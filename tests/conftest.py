@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 
 from web.app import create_app
-from web_support import PLAYERS
+from web_support import PLAYERS, Server, phone_page
 
 
 
@@ -43,3 +43,25 @@ def make_session(client: FlaskClient) -> Callable[..., int]:
         assert response.status_code == 201, response.get_json()
         return int(response.get_json()["id"])
     return make
+
+
+@pytest.fixture
+def server_factory(tmp_path: Path) -> Iterator[Callable[..., Server]]:
+    """Start real ``tiplu serve`` processes on a ledger in ``tmp_path``; all are stopped afterwards."""
+    started: list[Server] = []
+
+    def start(*extra: str) -> Server:
+        server = Server(tmp_path / "served.db", *extra)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.kill()
+
+
+@pytest.fixture
+def phone() -> Iterator[Any]:
+    """A Chromium tab the size of a 360x740 phone."""
+    with phone_page() as tab:
+        yield tab

@@ -13,12 +13,8 @@ from typing import Any, Iterator
 import pytest
 
 from scorer.payments import net_pairs, read_settlement
-from web_support import Server
+from web_support import CHROMIUM, PHONE, Server, phone_page
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-PHONE = {"width": 360, "height": 740}
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's /usr/bin/chromium")]
@@ -33,16 +29,9 @@ def live_url(tmp_path: Path) -> Iterator[str]:
 
 
 @pytest.fixture
-def page(tmp_path: Path) -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        context = browser.new_context(viewport=PHONE, device_scale_factor=1, is_mobile=True, has_touch=True)
-        tab = context.new_page()
-        tab.set_default_timeout(15_000)
+def page() -> Iterator[Any]:
+    with phone_page() as tab:
         yield tab
-        context.close()
-        browser.close()
 
 
 def check_fits(page: Any, tmp_path: Path, name: str) -> None:

@@ -16,10 +16,9 @@ import numpy as np
 import pytest
 from flask.testing import FlaskClient
 
-from test_browser import CHROMIUM, CHROMIUM_ARGS, PHONE
 from web.app import create_app
 from web.camera import find_camera
-from web_support import Server
+from web_support import CHROMIUM, Server, phone_page
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_images"
 PHOTO = SAMPLES / "maal_spread.jpg"
@@ -110,12 +109,8 @@ def camera_server(folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's /usr/bin/chromium")
 def test_live_preview_and_capture_on_a_phone_through_a_camera_that_comes_and_goes(
         camera_server: Server, folder: Path, tmp_path: Path) -> None:
-    sync_api = pytest.importorskip("playwright.sync_api")
     camera_server.call("POST", "/api/sessions", {"players": ["Hari", "Sita", "Ram"]})
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        page = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True).new_page()
-        page.set_default_timeout(30_000)
+    with phone_page(timeout_ms=30_000) as page:
         page.goto(camera_server.base + "/sessions/1/rounds/new")
         page.locator('.player-row[data-player="Sita"] details.more > summary').tap()
         page.locator('.photo-tools[data-target="p1_cards"] .camera-open').tap()
@@ -134,4 +129,3 @@ def test_live_preview_and_capture_on_a_phone_through_a_camera_that_comes_and_goe
         page.locator("#photo-use").tap()
         cards = page.input_value('input[name="p1_cards"]').split()
         assert len(cards) == found
-        browser.close()

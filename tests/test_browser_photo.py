@@ -14,7 +14,8 @@ import pytest
 
 from scorer import get_rules, parse_card, parse_cards
 from scorer.maal import maal_points
-from test_browser import CHROMIUM, check_fits, live_url, page, tap_cards  # noqa: F401  (fixtures)
+from test_browser import check_fits, live_url, page, tap_cards  # noqa: F401  (fixtures)
+from web_support import CHROMIUM
 from test_photos import REAL_VAL, SAMPLES, sample_photos
 from test_pipeline import EXPECTED
 

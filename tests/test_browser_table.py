@@ -15,8 +15,8 @@ import pytest
 
 from scorer import get_rules
 from scorer.settle import PlayerRound, settle_round
-from test_browser import CHROMIUM, CHROMIUM_ARGS, PHONE, check_fits
-from web_support import Server
+from test_browser import check_fits
+from web_support import CHROMIUM, PHONE, Server, phone_page
 
 SHOTS = Path(__file__).with_name("screenshots")
 MIN_TARGET = 44
@@ -30,19 +30,6 @@ def server(tmp_path: Path) -> Iterator[Server]:
     running = Server(tmp_path / "table.db")
     yield running
     running.kill()
-
-
-@pytest.fixture
-def phone() -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        context = browser.new_context(viewport=PHONE, device_scale_factor=1, is_mobile=True, has_touch=True)
-        tab = context.new_page()
-        tab.set_default_timeout(15_000)
-        yield tab
-        context.close()
-        browser.close()
 
 
 def shoot(page: Any, name: str) -> None:
@@ -259,11 +246,7 @@ def test_dark_mode_follows_the_phone_and_the_toggle(phone: Any, server: Server) 
 
 
 def test_language_follows_the_phone_and_the_switch(server: Server) -> None:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True, locale="hi-IN")
-        page = context.new_page()
+    with phone_page(locale="hi-IN") as page:
         page.goto(server.base + "/sessions/new")
         assert page.evaluate("document.documentElement.lang") == "hi"
         assert page.inner_text("h1") == "नया खेल"
@@ -273,7 +256,6 @@ def test_language_follows_the_phone_and_the_switch(server: Server) -> None:
         shoot(page, "new-session-ne")
         page.locator('.languages a[lang="en"]').tap()
         page.wait_for_function("() => document.documentElement.lang === 'en'")
-        browser.close()
 
 
 def test_the_page_shell_stays_when_the_wifi_drops(phone: Any, server: Server) -> None:

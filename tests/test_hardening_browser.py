@@ -11,8 +11,8 @@ from typing import Any, Iterator
 
 import pytest
 
-from test_browser import CHROMIUM, page  # noqa: F401 - the page fixture
-from web_support import Server
+from test_browser import page  # noqa: F401 - the page fixture
+from web_support import CHROMIUM, Server
 
 pytestmark = [pytest.mark.browser, pytest.mark.server,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's /usr/bin/chromium")]

@@ -20,20 +20,6 @@ pytestmark = pytest.mark.server
 CODE = "97531086"
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[Any]:
-    started: list[Server] = []
-
-    def start(*extra: str) -> Server:
-        server = Server(tmp_path / "h.db", *extra)
-        started.append(server)
-        return server
-
-    yield start
-    for server in started:
-        server.kill()
-
-
 def send(server: Server, method: str, path: str, data: bytes, headers: dict[str, str]) -> tuple[int, Any, Any]:
     """One request; a server that answers (413) and closes before the whole body is sent still has its say.
 
@@ -68,8 +54,8 @@ def multipart(fields: dict[str, str], image: bytes) -> tuple[bytes, str]:
     return out.getvalue(), f"multipart/form-data; boundary={boundary}"
 
 
-def test_guessing_the_code_is_throttled_and_reads_need_it(served: Any) -> None:
-    server = served("--host", "0.0.0.0", "--table-code", CODE)
+def test_guessing_the_code_is_throttled_and_reads_need_it(server_factory: Any) -> None:
+    server = server_factory("--host", "0.0.0.0", "--table-code", CODE)
     assert server.call("GET", "/api/sessions")[0] == 403, "reading the ledger needs the code"
     assert server.call("GET", "/api/sessions/1/export.json")[0] == 403
     statuses = [server.call("GET", "/api/sessions", headers={"X-Table-Code": f"{n:08d}"})[0] for n in range(8)]
@@ -84,14 +70,14 @@ def test_guessing_the_code_is_throttled_and_reads_need_it(served: Any) -> None:
     assert server.call("GET", "/api/sessions", headers={"X-Table-Code": CODE})[0] == 200, "other addresses go on"
 
 
-def test_a_longer_code_is_offered(served: Any) -> None:
-    server = served("--host", "0.0.0.0", "--table-code-length", "12")
+def test_a_longer_code_is_offered(server_factory: Any) -> None:
+    server = server_factory("--host", "0.0.0.0", "--table-code-length", "12")
     code = re.search(r"table code: (\d+)", "".join(server.output))
     assert code is not None and len(code.group(1)) == 12
 
 
-def test_too_large_bodies_answer_json_on_the_api(served: Any) -> None:
-    server = served("--max-upload-mb", "1")
+def test_too_large_bodies_answer_json_on_the_api(server_factory: Any) -> None:
+    server = server_factory("--max-upload-mb", "1")
     for size in (1_500_000, 3_000_000):
         status, headers, body = send(server, "POST", "/api/sessions", b" " * size,
                                      {"Content-Type": "application/json"})
@@ -99,8 +85,8 @@ def test_too_large_bodies_answer_json_on_the_api(served: Any) -> None:
         assert b'"error"' in body and b"too large" in body
 
 
-def test_huge_ids_and_numbers_are_4xx_not_500(served: Any) -> None:
-    server = served()
+def test_huge_ids_and_numbers_are_4xx_not_500(server_factory: Any) -> None:
+    server = server_factory()
     assert server.call("GET", "/api/sessions/" + "9" * 30)[0] == 404
     sid = server.call("POST", "/api/sessions", {"players": PLAYERS})[1]["id"]
     assert server.call("GET", f"/api/sessions/{sid}/rounds/" + "9" * 30)[0] == 404
@@ -112,8 +98,8 @@ def test_huge_ids_and_numbers_are_4xx_not_500(served: Any) -> None:
     assert status == 400 and b"nests 2000 levels" in raw
 
 
-def test_a_cross_site_text_plain_post_creates_nothing(served: Any) -> None:
-    server = served("--host", "0.0.0.0", "--table-code", CODE)
+def test_a_cross_site_text_plain_post_creates_nothing(server_factory: Any) -> None:
+    server = server_factory("--host", "0.0.0.0", "--table-code", CODE)
     cookie = {"Cookie": f"tiplu_table_code={CODE}"}
     body = b'{"players": ["Anna", "Ben"]}'
     assert send(server, "POST", "/api/sessions", body, {**cookie, "Content-Type": "text/plain"})[0] == 415
@@ -122,8 +108,8 @@ def test_a_cross_site_text_plain_post_creates_nothing(served: Any) -> None:
     assert server.call("GET", "/api/sessions", headers={"X-Table-Code": CODE})[1]["sessions"] == []
 
 
-def test_a_failed_upload_leaves_no_photo_on_disk(served: Any, tmp_path: Path) -> None:
-    server = served()
+def test_a_failed_upload_leaves_no_photo_on_disk(server_factory: Any, tmp_path: Path) -> None:
+    server = server_factory()
     sid = server.call("POST", "/api/sessions", {"players": PLAYERS})[1]["id"]
     png = cv2.imencode(".png", np.full((60, 80, 3), 180, np.uint8))[1].tobytes()
     data, kind = multipart({"session": str(sid), "seat": "9" * 25}, png)
@@ -134,8 +120,8 @@ def test_a_failed_upload_leaves_no_photo_on_disk(served: Any, tmp_path: Path) ->
     assert server.call("DELETE", f"/api/sessions/{sid}")[0] == 204
 
 
-def test_behind_a_reverse_proxy_on_loopback_the_given_code_is_still_asked(served: Any) -> None:
-    server = served("--table-code", CODE)
+def test_behind_a_reverse_proxy_on_loopback_the_given_code_is_still_asked(server_factory: Any) -> None:
+    server = server_factory("--table-code", CODE)
     assert "table code: " + CODE in "".join(server.output)
     assert server.call("GET", "/api/sessions")[0] == 403
     assert server.call("GET", "/api/sessions", headers={"X-Table-Code": CODE})[0] == 200

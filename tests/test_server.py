@@ -18,20 +18,6 @@ from web_support import PLAYERS, Server, nepali_round
 pytestmark = pytest.mark.server
 
 
-@pytest.fixture
-def server_factory(tmp_path: Path) -> Iterator[Any]:
-    started: list[Server] = []
-
-    def start(*extra: str) -> Server:
-        server = Server(tmp_path / "served.db", *extra)
-        started.append(server)
-        return server
-
-    yield start
-    for server in started:
-        server.kill()
-
-
 def test_rounds_survive_kill_9_and_restart(server_factory: Any, tmp_path: Path) -> None:
     server = server_factory()
     status, body = server.call("POST", "/api/sessions", {"players": PLAYERS, "rules": "nepali"})

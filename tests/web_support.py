@@ -13,7 +13,8 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import IO, Any
+from contextlib import contextmanager
+from typing import IO, Any, Iterator
 
 PLAYERS = ["Anna", "Ben", "Carla", "Dan"]
 
@@ -81,3 +82,30 @@ class Server:
         if self.process.poll() is None:
             os.kill(self.process.pid, signal.SIGKILL)
         self.process.wait(timeout=10)
+
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+PHONE = {"width": 360, "height": 740}
+
+
+@contextmanager
+def phone_page(timeout_ms: int = 15_000, **context: Any) -> Iterator[Any]:
+    """A tab of Debian's Chromium sized and touched like a 360 px phone (Playwright drives it).
+
+    ``context`` adds browser-context options, e.g. ``locale="hi-IN"``.
+    """
+    import pytest
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        options: dict[str, Any] = {"viewport": PHONE, "device_scale_factor": 1, "is_mobile": True, "has_touch": True}
+        browser_context = browser.new_context(**{**options, **context})
+        tab = browser_context.new_page()
+        tab.set_default_timeout(timeout_ms)
+        try:
+            yield tab
+        finally:
+            browser_context.close()
+            browser.close()
