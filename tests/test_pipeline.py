@@ -336,7 +336,7 @@ def test_tiplu_detect_on_the_samples() -> None:
     found: list[str] = []
     expected: list[str] = []
     for result, photo in zip(lines, photos):
-        assert list(result) == ["image", "cards", "corners", "groups"]
+        assert list(result) == ["image", "cards", "corners", "groups", "doubts"]
         h, w = cv2.imread(str(photo)).shape[:2]
         for item in result["corners"] + result["cards"]:
             x1, y1, x2, y2 = item["box"]
@@ -371,7 +371,7 @@ def test_detect_prints_one_line_per_photo_even_at_low_conf() -> None:
     proc = _run("detect", str(SAMPLES / "tiplu.jpg"), "--conf", "0.05")
     assert proc.returncode == 0
     [line] = proc.stdout.splitlines()
-    assert list(json.loads(line)) == ["image", "cards", "corners", "groups"]
+    assert list(json.loads(line)) == ["image", "cards", "corners", "groups", "doubts"]
 
 
 @pytest.mark.parametrize("args, code, needle", [
@@ -398,6 +398,6 @@ def test_read_photo_api_on_a_sample() -> None:
     image = cv2.imread(str(SAMPLES / "tunnela.jpg"))
     reading = read_photo(image, shipped_detector(), 0.25, name="tunnela.jpg")
     data = reading.to_dict()
-    assert list(data) == ["image", "cards", "corners", "groups"]
+    assert list(data) == ["image", "cards", "corners", "groups", "doubts"]
     assert set(reading.timings) == {"detect_ms", "pair_ms", "group_ms"}
     assert all(isinstance(c, PhysicalCard) for c in reading.cards)

@@ -33,7 +33,8 @@ from scorer.kinds import Scoring, WildSource
 from vision.detector import Detector, ModelError, load_detector
 from vision.images import decode_image
 from vision.pipeline import DEFAULT_CONF, read_photo
-from vision.score import judge_hand
+from vision.doubts import count_doubt
+from vision.score import declared_sizes, judge_hand, verdict_doubts
 from web.db import write
 from web.i18n import _
 
@@ -271,12 +272,16 @@ def check_cards(session: Mapping[str, Any], payload: Mapping[str, Any]) -> dict[
     """The scorer's answer for cards read from a photo (and corrected by taps).
 
     ``payload``: ``{"cards": ["7H", ...], "purpose": "hand"|"maal"|"penalty"|"tiplu"|"turned",
-    "tiplu": "JC", "turned": "7D", "seen": true, "groups": [[0, 1, 2], ...]}``. Answers
+    "tiplu": "JC", "turned": "7D", "seen": true, "groups": [[0, 1, 2], ...],
+    "alternatives": [["8H", "6D"], [], ...]}`` (per card, what a card not yet confirmed may
+    be instead). Answers
     ``{"purpose", "cards", ...}`` plus ``verdict`` (a declared hand, the free search of
     :func:`vision.score.judge_hand`, which ``tiplu score`` uses too) and with ``groups``
     ``as_laid`` (the same function's verdict on the hand as laid), ``maal``
     (:func:`scorer.maal.maal_points`) or ``penalty`` (:func:`scorer.rummy.penalty_points`), and
-    ``outline``: for each meld or item, the positions in ``cards`` to draw around.
+    ``outline``: for each meld or item, the positions in ``cards`` to draw around, and for
+    a hand ``doubts`` (:mod:`vision.doubts`): a card count no declared hand has, and the
+    doubtful cards whose alternative would flip the verdict. The verdict stays the cards'.
     """
     purpose = _check_purpose(payload.get("purpose"))
     raw = payload.get("cards") or []
@@ -296,8 +301,12 @@ def check_cards(session: Mapping[str, Any], payload: Mapping[str, Any]) -> dict[
         if rules.wild_source is WildSource.TIPLU and tiplu is None:
             raise PhotoError(_("enter the tiplu first: it decides the wild cards"))
         laid = _laid_groups(payload.get("groups"), len(cards))
-        hand = judge_hand(cards, rules, groups=laid or None, tiplu=tiplu, turned=turned,
-                          players=len(session["players"]))
+        doubtful = _doubtful(payload.get("alternatives"), len(cards))
+        players = len(session["players"])
+        hand = judge_hand(cards, rules, groups=laid or None, tiplu=tiplu, turned=turned, players=players)
+        count = count_doubt(len(cards), declared_sizes(rules), uncertain=[i for i, _ in doubtful])
+        answer["doubts"] = [d.to_dict() for d in ([count] if count else []) + verdict_doubts(
+            names, doubtful, rules, groups=laid or None, tiplu=tiplu, turned=turned, players=players)]
         if hand.search is None:
             raise PhotoError(str(hand.search_error))
         verdict = hand.search.to_dict()
@@ -329,6 +338,23 @@ def check_cards(session: Mapping[str, Any], payload: Mapping[str, Any]) -> dict[
         answer["penalty"] = penalty
         answer["outline"] = cards_to_indexes(names, penalty["melds"])
     return answer
+
+
+def _doubtful(raw: Any, count: int) -> list[tuple[int, list[str]]]:
+    """(index, alternatives) of the cards not yet confirmed, from the payload's ``alternatives``.
+
+    >>> _doubtful([[], ["8H", "6D"]], 2)
+    [(1, ['8H', '6D'])]
+    """
+    if not raw:
+        return []
+    if (not isinstance(raw, list) or len(raw) != count
+            or not all(isinstance(a, list) and all(isinstance(n, str) for n in a) for a in raw)):
+        raise PhotoError(_('alternatives: give one list of card names per card, e.g. [["8H"], []] for 2 cards'))
+    for names in raw:
+        for name in names:
+            _one_card(name, "alternatives")
+    return [(i, list(names)) for i, names in enumerate(raw) if names]
 
 
 def _laid_groups(raw: Any, count: int) -> list[list[int]]:

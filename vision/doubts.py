@@ -1,0 +1,174 @@
+"""Doubts the rules find in a reading, where the pixels alone look sure.
+
+The detector marks a card ``uncertain`` when its own numbers say so
+(:mod:`vision.calibration`). The game knows more: only three decks are in play, a
+declared hand has 21 (or 22) cards, a meld has three cards or more, and a verdict can
+hang on one card. Each such finding is a :class:`Doubt` with a ``kind``, the card
+indexes (and, for something that may be missing, a box) it concerns and a plain message
+that says where to look. A doubt never changes the reading or the verdict: the player
+decides, so a false declaration is still caught.
+
+Kinds: :data:`TOO_MANY_COPIES`, :data:`SHORT_MELD`, :data:`HAND_COUNT`, :data:`VERDICT_HINGES`.
+
+>>> from vision.pairing import PhysicalCard
+>>> cards = [PhysicalCard(n, 0.9, (10.0 * i, 0.0, 10.0 * i + 8, 12.0), (i,)) for i, n in enumerate("3S 4S 5S 7H 8H".split())]
+>>> [d.kind for d in layout_doubts(cards, [(0, 1, 2), (3, 4)])]
+['short_meld']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from scorer import Card, TipluError, parse_card
+from vision.pairing import PhysicalCard
+
+TOO_MANY_COPIES = "too_many_copies"
+SHORT_MELD = "short_meld"
+HAND_COUNT = "hand_count"
+VERDICT_HINGES = "verdict_hinges"
+#: At most this many doubtful cards are tried with their alternatives (each try is one
+#: declare check), the least confident first.
+MAX_HINGE_TRIES = 8
+
+Box = tuple[float, float, float, float]
+
+
+@dataclass(frozen=True)
+class Doubt:
+    """One thing the player should check: what kind, which cards (indexes), where, and why.
+
+    ``box`` (photo pixels) marks a place to look when no card stands for it (a copy
+    dropped, a meld short of a card). ``card`` and ``instead`` name a card and the
+    alternative that would change the verdict.
+
+    >>> Doubt(VERDICT_HINGES, (4,), "the hand finishes only if this is 8H, not 8D: please check",
+    ...       card="8D", instead="8H").to_dict()["instead"]
+    '8H'
+    """
+
+    kind: str
+    cards: tuple[int, ...]
+    message: str
+    box: Box | None = None
+    card: str | None = None
+    instead: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "cards": list(self.cards), "message": self.message}
+        if self.box is not None:
+            out["box"] = [round(v, 1) for v in self.box]
+        if self.card is not None:
+            out["card"], out["instead"] = self.card, self.instead
+        return out
+
+
+def union_box(boxes: Sequence[Sequence[float]]) -> Box:
+    """The smallest box around all of ``boxes``.
+
+    >>> union_box([(0, 0, 5, 5), (3, 1, 9, 4)])
+    (0.0, 0.0, 9.0, 5.0)
+    """
+    return (float(min(b[0] for b in boxes)), float(min(b[1] for b in boxes)),
+            float(max(b[2] for b in boxes)), float(max(b[3] for b in boxes)))
+
+
+def copy_doubts(cards: Sequence[PhysicalCard], dropped: Sequence[PhysicalCard], decks: int) -> list[Doubt]:
+    """More copies of a face than the decks hold: flag every copy, and point at the one left out.
+
+    >>> kept = [PhysicalCard("8H", 0.9, (0.0, 0.0, 5.0, 5.0), (0,), clamped=True)] * 3
+    >>> extra = [PhysicalCard("8H", 0.4, (50.0, 0.0, 55.0, 5.0), (3,))]
+    >>> copy_doubts(kept, extra, 3)[0].message
+    '4 cards read as 8H, but 3 decks hold 3: one of them is another card; check these and the one marked'
+    """
+    doubts = []
+    for name in dict.fromkeys(c.card for c in dropped):
+        same = tuple(i for i, c in enumerate(cards) if c.card == name)
+        left_out = [c.box for c in dropped if c.card == name]
+        seen = len(same) + len(left_out)
+        doubts.append(Doubt(TOO_MANY_COPIES, same,
+                            f"{seen} cards read as {name}, but {decks} decks hold {decks}: one of them is "
+                            f"another card; check these and the one marked", box=union_box(left_out)))
+    return doubts
+
+
+def layout_doubts(cards: Sequence[PhysicalCard], groups: Sequence[Sequence[int]]) -> list[Doubt]:
+    """Groups of two among melds of three or more: a card of that meld may be hidden or missed.
+
+    Only when the photo shows melds (a group of three or more) and not dublees (all pairs).
+    """
+    sizes = [len(g) for g in groups]
+    if not any(n >= 3 for n in sizes):
+        return []
+    doubts = []
+    for group in groups:
+        if len(group) == 2:
+            names = " ".join(cards[i].card for i in group)
+            doubts.append(Doubt(SHORT_MELD, tuple(group),
+                                f"{names} lie together as a meld of two; a meld needs three: "
+                                f"is a card of it hidden or missed here?",
+                                box=union_box([cards[i].box for i in group])))
+    return doubts
+
+
+def count_doubt(count: int, sizes: Sequence[int], short: Sequence[Doubt] = (),
+                uncertain: Sequence[int] = ()) -> Doubt | None:
+    """A declared hand read with a card count the rules never deal (e.g. 20 or 23 of 21/22).
+
+    ``short`` (the :data:`SHORT_MELD` doubts) say where a missed card most likely lies;
+    ``uncertain`` (card indexes) which cards may be read twice or not belong.
+
+    >>> count_doubt(20, (21, 22)).message
+    'the hand reads 20 cards; a declared hand has 21 or 22: a card was missed, count the cards in each meld'
+    >>> count_doubt(21, (21, 22)) is None
+    True
+    """
+    if not count or count in sizes:
+        return None
+    wanted = " or ".join(str(n) for n in sizes)
+    if count < min(sizes):
+        where = "look at the melds of two marked" if short else "count the cards in each meld"
+        return Doubt(HAND_COUNT, tuple(i for d in short for i in d.cards),
+                     f"the hand reads {count} cards; a declared hand has {wanted}: a card was missed, {where}",
+                     box=union_box([d.box for d in short if d.box is not None]) if short else None)
+    return Doubt(HAND_COUNT, tuple(uncertain),
+                 f"the hand reads {count} cards; a declared hand has {wanted}: a card was read twice or "
+                 f"one from outside the hand was read; check the cards marked")
+
+
+def hinge_doubts(names: Sequence[str], doubtful: Sequence[tuple[int, Sequence[str]]],
+                 finishes: Callable[[Sequence[Card]], bool | None]) -> list[Doubt]:
+    """Doubtful cards whose alternative would flip the verdict: name the card and the alternative.
+
+    ``doubtful`` holds (index, alternatives) of the cards the player has not confirmed,
+    least sure first; ``finishes`` is the scorer's verdict on a list of cards (None when
+    no verdict can be given: none for the reading means no doubt, and an alternative
+    that cannot be judged, say a fourth copy, does not finish). The verdict of the reading stands; this only says which
+    card it hangs on.
+
+    >>> hand = ["8D", "9D", "10D"]
+    >>> def finishes(cards):
+    ...     return [str(c) for c in cards] == ["8H", "9D", "10D"]
+    >>> [d.message for d in hinge_doubts(hand, [(0, ["8H", "6D"])], finishes)]
+    ['the hand finishes only if this is 8H, not 8D: please check']
+    """
+    cards = [parse_card(n) for n in names]
+    base = finishes(cards)
+    if base is None:
+        return []
+    doubts = []
+    for index, alternatives in list(doubtful)[:MAX_HINGE_TRIES]:
+        for other in alternatives:
+            try:
+                changed = cards[:index] + [parse_card(other)] + cards[index + 1:]
+            except TipluError:
+                continue
+            if bool(finishes(changed)) == base:
+                continue
+            good, bad = (other, names[index]) if not base else (names[index], other)
+            doubts.append(Doubt(VERDICT_HINGES, (index,), f"the hand finishes only if this is {good}, not {bad}: "
+                                                          f"please check", card=names[index], instead=other))
+            break
+    return doubts
