@@ -279,8 +279,9 @@ def check_cards(session: Mapping[str, Any], payload: Mapping[str, Any]) -> dict[
     :func:`vision.score.judge_hand`, which ``tiplu score`` uses too) and with ``groups``
     ``as_laid`` (the same function's verdict on the hand as laid), ``maal``
     (:func:`scorer.maal.maal_points`) or ``penalty`` (:func:`scorer.rummy.penalty_points`), and
-    ``outline``: for each meld or item, the positions in ``cards`` to draw around, and for
-    a hand ``doubts`` (:mod:`vision.doubts`): a card count no declared hand has, and the
+    ``outline``: for each meld or item, the positions in ``cards`` to draw around. A hand
+    of a count no declaration has is not a finish (``verdict.reason`` says why), as
+    ``tiplu score`` says too. For a hand ``doubts`` (:mod:`vision.doubts`): a card count no declared hand has, and the
     doubtful cards whose alternative would flip the verdict. The verdict stays the cards'.
     """
     purpose = _check_purpose(payload.get("purpose"))
@@ -307,18 +308,19 @@ def check_cards(session: Mapping[str, Any], payload: Mapping[str, Any]) -> dict[
         count = count_doubt(len(cards), declared_sizes(rules), uncertain=[i for i, _ in doubtful])
         answer["doubts"] = [d.to_dict() for d in ([count] if count else []) + verdict_doubts(
             names, doubtful, rules, groups=laid or None, tiplu=tiplu, turned=turned, players=players)]
-        if hand.search is None:
-            raise PhotoError(str(hand.search_error))
+        if hand.search is None:  # a count no declared hand has: not a finish, as tiplu score says
+            answer["verdict"] = {"valid": False, "route": None, "melds": [], "discard": None,
+                                 "reason": hand.search_error, "unmatched": []}
+            return answer
         verdict = hand.search.to_dict()
         verdict["unmatched"] = [str(c) for c in hand.search.unmatched]
         answer["verdict"] = verdict
         answer["outline"] = cards_to_indexes(names, verdict["melds"])
         if hand.laid is not None:
-            if hand.as_laid is None:
-                raise PhotoError(str(hand.as_laid_error))
-            answer["as_laid"] = {"valid": hand.as_laid.valid, "groups": [list(m) for m in hand.laid.melds],
-                                 "discard": None if hand.as_laid.discard is None else str(hand.as_laid.discard),
-                                 "reason": hand.as_laid.reason}
+            as_laid = hand.as_laid
+            answer["as_laid"] = {"valid": bool(as_laid and as_laid.valid), "groups": [list(m) for m in hand.laid.melds],
+                                 "discard": None if as_laid is None or as_laid.discard is None else str(as_laid.discard),
+                                 "reason": hand.as_laid_error if as_laid is None else as_laid.reason}
     elif purpose == "maal":
         if rules.scoring is not Scoring.MAAL:
             raise PhotoError(_("maal belongs to the nepali rules; photograph the cards left in hand instead"))

@@ -54,8 +54,8 @@ from vision.training.dataset import Sample, iter_samples
 from vision.training.evaluate import box_iou
 
 NOTHING_FLAGGED = Calibration(uncertain_below=0.0, alternative_above=1.0)
-BELOW_GRID = (0.0,) + tuple(round(x, 3) for x in np.arange(0.25, 0.951, 0.025))
-ABOVE_GRID = tuple(round(x, 3) for x in np.arange(0.02, 0.501, 0.02)) + (1.0,)
+BELOW_GRID = (0.0,) + tuple(round(float(x), 3) for x in np.arange(0.25, 0.951, 0.025))
+ABOVE_GRID = tuple(round(float(x), 3) for x in np.arange(0.02, 0.501, 0.02)) + (1.0,)
 
 
 @dataclass(frozen=True)
