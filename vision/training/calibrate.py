@@ -41,12 +41,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import cv2
 import numpy as np
 
 from scorer import get_rules
 from vision.calibration import Calibration
 from vision.detector import Detector, load_detector
+from vision.images import read_image
 from vision.doubts import SHORT_MELD, TOO_MANY_COPIES, count_doubt
 from vision.pipeline import DEFAULT_CONF, PhotoReading, read_photo
 from vision.score import lay_out
@@ -145,7 +145,7 @@ def read_real(spec: str, detector: Detector, conf: float = DEFAULT_CONF) -> list
     chosen = samples[:cut] if half == "0" else samples[cut:]
     cases = []
     for sample in chosen:
-        image = cv2.imread(str(sample.image))
+        image = read_image(sample.image)
         reading = read_photo(image, detector, conf, name=sample.image.name, calibration=NOTHING_FLAGGED)
         cases.append(real_case(reading, sample, image.shape[1], image.shape[0]))
     return cases
@@ -163,7 +163,7 @@ def read_split(folder: Path, detector: Detector, conf: float = DEFAULT_CONF, lim
     rules = get_rules("nepali")
     for k, path in enumerate(files):
         geometry = json.loads(path.read_text())
-        image = cv2.imread(str(folder / geometry["image"]))
+        image = read_image(folder / geometry["image"])
         reading = read_photo(image, detector, conf, name=path.stem, rules=rules, calibration=NOTHING_FLAGGED)
         cases.append(photo_case(reading, geometry))
         if (k + 1) % 20 == 0:
