@@ -12,7 +12,6 @@ from io import StringIO
 from pathlib import Path
 from typing import Any, Callable
 
-import cv2
 import pytest
 from flask.testing import FlaskClient
 
@@ -21,6 +20,7 @@ from vision.calibration import Calibration, CalibrationError
 from vision.detector import MAX_ALTERNATIVES, MODELS_DIR, Corner, ModelError, load_detector, read_model_json
 from vision.doubts import (HAND_COUNT, SHORT_MELD, TOO_MANY_COPIES, VERDICT_HINGES, copy_doubts, count_doubt,
                            layout_doubts)
+from vision.images import read_image
 from vision.pairing import PhysicalCard, pair_corners
 from vision.pipeline import PhotoReading, read_photo
 from vision.score import score_reading
@@ -126,7 +126,7 @@ def test_every_card_carries_its_alternatives_and_calibrated_doubt() -> None:
     calibration = Calibration.from_model_json(read_model_json(MODELS_DIR))
     seen = 0
     for photo in sorted(SAMPLES.glob("*.jpg")):
-        reading = read_photo(cv2.imread(str(photo)), detector, name=photo.name)
+        reading = read_photo(read_image(photo), detector, name=photo.name)
         for card in reading.cards:
             names = [n for n, _ in card.alternatives]
             probs = [p for _, p in card.alternatives]
