@@ -345,8 +345,13 @@ class CardDetector:
             raise ModelError(f"no {CLASSIFIER_FILE} next to the detector; a one-class detector needs it")
         if len(boxes) == 0:
             return np.zeros((0, len(self.classes) + 1), np.float32)
-        crops = np.stack([crop_corner(image_bgr, b, self.info.crop_margin, (self.info.crop_w, self.info.crop_h))
-                          for b in boxes])
+        return self.classify_crops(np.stack([crop_corner(image_bgr, b, self.info.crop_margin,
+                                                          (self.info.crop_w, self.info.crop_h)) for b in boxes]))
+
+    def classify_crops(self, crops: np.ndarray) -> np.ndarray:
+        """Class probabilities (N, 54) for corner crops already cut (N, crop_h, crop_w, 3 BGR uint8)."""
+        if self._cls is None:
+            raise ModelError(f"no {CLASSIFIER_FILE} next to the detector; a one-class detector needs it")
         blob = np.ascontiguousarray(crops[..., ::-1].transpose(0, 3, 1, 2)).astype(np.float32) / 255.0
         if not self.tta:
             return _softmax(self._cls.run(None, {self._cls_input: blob})[0])
