@@ -191,3 +191,18 @@ def test_bad_alternatives_are_explained(client: FlaskClient, make_session: Calla
     response = check(client, make_session(), cards=VALID_HAND, purpose="hand", tiplu="JS", alternatives=alternatives)
     assert response.status_code == 400
     assert words in response.get_json()["error"]
+
+
+def test_faint_corners_mark_places_to_look_but_are_no_cards() -> None:
+    detector = load_detector()
+    image = read_image(SAMPLES / "maal_spread.jpg")
+    plain = read_photo(image, detector, 0.25, calibration=Calibration(faint_above=1.0))
+    looking = read_photo(image, detector, 0.25, calibration=Calibration(faint_above=0.1))
+    assert looking.card_names() == plain.card_names() and looking.corners == plain.corners
+    faint = [d for d in looking.doubts if d.kind == "faint_card"]
+    assert not [d for d in plain.doubts if d.kind == "faint_card"]
+    for doubt in faint:
+        assert doubt.box is not None and doubt.confidence is not None and 0.1 <= doubt.confidence < 0.25
+        x, y = (doubt.box[0] + doubt.box[2]) / 2, (doubt.box[1] + doubt.box[3]) / 2
+        assert not any(c.box[0] <= x <= c.box[2] and c.box[1] <= y <= c.box[3] for c in looking.cards)
+        assert doubt.to_dict()["message"].startswith("a card may lie here")

@@ -3,7 +3,9 @@
 A card is ``uncertain`` (the review asks the player to check it) when its confidence is
 under :attr:`Calibration.uncertain_below`, or when the classifier's next most likely card
 is more likely than :attr:`Calibration.alternative_above` (an 8D that could well be an
-8H is worth one tap even when the box itself is sure). Both thresholds were chosen on a
+8H is worth one tap even when the box itself is sure). Corners too faint to count as a
+card (under the reading's ``conf``) but at least :attr:`Calibration.faint_above` are
+shown as places where a card may have been missed (:data:`vision.doubts.FAINT_CARD`). Both thresholds were chosen on a
 calibration split of held-out renders and checked on a separate test split
 (``vision/training/calibrate.py``); they live in the model folder's ``model.json`` under
 ``"calibration"``, so a new model brings its own. A model without them gets the defaults.
@@ -21,6 +23,7 @@ from typing import Any
 
 UNCERTAIN_BELOW = 0.5
 ALTERNATIVE_ABOVE = 1.0
+FAINT_ABOVE = 1.0
 
 
 class CalibrationError(ValueError):
@@ -33,6 +36,7 @@ class Calibration:
 
     uncertain_below: float = UNCERTAIN_BELOW
     alternative_above: float = ALTERNATIVE_ABOVE
+    faint_above: float = FAINT_ABOVE
 
     def doubtful(self, confidence: float, alternatives: Sequence[tuple[str, float]]) -> bool:
         """Should the player check this card?"""
@@ -52,7 +56,7 @@ class Calibration:
         """
         raw = info.get("calibration") or {}
         values: dict[str, float] = {}
-        for name in ("uncertain_below", "alternative_above"):
+        for name in ("uncertain_below", "alternative_above", "faint_above"):
             if name in raw:
                 value = raw[name]
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:

@@ -8,7 +8,9 @@ indexes (and, for something that may be missing, a box) it concerns and a plain 
 that says where to look. A doubt never changes the reading or the verdict: the player
 decides, so a false declaration is still caught.
 
-Kinds: :data:`TOO_MANY_COPIES`, :data:`SHORT_MELD`, :data:`HAND_COUNT`, :data:`VERDICT_HINGES`.
+Kinds: :data:`TOO_MANY_COPIES`, :data:`SHORT_MELD`, :data:`HAND_COUNT`, :data:`VERDICT_HINGES`,
+and :data:`FAINT_CARD` (a corner too faint to count, where no card was read: a card
+may have been missed there).
 
 >>> from vision.pairing import PhysicalCard
 >>> cards = [PhysicalCard(n, 0.9, (10.0 * i, 0.0, 10.0 * i + 8, 12.0), (i,)) for i, n in enumerate("3S 4S 5S 7H 8H".split())]
@@ -23,12 +25,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from scorer import Card, TipluError, parse_card
+from vision.detector import Corner
 from vision.pairing import PhysicalCard
 
 TOO_MANY_COPIES = "too_many_copies"
 SHORT_MELD = "short_meld"
 HAND_COUNT = "hand_count"
 VERDICT_HINGES = "verdict_hinges"
+FAINT_CARD = "faint_card"
 #: At most this many doubtful cards are tried with their alternatives (each try is one
 #: declare check), the least confident first.
 MAX_HINGE_TRIES = 8
@@ -41,8 +45,8 @@ class Doubt:
     """One thing the player should check: what kind, which cards (indexes), where, and why.
 
     ``box`` (photo pixels) marks a place to look when no card stands for it (a copy
-    dropped, a meld short of a card). ``card`` and ``instead`` name a card and the
-    alternative that would change the verdict.
+    dropped, a meld short of a card, a faint corner, whose ``confidence`` it gives).
+    ``card`` and ``instead`` name a card and the alternative that would change the verdict.
 
     >>> Doubt(VERDICT_HINGES, (4,), "the hand finishes only if this is 8H, not 8D: please check",
     ...       card="8D", instead="8H").to_dict()["instead"]
@@ -55,11 +59,14 @@ class Doubt:
     box: Box | None = None
     card: str | None = None
     instead: str | None = None
+    confidence: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind, "cards": list(self.cards), "message": self.message}
         if self.box is not None:
             out["box"] = [round(v, 1) for v in self.box]
+        if self.confidence is not None:
+            out["confidence"] = round(self.confidence, 4)
         if self.card is not None:
             out["card"], out["instead"] = self.card, self.instead
         return out
@@ -111,6 +118,35 @@ def layout_doubts(cards: Sequence[PhysicalCard], groups: Sequence[Sequence[int]]
                                 f"is a card of it hidden or missed here?",
                                 box=union_box([cards[i].box for i in group])))
     return doubts
+
+
+def faint_doubts(cards: Sequence[PhysicalCard], faint: Sequence[Corner]) -> list[Doubt]:
+    """Corners too faint to count as cards, lying on no card read: places a card may be missed.
+
+    Faint corners close together (centres within an index size) are one place, the
+    surest kept.
+
+    >>> read = [PhysicalCard("7H", 0.9, (0.0, 0.0, 60.0, 90.0), (0,))]
+    >>> faint = [Corner("8H", 0.2, (10, 10, 20, 25)), Corner("KS", 0.18, (200, 10, 210, 25)),
+    ...          Corner("KC", 0.12, (203, 12, 213, 27))]
+    >>> [(d.box, d.confidence) for d in faint_doubts(read, faint)]
+    [((200.0, 10.0, 210.0, 25.0), 0.18)]
+    """
+    def centre(box: Sequence[float]) -> tuple[float, float]:
+        return (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+
+    places: list[Corner] = []
+    for corner in sorted(faint, key=lambda c: -c.confidence):
+        x, y = centre(corner.box)
+        if any(c.box[0] <= x <= c.box[2] and c.box[1] <= y <= c.box[3] for c in cards):
+            continue
+        size = max(corner.box[2] - corner.box[0], corner.box[3] - corner.box[1])
+        if any(abs(x - centre(p.box)[0]) < size and abs(y - centre(p.box)[1]) < size for p in places):
+            continue
+        places.append(corner)
+    return [Doubt(FAINT_CARD, (), f"a card may lie here, too faint to read (perhaps {c.card}): "
+                                  f"add it from the grid if so", box=union_box([c.box]), confidence=c.confidence)
+            for c in places]
 
 
 def count_doubt(count: int, sizes: Sequence[int], short: Sequence[Doubt] = (),

@@ -33,7 +33,7 @@ import numpy as np
 from scorer import RuleSet
 from vision.calibration import Calibration, calibration_of
 from vision.detector import Corner, Detector
-from vision.doubts import Doubt, copy_doubts, layout_doubts
+from vision.doubts import Doubt, copy_doubts, faint_doubts, layout_doubts
 from vision.layout import group_cards
 from vision.pairing import PhysicalCard, copy_limits, pair_corners
 
@@ -87,19 +87,22 @@ def read_photo(image_bgr: np.ndarray, detector: Detector, conf: float = DEFAULT_
 
     The web app calls this with the same detector for every upload. ``rules`` bound the
     copies of each face (:func:`vision.pairing.copy_limits`; default: any rule family).
-    ``calibration`` (default: the detector's model's) decides which cards are uncertain;
-    ``uncertain_below`` overrides its confidence threshold.
+    ``calibration`` (default: the detector's model's) decides which cards are uncertain
+    and which corners under ``conf`` still mark a place to look; ``uncertain_below``
+    overrides its confidence threshold.
     """
+    calibration = calibration or calibration_of(detector)
     t0 = time.perf_counter()
-    corners = tuple(detector.detect(image_bgr, conf))
+    found = detector.detect(image_bgr, min(conf, calibration.faint_above))
+    corners = tuple(c for c in found if c.confidence >= conf)
     t1 = time.perf_counter()
-    pairing = pair_corners(corners, image_bgr, rules=rules, calibration=calibration or calibration_of(detector),
-                           uncertain_below=uncertain_below)
+    pairing = pair_corners(corners, image_bgr, rules=rules, calibration=calibration, uncertain_below=uncertain_below)
     t2 = time.perf_counter()
     groups = group_cards(pairing.cards, corners)
     t3 = time.perf_counter()
     cards, laid = _renumber(pairing.cards, groups)
-    doubts = copy_doubts(cards, pairing.dropped, copy_limits(rules)[0]) + layout_doubts(cards, laid)
+    doubts = (copy_doubts(cards, pairing.dropped, copy_limits(rules)[0]) + layout_doubts(cards, laid)
+              + faint_doubts(cards, [c for c in found if c.confidence < conf]))
     timings = {"detect_ms": (t1 - t0) * 1000, "pair_ms": (t2 - t1) * 1000, "group_ms": (t3 - t2) * 1000}
     return PhotoReading(name, corners, cards, laid, pairing.clamped, timings, tuple(doubts))
 

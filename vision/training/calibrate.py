@@ -19,7 +19,9 @@ the fewest cards flagged (or, if none does, the most wrong cards). On the test s
 the report gives the share of wrong cards flagged, of right cards flagged and of all
 cards flagged, and the share of photos with no **silent error** (every wrong card
 flagged, by the detector or by a fourth-copy doubt, and ``no_silent_error``: nothing
-missed; ``no_silent_error_pointed``: every missed card inside a doubt's box).
+missed; ``no_silent_error_pointed``: every missed card inside a doubt's box, a faint
+corner's included), the share of missed cards pointed at, and how many faint-corner
+doubts a photo gets and how many of them lie on a missed card.
 
 Usage::
 
@@ -37,7 +39,7 @@ import json
 import sys
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -47,13 +49,18 @@ from scorer import get_rules
 from vision.calibration import Calibration
 from vision.detector import Detector, load_detector
 from vision.images import read_image
-from vision.doubts import SHORT_MELD, TOO_MANY_COPIES, count_doubt
+from vision.doubts import FAINT_CARD, SHORT_MELD, TOO_MANY_COPIES, count_doubt
 from vision.pipeline import DEFAULT_CONF, PhotoReading, read_photo
 from vision.score import lay_out
 from vision.training.dataset import Sample, iter_samples
 from vision.training.evaluate import box_iou
 
-NOTHING_FLAGGED = Calibration(uncertain_below=0.0, alternative_above=1.0)
+#: Nothing flagged, every faint corner down to the detector's floor kept as a place to look.
+NOTHING_FLAGGED = Calibration(uncertain_below=0.0, alternative_above=1.0, faint_above=0.1)
+FAINT_GRID = (0.1, 0.125, 0.15, 0.175, 0.2, 0.225)
+#: Share of the faint-corner doubts that must lie on a missed card for them to be shown.
+FAINT_PRECISION = 0.4
+ALWAYS = float("inf")
 BELOW_GRID = (0.0,) + tuple(round(float(x), 3) for x in np.arange(0.25, 0.951, 0.025))
 ABOVE_GRID = tuple(round(float(x), 3) for x in np.arange(0.02, 0.501, 0.02)) + (1.0,)
 
@@ -70,11 +77,21 @@ class CardCase:
 
 @dataclass(frozen=True)
 class PhotoCase:
-    """One photo: its cards, how many labelled cards were missed, and how many a doubt points at."""
+    """One photo: its cards; per missed card what points at it (:data:`ALWAYS`: a rule
+    doubt's box, a number: the surest faint corner on it, -1: nothing); and per faint
+    corner doubt its confidence and whether it lies on a missed card."""
 
     cards: tuple[CardCase, ...]
-    missed: int
-    missed_pointed: int
+    missed_cover: tuple[float, ...]
+    faint: tuple[tuple[float, bool], ...] = ()
+
+    @property
+    def missed(self) -> int:
+        return len(self.missed_cover)
+
+    def pointed(self, faint_above: float) -> int:
+        """Missed cards a doubt points at when faint corners from ``faint_above`` are shown."""
+        return sum(1 for cover in self.missed_cover if cover >= faint_above)
 
 
 def match_boxes(found: Sequence[Sequence[float]], truth: Sequence[Sequence[float]], iou: float = 0.5) -> list[int]:
@@ -117,10 +134,13 @@ def photo_case(reading: PhotoReading, geometry: dict[str, Any]) -> PhotoCase:
         runner_up = card.alternatives[0][1] if card.alternatives else 0.0
         cases.append(CardCase(card.confidence, runner_up, right_of[i], i in rule_flagged))
     missed_ids = set(names) - taken
-    places = [d.box for d in doubts if d.box is not None]
-    pointed = sum(1 for cid in missed_ids
-                  if any(_inside(b["bbox"], p) for b in boxes if b["card_id"] == cid for p in places))
-    return PhotoCase(tuple(cases), len(missed_ids), pointed)
+    places = [(d.box, ALWAYS if d.confidence is None else d.confidence) for d in doubts if d.box is not None]
+    cover = tuple(max((level for place, level in places for b in boxes
+                       if b["card_id"] == cid and _inside(b["bbox"], place)), default=-1.0) for cid in missed_ids)
+    faint = tuple((d.confidence, any(_inside(b["bbox"], d.box, 0.0) or _inside(d.box, b["bbox"], 0.0)
+                                     for b in boxes if b["card_id"] in missed_ids))
+                  for d in doubts if d.kind == FAINT_CARD and d.box is not None and d.confidence is not None)
+    return PhotoCase(tuple(cases), cover, faint)
 
 
 def real_case(reading: PhotoReading, sample: Sample, width: int, height: int) -> PhotoCase:
@@ -134,7 +154,7 @@ def real_case(reading: PhotoReading, sample: Sample, width: int, height: int) ->
         runner_up = card.alternatives[0][1] if card.alternatives else 0.0
         cases.append(CardCase(card.confidence, runner_up, bool(named) and set(named) == {card.card}, i in flagged))
     missed = len({name for name, _ in truth} - set(reading.card_names()))
-    return PhotoCase(tuple(cases), missed, 0)
+    return PhotoCase(tuple(cases), (-1.0,) * missed)
 
 
 def read_real(spec: str, detector: Detector, conf: float = DEFAULT_CONF) -> list[PhotoCase]:
@@ -187,10 +207,15 @@ def scores(cases: Sequence[PhotoCase], calibration: Calibration) -> dict[str, fl
                 wrong_flagged += flagged
                 silent |= not flagged
         clean_strict += not silent and photo.missed == 0
-        clean_pointed += not silent and photo.missed == photo.missed_pointed
+        clean_pointed += not silent and photo.missed == photo.pointed(calibration.faint_above)
     cards = max(wrong + right, 1)
+    faint = [on_missed for p in cases for level, on_missed in p.faint if level >= calibration.faint_above]
     return {"photos": len(cases), "cards": wrong + right, "wrong": wrong,
             "missed": sum(p.missed for p in cases),
+            "missed_pointed": round(sum(p.pointed(calibration.faint_above) for p in cases)
+                                    / max(sum(p.missed for p in cases), 1), 4),
+            "faint_doubts_per_photo": round(len(faint) / max(len(cases), 1), 2),
+            "faint_doubts_on_a_missed_card": round(sum(faint) / max(len(faint), 1), 4),
             "wrong_flagged": round(wrong_flagged / max(wrong, 1), 4),
             "right_flagged": round(right_flagged / max(right, 1), 4),
             "all_flagged": round((wrong_flagged + right_flagged) / cards, 4),
@@ -202,6 +227,8 @@ def choose(cases: Sequence[PhotoCase], catch: float) -> Calibration:
     """The thresholds that flag at least ``catch`` of the wrong cards with the fewest flagged.
 
     If no pair catches that many, the pair that catches the most (then flags the fewest).
+    Faint corners are shown from the lowest level at which :data:`FAINT_PRECISION` of
+    them lie on a missed card (never, if none does).
     """
     best: tuple[bool, float, float] | None = None
     chosen = Calibration()
@@ -213,6 +240,10 @@ def choose(cases: Sequence[PhotoCase], catch: float) -> Calibration:
             key = (enough, -s["all_flagged"] if enough else s["wrong_flagged"], -s["all_flagged"])
             if best is None or key > best:
                 best, chosen = key, cal
+    for faint_above in FAINT_GRID:
+        shown = [on_missed for p in cases for level, on_missed in p.faint if level >= faint_above]
+        if shown and sum(shown) / len(shown) >= FAINT_PRECISION:
+            return replace(chosen, faint_above=faint_above)
     return chosen
 
 
@@ -242,7 +273,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     cal = choose([p for cases in calib.values() for p in cases], args.catch)
     report: dict[str, Any] = {
         "uncertain_below": cal.uncertain_below, "alternative_above": cal.alternative_above,
-        "method": f"flag >= {args.catch:.0%} of wrong cards on the calibration splits, fewest cards flagged",
+        "faint_above": cal.faint_above,
+        "method": f"flag >= {args.catch:.0%} of wrong cards on the calibration splits, fewest cards flagged; "
+                  f"faint corners where >= {FAINT_PRECISION:.0%} of them lie on a missed card",
         "calibration_splits": {split_name(spec): scores(cases, cal) for spec, cases in calib.items()},
         "test_splits": {split_name(spec): {**scores(cases, cal), "before": scores(cases, Calibration())}
                         for spec, cases in test.items()}}

@@ -171,7 +171,11 @@
     function renderDoubts() {
       doubtBox.textContent = "";
       var notes = openNotes();
-      notes.forEach(function (note) { line(doubtBox, note.message, "doubt-note " + note.kind); });
+      var faint = notes.filter(function (note) { return note.kind === "faint_card"; }).length;
+      notes.forEach(function (note) {
+        if (note.kind !== "faint_card") line(doubtBox, note.message, "doubt-note " + note.kind);
+      });
+      if (faint) line(doubtBox, text.msgFaint.replace("%n", faint), "doubt-note faint_card");
       var hinges = {};
       state.answerDoubts.forEach(function (d) { if (d.kind === "verdict_hinges") hinges[d.cards[0]] = true; });
       var order = state.cards.map(function (c, i) { return i; }).filter(function (i) { return doubtful(state.cards[i]); });
