@@ -18,7 +18,7 @@ from flask.testing import FlaskClient
 from scorer import get_rules, parse_card
 from vision.calibration import Calibration, CalibrationError
 from vision.detector import MAX_ALTERNATIVES, MODELS_DIR, Corner, ModelError, load_detector, read_model_json
-from vision.doubts import (HAND_COUNT, SHORT_MELD, TOO_MANY_COPIES, VERDICT_HINGES, copy_doubts, count_doubt,
+from vision.doubts import (FAINT_CARD, HAND_COUNT, SHORT_MELD, TOO_MANY_COPIES, VERDICT_HINGES, copy_doubts, count_doubt,
                            layout_doubts)
 from vision.images import read_image
 from vision.pairing import PhysicalCard, pair_corners
@@ -155,7 +155,9 @@ def test_tiplu_detect_and_score_print_alternatives_and_doubts() -> None:
     count = len(verdict["cards"])
     assert any(d["kind"] == HAND_COUNT for d in verdict["doubts"]) is (count not in (21, 22))
     text = tiplu("score", photo, "--tiplu", "5D").stdout
-    assert all(f"check: {d['message']}" in text for d in verdict["doubts"])
+    faint = [d for d in verdict["doubts"] if d["kind"] == FAINT_CARD]
+    assert all(f"check: {d['message']}" in text for d in verdict["doubts"] if d not in faint or len(faint) == 1)
+    assert all(d["card"] in text for d in faint)
 
 
 def check(client: FlaskClient, sid: int, **payload: Any) -> Any:

@@ -33,6 +33,8 @@ SHORT_MELD = "short_meld"
 HAND_COUNT = "hand_count"
 VERDICT_HINGES = "verdict_hinges"
 FAINT_CARD = "faint_card"
+#: A hand this many cards off the declared sizes is a miscount; further off, no declaration.
+COUNT_SLACK = 2
 #: At most this many doubtful cards are tried with their alternatives (each try is one
 #: declare check), the least confident first.
 MAX_HINGE_TRIES = 8
@@ -46,7 +48,8 @@ class Doubt:
 
     ``box`` (photo pixels) marks a place to look when no card stands for it (a copy
     dropped, a meld short of a card, a faint corner, whose ``confidence`` it gives).
-    ``card`` and ``instead`` name a card and the alternative that would change the verdict.
+    ``card`` names the card concerned (for a faint corner, the card it looks like) and
+    ``instead`` the alternative that would change the verdict.
 
     >>> Doubt(VERDICT_HINGES, (4,), "the hand finishes only if this is 8H, not 8D: please check",
     ...       card="8D", instead="8H").to_dict()["instead"]
@@ -68,7 +71,9 @@ class Doubt:
         if self.confidence is not None:
             out["confidence"] = round(self.confidence, 4)
         if self.card is not None:
-            out["card"], out["instead"] = self.card, self.instead
+            out["card"] = self.card
+        if self.instead is not None:
+            out["instead"] = self.instead
         return out
 
 
@@ -145,7 +150,8 @@ def faint_doubts(cards: Sequence[PhysicalCard], faint: Sequence[Corner]) -> list
             continue
         places.append(corner)
     return [Doubt(FAINT_CARD, (), f"a card may lie here, too faint to read (perhaps {c.card}): "
-                                  f"add it from the grid if so", box=union_box([c.box]), confidence=c.confidence)
+                                  f"add it from the grid if so", box=union_box([c.box]), card=c.card,
+                 confidence=c.confidence)
             for c in places]
 
 
@@ -158,11 +164,11 @@ def count_doubt(count: int, sizes: Sequence[int], short: Sequence[Doubt] = (),
 
     >>> count_doubt(20, (21, 22)).message
     'the hand reads 20 cards; a declared hand has 21 or 22: a card was missed, count the cards in each meld'
-    >>> count_doubt(21, (21, 22)) is None
-    True
+    >>> count_doubt(21, (21, 22)) is None, count_doubt(9, (21, 22)) is None
+    (True, True)
     """
-    if not count or count in sizes:
-        return None
+    if not count or count in sizes or not min(sizes) - COUNT_SLACK <= count <= max(sizes) + COUNT_SLACK:
+        return None  # far off: not a declared hand at all, which the verdict says
     wanted = " or ".join(str(n) for n in sizes)
     if count < min(sizes):
         where = "look at the melds of two marked" if short else "count the cards in each meld"

@@ -20,6 +20,7 @@ import argparse
 from scorer import format_cards
 from scorer.kinds import WildSource
 from vision.detector import ModelError
+from vision.doubts import FAINT_CARD
 from vision.images import ImageError, read_image
 from vision.score import PhotoVerdict, score_photo
 from web.cli._common import ExitCode, Streams, UsageError, add_rules_arguments, optional_card, rules_from
@@ -62,8 +63,16 @@ def describe(verdict: PhotoVerdict) -> str:
         lines.append(text + (f"; discard {d.discard}" if d.discard is not None else ""))
     else:
         lines.append(f"does not finish ({verdict.grouping} grouping): {d.reason}")
+    faint = [d for d in verdict.doubts if d.kind == FAINT_CARD]
     for doubt in verdict.doubts:
-        lines.append(f"check: {doubt.message}")
+        if doubt.kind != FAINT_CARD:
+            lines.append(f"check: {doubt.message}")
+    if len(faint) == 1:
+        lines.append(f"check: {faint[0].message}")
+    elif faint:
+        guesses = " ".join(str(d.card) for d in faint)
+        lines.append(f"check: a card may lie in {len(faint)} places too faint to read (perhaps {guesses}); "
+                     f"--json gives their boxes")
     if verdict.maal is not None:
         for item in verdict.maal.items:
             lines.append(f"{item.points:>4}  {item.label}: {format_cards(item.cards)}")
