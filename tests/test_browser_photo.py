@@ -167,6 +167,12 @@ def test_review_asks_about_the_doubtful_cards_first(page: Any, live_url: str, tm
     short = [d for d in reading["doubts"] if d["kind"] == "short_meld"]
     notes = page.locator("#photo-doubts .doubt-note.short_meld")
     assert notes.count() == len(short) and page.locator("#photo-overlay .look-here").count() >= len(short)
+    faint = [d["card"] for d in reading["doubts"] if d["kind"] == "faint_card"]
+    if len(add) == 1 and add[0] in faint and not replace and not remove:
+        hinge = page.locator("#photo-doubts .doubt-note.verdict_hinges")
+        hinge.wait_for()
+        assert f"finishes only if the card framed here is {add[0]}" in hinge.inner_text()
+        assert page.locator(f'#photo-doubts .doubt-choice.add[data-card="{add[0]}"]').count() == 1
     check_fits(page, tmp_path, "16-doubts-first")
 
     taps = 0
@@ -193,7 +199,8 @@ def test_review_asks_about_the_doubtful_cards_first(page: Any, live_url: str, tm
         page.click("#photo-remove")
         taps += 2
     for card in add:
-        page.locator(f'#photo-grid .card[data-card="{card}"]').click()
+        one_tap = page.locator(f'#photo-doubts .doubt-choice.add[data-card="{card}"]')
+        (one_tap if one_tap.count() else page.locator(f'#photo-grid .card[data-card="{card}"]')).click()
         taps += 1
     if add:
         assert page.locator("#photo-doubts .doubt-note.short_meld").count() == 0

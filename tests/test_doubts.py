@@ -208,3 +208,24 @@ def test_faint_corners_mark_places_to_look_but_are_no_cards() -> None:
         x, y = (doubt.box[0] + doubt.box[2]) / 2, (doubt.box[1] + doubt.box[3]) / 2
         assert not any(c.box[0] <= x <= c.box[2] and c.box[1] <= y <= c.box[3] for c in looking.cards)
         assert doubt.to_dict()["message"].startswith("a card may lie here")
+
+
+def test_a_hand_one_card_short_names_the_faint_card_that_would_finish_it(
+        client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    short = VALID_HAND[:16] + VALID_HAND[17:]  # the 8D of 7D 8D JC was too faint to read
+    faint = [{"card": "KC", "box": [10, 10, 40, 60]}, {"card": "8D", "box": [500, 300, 530, 350]}]
+    body = check(client, sid, cards=short, purpose="hand", tiplu="JS", faint=faint).get_json()
+    assert body["verdict"]["valid"] is False, "the verdict is the cards', not the guess's"
+    hinges = [d for d in body["doubts"] if d["kind"] == VERDICT_HINGES]
+    assert hinges == [{"kind": VERDICT_HINGES, "cards": [], "box": [500.0, 300.0, 530.0, 350.0], "card": "8D",
+                       "message": "the hand finishes only if the card framed here is 8D, too faint to read: "
+                                  "please check"}]
+
+
+@pytest.mark.parametrize("faint", ["10S", [{"card": "10S"}], [{"card": "XX", "box": [1, 2, 3, 4]}],
+                                   [{"card": "10S", "box": [1, 2, True, 4]}]])
+def test_bad_faint_places_are_explained(client: FlaskClient, make_session: Callable[..., int], faint: Any) -> None:
+    response = check(client, make_session(), cards=VALID_HAND[:20], purpose="hand", tiplu="JS", faint=faint)
+    assert response.status_code == 400
+    assert "faint" in response.get_json()["error"]

@@ -155,6 +155,29 @@ def faint_doubts(cards: Sequence[PhysicalCard], faint: Sequence[Corner]) -> list
             for c in places]
 
 
+def missing_card_doubts(names: Sequence[str], faint: Sequence[Doubt],
+                        finishes: Callable[[Sequence[Card]], bool | None]) -> list[Doubt]:
+    """Faint corners whose card, added to a hand that does not finish, would finish it.
+
+    ``faint`` are :data:`FAINT_CARD` doubts (each names the card it looks like). The
+    verdict stays the reading's; this names the card and the place to check.
+
+    >>> place = Doubt(FAINT_CARD, (), "faint", box=(5.0, 5.0, 9.0, 9.0), card="10S")
+    >>> [d.message for d in missing_card_doubts(["9S", "JS"], [place], lambda cards: len(cards) == 3)]
+    ['the hand finishes only if the card framed here is 10S, too faint to read: please check']
+    """
+    cards = [parse_card(n) for n in names]
+    if finishes(cards) is not False:
+        return []
+    doubts = []
+    for place in faint[:MAX_HINGE_TRIES]:
+        if place.card is None or not finishes(cards + [parse_card(place.card)]):
+            continue
+        doubts.append(Doubt(VERDICT_HINGES, (), f"the hand finishes only if the card framed here is {place.card}, "
+                                                f"too faint to read: please check", box=place.box, card=place.card))
+    return doubts
+
+
 def count_doubt(count: int, sizes: Sequence[int], short: Sequence[Doubt] = (),
                 uncertain: Sequence[int] = ()) -> Doubt | None:
     """A declared hand read with a card count the rules never deal (e.g. 20 or 23 of 21/22).

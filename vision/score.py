@@ -29,7 +29,7 @@ from scorer.declare import DeclareResult, check_grouping, check_hand
 from scorer.kinds import Scoring
 from scorer.maal import MaalResult, maal_points
 from vision.detector import Detector
-from vision.doubts import SHORT_MELD, Doubt, count_doubt, hinge_doubts
+from vision.doubts import FAINT_CARD, SHORT_MELD, Doubt, count_doubt, hinge_doubts, missing_card_doubts
 from vision.pipeline import DEFAULT_CONF, PhotoReading, read_photo
 
 #: Which grouping a single verdict judged: the player's own (as laid) or any (the free search).
@@ -191,8 +191,9 @@ class PhotoVerdict:
 
     ``maal`` is None when the rules score penalties, without a tiplu, or when the cards
     cannot be valued (``maal_error`` says why, e.g. printed jokers seen but not in play).
-    ``doubts`` are the reading's, a card count no declared hand has, and the doubtful
-    cards the verdict hangs on (:mod:`vision.doubts`); the verdict is the reading's.
+    ``doubts`` are the reading's, a card count no declared hand has, the doubtful cards
+    the verdict hangs on, and for a hand one card short the faint corner whose card
+    would finish it (:mod:`vision.doubts`); the verdict is the reading's.
     """
 
     reading: PhotoReading
@@ -249,6 +250,11 @@ def score_reading(reading: PhotoReading, rules: RuleSet, *, tiplu: Card | None, 
     doubts += verdict_doubts(reading.card_names(), [(i, [n for n, _ in reading.cards[i].alternatives])
                                                     for i in doubtful],
                              rules, groups=reading.groups, tiplu=tiplu, turned=turned, players=players)
+    if len(reading.cards) + 1 in declared_sizes(rules):
+        def finishes(cards: Sequence[Card]) -> bool | None:  # any grouping: where the card goes is unknown
+            verdict = judge_hand(cards, rules, tiplu=tiplu, turned=turned, players=players).search
+            return verdict is not None and verdict.valid
+        doubts += missing_card_doubts(reading.card_names(), [d for d in doubts if d.kind == FAINT_CARD], finishes)
     return PhotoVerdict(reading, hand, maal, maal_error, tuple(doubts))
 
 

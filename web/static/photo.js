@@ -173,7 +173,17 @@
       var notes = openNotes();
       var faint = notes.filter(function (note) { return note.kind === "faint_card"; }).length;
       notes.forEach(function (note) {
-        if (note.kind !== "faint_card") line(doubtBox, note.message, "doubt-note " + note.kind);
+        if (note.kind === "faint_card") return;
+        line(doubtBox, note.message, "doubt-note " + note.kind);
+        if (note.kind === "verdict_hinges" && !note.cards.length && note.card) {
+          var add = document.createElement("button");  /* a missed card the verdict hangs on: one tap adds it */
+          add.type = "button";
+          add.className = "doubt-choice add";
+          add.dataset.card = note.card;
+          add.textContent = "+ " + note.card;
+          add.addEventListener("click", function () { state.selected = -1; fix(note.card); });
+          doubtBox.appendChild(add);
+        }
       });
       if (faint) line(doubtBox, text.msgFaint.replace("%n", faint), "doubt-note faint_card");
       var hinges = {};
@@ -284,7 +294,9 @@
       var mine = ++state.sequence;
       var payload = { cards: state.cards.map(function (c) { return c.card; }), purpose: state.purpose,
                       tiplu: fieldValue("tiplu"), turned: fieldValue("turned"),
-                      alternatives: state.cards.map(function (c) { return doubtful(c) ? c.alternatives : []; }) };
+                      alternatives: state.cards.map(function (c) { return doubtful(c) ? c.alternatives : []; }),
+                      faint: openNotes().filter(function (n) { return n.kind === "faint_card" && n.card; })
+                        .map(function (n) { return { card: n.card, box: n.box }; }) };
       if (state.grouped && state.purpose === "hand") {
         var groups = {};
         state.cards.forEach(function (c, index) {
