@@ -219,7 +219,7 @@ class PhotoVerdict:
         return self.declare is not None and self.declare.valid
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``tiplu score --json`` shape."""
+        """The ``tiplu score --json`` shape; ``alternatives`` lie along ``cards``."""
         r = self.reading
         declare = self.declare.to_dict() if self.declare is not None else \
             {"valid": False, "route": None, "melds": [], "discard": None, "reason": self.declare_error}
@@ -228,8 +228,7 @@ class PhotoVerdict:
                 "grouping": self.grouping, "declare": declare,
                 "maal": self.maal.to_dict() if self.maal is not None else None,
                 "maal_error": self.maal_error,
-                "alternatives": {str(i): [{"card": n, "p": p} for n, p in r.cards[i].alternatives]
-                                 for i in r.uncertain},
+                "alternatives": [[{"card": n, "p": p} for n, p in c.alternatives] for c in r.cards],
                 "doubts": [d.to_dict() for d in self.doubts]}
 
 
