@@ -3,7 +3,9 @@
 Stages: decode (JPEG bytes -> BGR, :func:`vision.images.decode_image`), detect (the shipped
 ONNX detector + crop classifier), pair (corners -> physical cards), group (melds), declare
 (:func:`vision.score.judge_as_laid` on the laid melds, and the free
-:func:`scorer.declare.check_hand` search) and maal. The later stages run twice: on what
+:func:`scorer.declare.check_hand` search), maal and the verdict doubts
+(:func:`vision.score.verdict_doubts`: one declare check per alternative of a doubtful card;
+on the true corners as a worst case, 8 doubtful cards with 3 alternatives each). The later stages run twice: on what
 the detector found, and on the sample's ground-truth corners (the 21-card declared hand,
 what a detector that sees every index would hand over), so their cost is measured even
 while the shipped model misses cards. Figures only, no asserts: timings depend on the
@@ -58,7 +60,8 @@ def main() -> int:
     from vision.images import decode_image
     from vision.layout import group_cards
     from vision.pairing import pair_corners
-    from vision.score import judge_as_laid, lay_out
+    from vision.doubts import MAX_HINGE_TRIES
+    from vision.score import judge_as_laid, lay_out, verdict_doubts
 
     data = args.photo.read_bytes()
     expected = json.loads((ROOT / "sample_images" / "expected.json").read_text()).get(args.photo.name)
@@ -93,8 +96,16 @@ def main() -> int:
             maal_ms, _ = _median_ms(lambda: maal_points(cards, rules, tiplu), args.runs)
         except ValueError:
             maal_ms = float("nan")
+        names = [c.card for c in pairing.cards]
+        if column == 0:
+            doubtful = [(i, [n for n, _ in c.alternatives]) for i, c in enumerate(pairing.cards)
+                        if c.uncertain and c.alternatives]
+        else:
+            doubtful = [(i, [names[(i + k) % len(names)] for k in (1, 2, 3)]) for i in range(MAX_HINGE_TRIES)]
+        doubts_ms, _ = _median_ms(lambda: verdict_doubts(names, doubtful, rules, groups=groups, tiplu=tiplu),
+                                  max(3, args.runs // 4))
         for key, value in (("pair", pair_ms), ("group", group_ms), ("declare (laid melds)", grouping_ms),
-                           ("declare (free search)", free_ms), ("maal", maal_ms)):
+                           ("declare (free search)", free_ms), ("maal", maal_ms), ("verdict doubts", doubts_ms)):
             rows.setdefault(key, [float("nan"), float("nan")])[column] = value
         rows.setdefault("cards found", [0, 0])[column] = len(cards)
     for key, (a, b) in rows.items():
@@ -104,7 +115,8 @@ def main() -> int:
     total_model = sum(v[0] for k, v in rows.items() if k not in ("cards found", "declare (free search)")
                       and v[0] == v[0])
     total_truth = rows["decode"][1] + rows["detect"][0] + sum(
-        rows[k][1] for k in ("pair", "group", "declare (laid melds)", "maal") if rows[k][1] == rows[k][1])
+        rows[k][1] for k in ("pair", "group", "declare (laid melds)", "maal", "verdict doubts")
+        if rows[k][1] == rows[k][1])
     print(f"{'total (laid-melds route)':<28}{total_model:>15.2f}{total_truth:>15.2f}")
     print(f"{'cards found':<28}{rows['cards found'][0]:>15d}{rows['cards found'][1]:>15d}")
     print("target: < 300 ms per photo on a 2-core machine; 'true corners' uses the model's detect time")

@@ -134,3 +134,80 @@ def test_photograph_a_declared_hand_fix_it_and_verify(page: Any, live_url: str, 
     page.click("#check-hand")
     page.wait_for_selector("#verdict.valid")
     print(f"\ndeclared hand photo: {len(found)} cards read, {len(replace) + len(remove) + len(add)} taps to fix")
+
+
+def test_review_asks_about_the_doubtful_cards_first(page: Any, live_url: str, tmp_path: Path) -> None:  # noqa: F811
+    """The declared hand: doubtful cards first, each a corner zoom and one-tap choices; the
+    meld of two (a missed 10S) is framed; confirming, changing and adding make it valid."""
+    photo = SAMPLES / "declared_hand.jpg"
+    expected = EXPECTED[photo.name]
+    reading = detect(page, live_url, photo)
+    found = [c["card"] for c in reading["cards"]]
+    replace, remove, add = corrections(found, expected["cards"])
+    replacement = dict(replace)
+    doubtful = [i for i, c in enumerate(reading["cards"]) if c["uncertain"]]
+    assert doubtful, "the shipped model doubts some cards of this photo"
+
+    page.request.post(live_url + "/api/sessions", data={"players": ["Anna", "Ben", "Carla"]})
+    page.goto(live_url + "/sessions/1/verify")
+    tap_cards(page, "tiplu", [expected["tiplu"]])
+    page.locator('.photo-tools[data-target="hand"] .photo-input').set_input_files(str(photo))
+    page.wait_for_selector("#photo-doubts .doubt-card")
+    page.wait_for_function("document.getElementById('photo-image').complete")
+    rows = page.locator("#photo-doubts .doubt-card")
+    assert rows.count() == len(doubtful)
+    assert sorted(int(i) for i in rows.evaluate_all("rs => rs.map(r => r.dataset.index)")) == doubtful
+    assert page.locator("#photo-cards .photo-card").count() == len(found), "sure cards are still listed"
+    for box in page.locator("#photo-doubts .doubt-choice").evaluate_all(
+            "bs => bs.map(b => { const r = b.getBoundingClientRect(); return [r.width, r.height]; })"):
+        assert box[0] >= 44 and box[1] >= 44, f"a choice is {box} px: too small to tap"
+    page.wait_for_function("""() => { const c = document.querySelector('#photo-doubts .doubt-zoom');
+        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        let lo = 255, hi = 0; for (let k = 0; k < d.length; k += 4) { lo = Math.min(lo, d[k]); hi = Math.max(hi, d[k]); }
+        return hi - lo > 60; }""")  # the corner was drawn from the photo, not a blank canvas
+    short = [d for d in reading["doubts"] if d["kind"] == "short_meld"]
+    notes = page.locator("#photo-doubts .doubt-note.short_meld")
+    assert notes.count() == len(short) and page.locator("#photo-overlay .look-here").count() >= len(short)
+    faint = [d["card"] for d in reading["doubts"] if d["kind"] == "faint_card"]
+    if len(add) == 1 and add[0] in faint and not replace and not remove:
+        hinge = page.locator("#photo-doubts .doubt-note.verdict_hinges")
+        hinge.wait_for()
+        assert f"finishes only if the card framed here is {add[0]}" in hinge.inner_text()
+        assert page.locator(f'#photo-doubts .doubt-choice.add[data-card="{add[0]}"]').count() == 1
+    check_fits(page, tmp_path, "16-doubts-first")
+
+    taps = 0
+    while rows.count():
+        row = rows.first
+        index = int(row.get_attribute("data-index"))
+        wanted = replacement.pop(index, found[index])
+        choice = row.locator(f'.doubt-choice[data-card="{wanted}"]')
+        if choice.count():
+            choice.first.click()
+        else:
+            row.locator(".doubt-choice.other").click()
+            page.locator(f'#photo-grid .card[data-card="{wanted}"]').click()
+            taps += 1
+        taps += 1
+        chip = page.locator(f'#photo-cards .photo-card[data-index="{index}"]')
+        assert chip.inner_text() == wanted and "fixed" in (chip.get_attribute("class") or "")
+    for index, card in replacement.items():
+        page.locator(f'#photo-cards .photo-card[data-index="{index}"]').click()
+        page.locator(f'#photo-grid .card[data-card="{card}"]').click()
+        taps += 2
+    for index in remove:
+        page.locator(f'#photo-cards .photo-card[data-index="{index}"]').click()
+        page.click("#photo-remove")
+        taps += 2
+    for card in add:
+        one_tap = page.locator(f'#photo-doubts .doubt-choice.add[data-card="{card}"]')
+        (one_tap if one_tap.count() else page.locator(f'#photo-grid .card[data-card="{card}"]')).click()
+        taps += 1
+    if add:
+        assert page.locator("#photo-doubts .doubt-note.short_meld").count() == 0
+    page.wait_for_selector("#photo-answer .verdict.valid")
+    assert page.locator("#photo-doubts .doubt-card").count() == 0
+    check_fits(page, tmp_path, "17-doubts-checked")
+    page.click("#photo-use")
+    assert sorted(page.input_value('input[name="hand"]').split()) == sorted(expected["cards"])
+    print(f"\ndeclared hand review: {len(doubtful)} doubtful of {len(found)} cards, {taps} taps to a valid hand")

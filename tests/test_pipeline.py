@@ -24,7 +24,8 @@ import numpy as np
 import pytest
 
 from scorer import Card, RuleSet, get_rules, parse_card, parse_cards
-from vision.detector import CardDetector, Corner
+from vision.calibration import Calibration
+from vision.detector import MODELS_DIR, CardDetector, Corner, read_model_json
 from vision.layout import group_cards
 from vision.pairing import PhysicalCard, facing_score, pair_corners, typical_ratio
 from vision.pipeline import PhotoReading, read_photo
@@ -325,6 +326,7 @@ def _recall(found: list[str], expected: list[str]) -> float:
 #: in the maal spread). v0.1 named 6 of 36. See models/README.md.
 SAMPLE_RECALL_FLOOR = 0.9
 SAMPLE_EXTRA_CARDS = 3
+CALIBRATION = Calibration.from_model_json(read_model_json(MODELS_DIR))
 
 
 def test_tiplu_detect_on_the_samples() -> None:
@@ -336,7 +338,7 @@ def test_tiplu_detect_on_the_samples() -> None:
     found: list[str] = []
     expected: list[str] = []
     for result, photo in zip(lines, photos):
-        assert list(result) == ["image", "cards", "corners", "groups"]
+        assert list(result) == ["image", "cards", "corners", "groups", "doubts"]
         h, w = cv2.imread(str(photo)).shape[:2]
         for item in result["corners"] + result["cards"]:
             x1, y1, x2, y2 = item["box"]
@@ -344,7 +346,8 @@ def test_tiplu_detect_on_the_samples() -> None:
             assert 0.25 <= item["confidence"] <= 1
         for card in result["cards"]:
             assert all(result["corners"][k]["card"] == card["card"] for k in card["corners"])
-            assert card["uncertain"] is (card["confidence"] < 0.5)
+            alternatives = tuple((a["card"], a["p"]) for a in card["alternatives"])
+            assert card["uncertain"] is (card["clamped"] or CALIBRATION.doubtful(card["confidence"], alternatives))
         assert sorted(i for g in result["groups"] for i in g) == list(range(len(result["cards"])))
         assert max(Counter(c["card"] for c in result["cards"]).values(), default=0) <= 3
         found += [c["card"] for c in result["cards"]]
@@ -371,7 +374,7 @@ def test_detect_prints_one_line_per_photo_even_at_low_conf() -> None:
     proc = _run("detect", str(SAMPLES / "tiplu.jpg"), "--conf", "0.05")
     assert proc.returncode == 0
     [line] = proc.stdout.splitlines()
-    assert list(json.loads(line)) == ["image", "cards", "corners", "groups"]
+    assert list(json.loads(line)) == ["image", "cards", "corners", "groups", "doubts"]
 
 
 @pytest.mark.parametrize("args, code, needle", [
@@ -398,6 +401,6 @@ def test_read_photo_api_on_a_sample() -> None:
     image = cv2.imread(str(SAMPLES / "tunnela.jpg"))
     reading = read_photo(image, shipped_detector(), 0.25, name="tunnela.jpg")
     data = reading.to_dict()
-    assert list(data) == ["image", "cards", "corners", "groups"]
+    assert list(data) == ["image", "cards", "corners", "groups", "doubts"]
     assert set(reading.timings) == {"detect_ms", "pair_ms", "group_ms"}
     assert all(isinstance(c, PhysicalCard) for c in reading.cards)

@@ -40,6 +40,7 @@ import cv2
 import numpy as np
 
 from scorer import CLASS_NAMES
+from vision.calibration import Calibration, CalibrationError
 
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
 INFO_FILE = "model.json"
@@ -66,6 +67,28 @@ class Corner:
     card: str
     confidence: float
     box: tuple[float, float, float, float]
+    #: The next most likely cards by the classifier, ``(("8D", 0.21), ...)``, at most
+    #: :data:`MAX_ALTERNATIVES`, each with its class probability (not times the box score).
+    alternatives: tuple[tuple[str, float], ...] = ()
+
+
+#: How many other cards a corner (and so a card) offers as what it may be instead.
+MAX_ALTERNATIVES = 3
+
+
+def top_alternatives(probs: np.ndarray, chosen: int, classes: Sequence[str],
+                     count: int = MAX_ALTERNATIVES) -> tuple[tuple[str, float], ...]:
+    """The ``count`` likeliest card classes other than ``chosen``, with their probability.
+
+    Classes past ``classes`` ("not a corner") are no card and never offered; a class
+    under 0.5% is noise and left out.
+
+    >>> top_alternatives(np.array([0.7, 0.05, 0.2, 0.05]), 0, ["8D", "8H", "6D"])
+    (('6D', 0.2), ('8H', 0.05))
+    """
+    order = np.argsort(-probs[:len(classes)], kind="stable")
+    return tuple((classes[int(k)], round(float(probs[k]), 4)) for k in order
+                 if int(k) != chosen and probs[k] >= 0.005)[:count]
 
 
 class Detector(Protocol):
@@ -240,6 +263,10 @@ class CardDetector:
             opts.intra_op_num_threads = threads
         opts.log_severity_level = 3
         self.info = _read_info(folder)
+        try:
+            self.calibration = Calibration.from_model_json(read_model_json(folder))
+        except CalibrationError as error:
+            raise ModelError(f"{folder}: {error}") from None
         self.imgsz = imgsz  # None: chosen per photo by input_sizes()
         self._det = ort.InferenceSession(str(det_file), opts, providers=["CPUExecutionProvider"])
         self._det_input = self._det.get_inputs()[0].name
@@ -318,8 +345,13 @@ class CardDetector:
             raise ModelError(f"no {CLASSIFIER_FILE} next to the detector; a one-class detector needs it")
         if len(boxes) == 0:
             return np.zeros((0, len(self.classes) + 1), np.float32)
-        crops = np.stack([crop_corner(image_bgr, b, self.info.crop_margin, (self.info.crop_w, self.info.crop_h))
-                          for b in boxes])
+        return self.classify_crops(np.stack([crop_corner(image_bgr, b, self.info.crop_margin,
+                                                          (self.info.crop_w, self.info.crop_h)) for b in boxes]))
+
+    def classify_crops(self, crops: np.ndarray) -> np.ndarray:
+        """Class probabilities (N, 54) for corner crops already cut (N, crop_h, crop_w, 3 BGR uint8)."""
+        if self._cls is None:
+            raise ModelError(f"no {CLASSIFIER_FILE} next to the detector; a one-class detector needs it")
         blob = np.ascontiguousarray(crops[..., ::-1].transpose(0, 3, 1, 2)).astype(np.float32) / 255.0
         if not self.tta:
             return _softmax(self._cls.run(None, {self._cls_input: blob})[0])
@@ -345,12 +377,15 @@ class CardDetector:
             cls = probs.argmax(1)
             scores = scores * probs[np.arange(len(cls)), cls]
             ok = (cls < len(self.classes)) & (scores >= conf)
-            boxes, scores, cls = boxes[ok], scores[ok], cls[ok]
+            boxes, scores, cls, probs = boxes[ok], scores[ok], cls[ok], probs[ok]
         else:
             keep = nms(boxes, scores, self.info.nms_iou)[:100]
             boxes, scores, cls = boxes[keep], scores[keep], cls[keep]
+            probs = None
         order = np.argsort(-scores)
-        return [Corner(self.classes[int(cls[i])], round(float(scores[i]), 4), _pixel_box(boxes[i])) for i in order]
+        return [Corner(self.classes[int(cls[i])], round(float(scores[i]), 4), _pixel_box(boxes[i]),
+                       () if probs is None else top_alternatives(probs[i], int(cls[i]), self.classes))
+                for i in order]
 
     def cards(self, image_bgr: np.ndarray, conf: float = 0.25) -> list[str]:
         """Distinct card names seen in a photo, sorted by class order (a quick summary).

@@ -32,21 +32,20 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import cv2
 import numpy as np
 
 from scorer import JOKER, RULE_FAMILIES, RuleSet, get_rules
-from vision.detector import Corner
+from vision.calibration import Calibration
+from vision.detector import MAX_ALTERNATIVES, Corner
 
 #: Centre distance of a card's two indices, in index sizes (sqrt of box area).
 PAIR_RATIO = (1.3, 8.0)
 #: How much better the 180-degree-turned crop must match than the unturned one.
 FLIP_MARGIN = 0.1
-#: Cards whose confidence is below this are marked ``uncertain`` for the user to confirm.
-UNCERTAIN_BELOW = 0.5
 #: One photo shows one card size: pairs whose index distance is this factor off the
 #: photo's typical pair distance are refused, and nearer ones preferred.
 RATIO_SPREAD = 1.3
@@ -69,10 +68,11 @@ class PhysicalCard:
     """One card on the table: its name, confidence, box, and which corners (indexes) it came from.
 
     ``box`` is the union of its corner boxes (for a paired card it spans the card's
-    diagonal). ``uncertain`` asks the user to confirm the card.
+    diagonal). ``uncertain`` asks the user to confirm the card (:mod:`vision.calibration`);
+    ``alternatives`` are the cards it may be instead, likeliest first.
 
-    >>> PhysicalCard("10C", 0.93, (1.0, 2.0, 30.0, 50.0), (0,)).to_dict()["card"]
-    '10C'
+    >>> PhysicalCard("8D", 0.93, (1.0, 2.0, 30.0, 50.0), (0,), alternatives=(("8H", 0.21),)).to_dict()["alternatives"]
+    [{'card': '8H', 'p': 0.21}]
     """
 
     card: str
@@ -81,19 +81,22 @@ class PhysicalCard:
     corners: tuple[int, ...]
     uncertain: bool = False
     clamped: bool = False
+    alternatives: tuple[tuple[str, float], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {"card": self.card, "confidence": round(self.confidence, 4),
                 "box": [round(v, 1) for v in self.box], "corners": list(self.corners),
-                "uncertain": self.uncertain, "clamped": self.clamped}
+                "uncertain": self.uncertain, "clamped": self.clamped,
+                "alternatives": [{"card": name, "p": p} for name, p in self.alternatives]}
 
 
 @dataclass(frozen=True)
 class Pairing:
-    """The physical cards and the faces whose count was clamped to the number of decks."""
+    """The physical cards, the faces whose count was clamped to the decks, and the copies dropped."""
 
     cards: tuple[PhysicalCard, ...]
     clamped: tuple[str, ...] = field(default=())
+    dropped: tuple[PhysicalCard, ...] = field(default=())
 
     def counts(self) -> dict[str, int]:
         """Copies per face, e.g. ``{"6H": 3}``."""
@@ -173,15 +176,20 @@ def copy_limits(rules: RuleSet | None = None) -> tuple[int, int]:
 
 
 def pair_corners(corners: Sequence[Corner], image: np.ndarray | None = None, *, rules: RuleSet | None = None,
-                 uncertain_below: float = UNCERTAIN_BELOW) -> Pairing:
+                 calibration: Calibration | None = None, uncertain_below: float | None = None) -> Pairing:
     """Physical cards from corner detections (photo pixels), best-known pairs first.
 
     ``image`` (BGR, the photo the corners came from) enables the facing test; without it
     two corners are paired on distance alone, which over-pairs copies lying in a row.
     Card confidence: a paired card is as sure as its surer corner, raised a little by the
-    second corner agreeing (1 - (1-a)(1-b)), capped at 1. ``rules`` bound the copies of
-    each face (:func:`copy_limits`).
+    second corner agreeing (1 - (1-a)(1-b)), capped at 1; its alternatives are its
+    corners' averaged. ``rules`` bound the copies of each face (:func:`copy_limits`).
+    ``calibration`` says which cards are doubtful; ``uncertain_below`` overrides its
+    confidence threshold.
     """
+    calibration = calibration or Calibration()
+    if uncertain_below is not None:
+        calibration = replace(calibration, uncertain_below=uncertain_below)
     gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY) if image is not None else None
     by_name: dict[str, list[int]] = defaultdict(list)
     for i, c in enumerate(corners):
@@ -221,7 +229,7 @@ def pair_corners(corners: Sequence[Corner], image: np.ndarray | None = None, *, 
             groups.append((i, j))
         groups.extend((i,) for i in idxs if i not in used)
     groups = merge_four_index(groups, corners)
-    cards = [_card(corners, g, uncertain_below) for g in groups]
+    cards = [_card(corners, g, calibration) for g in groups]
     return _clamp(cards, *copy_limits(rules))
 
 
@@ -260,7 +268,22 @@ def merge_four_index(groups: list[tuple[int, ...]], corners: Sequence[Corner]) -
     return [tuple(sorted(g)) for g in out]
 
 
-def _card(corners: Sequence[Corner], idxs: tuple[int, ...], uncertain_below: float) -> PhysicalCard:
+def merged_alternatives(parts: Sequence[Corner]) -> tuple[tuple[str, float], ...]:
+    """A card's alternatives: its corners' probabilities averaged (a corner not naming one counts 0).
+
+    >>> merged_alternatives([Corner("8D", 0.9, (0, 0, 1, 1), (("8H", 0.3), ("6D", 0.1))),
+    ...                      Corner("8D", 0.9, (5, 5, 6, 6), (("8H", 0.1),))])
+    (('8H', 0.2), ('6D', 0.05))
+    """
+    total: dict[str, float] = defaultdict(float)
+    for p in parts:
+        for name, prob in p.alternatives:
+            total[name] += prob / len(parts)
+    best = sorted(total.items(), key=lambda item: -item[1])[:MAX_ALTERNATIVES]
+    return tuple((name, round(prob, 4)) for name, prob in best)
+
+
+def _card(corners: Sequence[Corner], idxs: tuple[int, ...], calibration: Calibration) -> PhysicalCard:
     parts = [corners[i] for i in idxs]
     miss = 1.0
     for p in parts:
@@ -268,7 +291,9 @@ def _card(corners: Sequence[Corner], idxs: tuple[int, ...], uncertain_below: flo
     conf = min(1.0, max(max(p.confidence for p in parts), 1.0 - miss))
     box = (float(min(p.box[0] for p in parts)), float(min(p.box[1] for p in parts)),
            float(max(p.box[2] for p in parts)), float(max(p.box[3] for p in parts)))
-    return PhysicalCard(parts[0].card, conf, box, tuple(sorted(idxs)), conf < uncertain_below)
+    alternatives = merged_alternatives(parts)
+    return PhysicalCard(parts[0].card, conf, box, tuple(sorted(idxs)), calibration.doubtful(conf, alternatives),
+                        alternatives=alternatives)
 
 
 def _clamp(cards: list[PhysicalCard], decks: int, jokers: int) -> Pairing:
@@ -277,12 +302,14 @@ def _clamp(cards: list[PhysicalCard], decks: int, jokers: int) -> Pairing:
         by_name[c.card].append(c)
     keep: list[PhysicalCard] = []
     clamped: list[str] = []
+    dropped: list[PhysicalCard] = []
     for name, same in by_name.items():
         same.sort(key=lambda c: -c.confidence)
         limit = jokers if name == str(JOKER) else decks
         if len(same) > limit:
             clamped.append(name)
-            same = [PhysicalCard(c.card, c.confidence, c.box, c.corners, True, True) for c in same[:limit]]
+            dropped.extend(same[limit:])
+            same = [replace(c, uncertain=True, clamped=True) for c in same[:limit]]
         keep.extend(same)
     keep.sort(key=lambda c: min(c.corners))
-    return Pairing(tuple(keep), tuple(sorted(clamped)))
+    return Pairing(tuple(keep), tuple(sorted(clamped)), tuple(dropped))

@@ -3,16 +3,22 @@
 ``tiplu detect PHOTO... [--conf X]`` and ``POST /api/detect`` print one JSON object per photo::
 
     {"image": "hand.jpg", "cards": [{"card": "10C", "confidence": 0.93, "box": [x1, y1, x2, y2],
-      "corners": [0, 4], "uncertain": false}], "corners": [{"card", "confidence", "box"}],
-     "groups": [[0, 1, 2], [3]]}
+      "corners": [0, 4], "uncertain": false, "clamped": false,
+      "alternatives": [{"card": "10S", "p": 0.04}]}],
+     "corners": [{"card", "confidence", "box", "alternatives"}],
+     "groups": [[0, 1, 2], [3]],
+     "doubts": [{"kind": "short_meld", "cards": [3, 4], "box": [...], "message": "..."}]}
 
 Boxes are in the photo's pixels. ``corners`` are the raw detections down to ``--conf``;
 each card lists the corner indexes it was built from; ``groups`` hold card indexes.
+``uncertain`` and ``alternatives`` are the detector's doubt (:mod:`vision.calibration`),
+``doubts`` what the rules add (:mod:`vision.doubts`; the verdict's own doubts come with
+``tiplu score``).
 
 >>> from vision.detector import load_detector
 >>> reading = read_photo(np.full((240, 320, 3), 90, np.uint8), load_detector())
 >>> sorted(reading.to_dict()), reading.cards
-(['cards', 'corners', 'groups', 'image'], ())
+(['cards', 'corners', 'doubts', 'groups', 'image'], ())
 """
 
 from __future__ import annotations
@@ -25,9 +31,11 @@ from typing import Any
 import numpy as np
 
 from scorer import RuleSet
+from vision.calibration import Calibration, calibration_of
 from vision.detector import Corner, Detector
+from vision.doubts import Doubt, copy_doubts, faint_doubts, layout_doubts
 from vision.layout import group_cards
-from vision.pairing import UNCERTAIN_BELOW, PhysicalCard, pair_corners
+from vision.pairing import PhysicalCard, copy_limits, pair_corners
 
 DEFAULT_CONF = 0.25
 
@@ -37,7 +45,8 @@ class PhotoReading:
     """What one photo shows: raw corners, physical cards, their groups, and stage timings (ms).
 
     ``clamped`` names faces seen more often than the decks hold (the extras were dropped
-    and the kept copies marked uncertain).
+    and the kept copies marked uncertain); ``doubts`` are what the rules find
+    (:mod:`vision.doubts`).
     """
 
     image: str | None
@@ -46,6 +55,7 @@ class PhotoReading:
     groups: tuple[tuple[int, ...], ...]
     clamped: tuple[str, ...] = ()
     timings: dict[str, float] = field(default_factory=dict, compare=False)
+    doubts: tuple[Doubt, ...] = ()
 
     def card_names(self) -> list[str]:
         return [c.card for c in self.cards]
@@ -59,32 +69,42 @@ class PhotoReading:
         return [i for i, c in enumerate(self.cards) if c.uncertain]
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``tiplu detect`` / ``POST /api/detect`` JSON shape (exactly these five keys)."""
+        """The ``tiplu detect`` / ``POST /api/detect`` JSON shape (exactly these five keys and ``doubts``)."""
         return {"image": self.image,
                 "cards": [c.to_dict() for c in self.cards],
                 "corners": [{"card": c.card, "confidence": round(float(c.confidence), 4),
-                             "box": [round(float(v), 1) for v in c.box]} for c in self.corners],
-                "groups": [list(g) for g in self.groups]}
+                             "box": [round(float(v), 1) for v in c.box],
+                             "alternatives": [{"card": n, "p": p} for n, p in c.alternatives]}
+                            for c in self.corners],
+                "groups": [list(g) for g in self.groups],
+                "doubts": [d.to_dict() for d in self.doubts]}
 
 
 def read_photo(image_bgr: np.ndarray, detector: Detector, conf: float = DEFAULT_CONF, *,
-               name: str | None = None, uncertain_below: float = UNCERTAIN_BELOW,
-               rules: RuleSet | None = None) -> PhotoReading:
+               name: str | None = None, uncertain_below: float | None = None,
+               rules: RuleSet | None = None, calibration: Calibration | None = None) -> PhotoReading:
     """Detect, pair and group the cards of one decoded BGR photo (see :mod:`vision.images`).
 
     The web app calls this with the same detector for every upload. ``rules`` bound the
     copies of each face (:func:`vision.pairing.copy_limits`; default: any rule family).
+    ``calibration`` (default: the detector's model's) decides which cards are uncertain
+    and which corners under ``conf`` still mark a place to look; ``uncertain_below``
+    overrides its confidence threshold.
     """
+    calibration = calibration or calibration_of(detector)
     t0 = time.perf_counter()
-    corners = tuple(detector.detect(image_bgr, conf))
+    found = detector.detect(image_bgr, min(conf, calibration.faint_above))
+    corners = tuple(c for c in found if c.confidence >= conf)
     t1 = time.perf_counter()
-    pairing = pair_corners(corners, image_bgr, rules=rules, uncertain_below=uncertain_below)
+    pairing = pair_corners(corners, image_bgr, rules=rules, calibration=calibration, uncertain_below=uncertain_below)
     t2 = time.perf_counter()
     groups = group_cards(pairing.cards, corners)
     t3 = time.perf_counter()
     cards, laid = _renumber(pairing.cards, groups)
+    doubts = (copy_doubts(cards, pairing.dropped, copy_limits(rules)[0]) + layout_doubts(cards, laid)
+              + faint_doubts(cards, [c for c in found if c.confidence < conf]))
     timings = {"detect_ms": (t1 - t0) * 1000, "pair_ms": (t2 - t1) * 1000, "group_ms": (t3 - t2) * 1000}
-    return PhotoReading(name, corners, cards, laid, pairing.clamped, timings)
+    return PhotoReading(name, corners, cards, laid, pairing.clamped, timings, tuple(doubts))
 
 
 def _renumber(cards: Sequence[PhysicalCard], groups: list[list[int]]

@@ -29,7 +29,7 @@ from scorer.declare import DeclareResult, check_grouping, check_hand
 from scorer.kinds import Scoring
 from scorer.maal import MaalResult, maal_points
 from vision.detector import Detector
-from vision.pairing import UNCERTAIN_BELOW
+from vision.doubts import FAINT_CARD, SHORT_MELD, Doubt, count_doubt, hinge_doubts, missing_card_doubts
 from vision.pipeline import DEFAULT_CONF, PhotoReading, read_photo
 
 #: Which grouping a single verdict judged: the player's own (as laid) or any (the free search).
@@ -155,18 +155,52 @@ def judge_hand(cards: Sequence[Card], rules: RuleSet, *, groups: Sequence[Sequen
     return HandVerdict(search, search_error, laid, as_laid, as_laid_error)
 
 
+def declared_sizes(rules: RuleSet) -> tuple[int, int]:
+    """The card counts of a declared hand: the hand dealt, or with the card drawn (21 or 22).
+
+    >>> from scorer import get_rules
+    >>> declared_sizes(get_rules()), declared_sizes(get_rules("rummy", {"two_decks": True}))
+    ((21, 22), (13, 14))
+    """
+    return rules.hand_size, rules.hand_size + 1
+
+
+def verdict_doubts(names: Sequence[str], doubtful: Sequence[tuple[int, Sequence[str]]], rules: RuleSet, *,
+                   groups: Sequence[Sequence[int]] | None = None, tiplu: Card | None = None,
+                   turned: Card | None = None, players: int | None = None) -> list[Doubt]:
+    """The doubtful cards an alternative of which would flip the verdict (:func:`vision.doubts.hinge_doubts`).
+
+    The verdict is :attr:`HandVerdict.declare` of :func:`judge_hand`, the one that
+    ``tiplu score`` and the photo review show; the scorer decides each try.
+
+    >>> from scorer import get_rules, parse_card
+    >>> hand = "3S 4S 5S 6H 6H 6H 9D 10D JD 2C 3C 4C KS KH KD 7D 8D 9H QC QH 5C 5D".split()
+    >>> [d.message for d in verdict_doubts(hand, [(17, ["9S", "9D"])], get_rules(), tiplu=parse_card("2S"))]
+    ['the hand finishes only if this is 9D, not 9H: please check']
+    """
+    def finishes(cards: Sequence[Card]) -> bool | None:
+        verdict = judge_hand(cards, rules, groups=groups, tiplu=tiplu, turned=turned, players=players).declare
+        return None if verdict is None else verdict.valid
+
+    return hinge_doubts(names, doubtful, finishes)
+
+
 @dataclass(frozen=True)
 class PhotoVerdict:
-    """Reading, declaration verdict (on which grouping) and maal of one photo.
+    """Reading, declaration verdict (on which grouping), maal and doubts of one photo.
 
     ``maal`` is None when the rules score penalties, without a tiplu, or when the cards
     cannot be valued (``maal_error`` says why, e.g. printed jokers seen but not in play).
+    ``doubts`` are the reading's, a card count no declared hand has, the doubtful cards
+    the verdict hangs on, and for a hand one card short the faint corner whose card
+    would finish it (:mod:`vision.doubts`); the verdict is the reading's.
     """
 
     reading: PhotoReading
     hand: HandVerdict
     maal: MaalResult | None
     maal_error: str | None
+    doubts: tuple[Doubt, ...] = ()
 
     @property
     def grouping(self) -> str:
@@ -185,7 +219,7 @@ class PhotoVerdict:
         return self.declare is not None and self.declare.valid
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``tiplu score --json`` shape."""
+        """The ``tiplu score --json`` shape; ``alternatives`` lie along ``cards``."""
         r = self.reading
         declare = self.declare.to_dict() if self.declare is not None else \
             {"valid": False, "route": None, "melds": [], "discard": None, "reason": self.declare_error}
@@ -193,23 +227,39 @@ class PhotoVerdict:
                 "uncertain": [r.cards[i].card for i in r.uncertain], "clamped": list(r.clamped),
                 "grouping": self.grouping, "declare": declare,
                 "maal": self.maal.to_dict() if self.maal is not None else None,
-                "maal_error": self.maal_error}
+                "maal_error": self.maal_error,
+                "alternatives": [[{"card": n, "p": p} for n, p in c.alternatives] for c in r.cards],
+                "doubts": [d.to_dict() for d in self.doubts]}
 
 
 def score_reading(reading: PhotoReading, rules: RuleSet, *, tiplu: Card | None, turned: Card | None = None,
                   seen: bool = True, players: int | None = None) -> PhotoVerdict:
-    """Declaration check (as laid when the photo shows a declaration) and maal of a photo already read."""
+    """Declaration check (as laid when the photo shows a declaration), maal and doubts of a photo already read."""
     cards = [parse_card(n) for n in reading.card_names()]
     hand = judge_hand(cards, rules, groups=reading.groups, tiplu=tiplu, turned=turned, players=players)
     maal, maal_error = None, None
     if rules.scoring is Scoring.MAAL and tiplu is not None:
         maal, maal_error = _attempt(lambda: maal_points(cards, rules, tiplu, seen=seen))
-    return PhotoVerdict(reading, hand, maal, maal_error)
+    doubts = list(reading.doubts)
+    count = count_doubt(len(reading.cards), declared_sizes(rules), [d for d in doubts if d.kind == SHORT_MELD],
+                        reading.uncertain)
+    doubts += [count] if count is not None else []
+    doubtful = sorted((i for i in reading.uncertain if reading.cards[i].alternatives),
+                      key=lambda i: reading.cards[i].confidence)
+    doubts += verdict_doubts(reading.card_names(), [(i, [n for n, _ in reading.cards[i].alternatives])
+                                                    for i in doubtful],
+                             rules, groups=reading.groups, tiplu=tiplu, turned=turned, players=players)
+    if len(reading.cards) + 1 in declared_sizes(rules):
+        def finishes(cards: Sequence[Card]) -> bool | None:  # any grouping: where the card goes is unknown
+            verdict = judge_hand(cards, rules, tiplu=tiplu, turned=turned, players=players).search
+            return verdict is not None and verdict.valid
+        doubts += missing_card_doubts(reading.card_names(), [d for d in doubts if d.kind == FAINT_CARD], finishes)
+    return PhotoVerdict(reading, hand, maal, maal_error, tuple(doubts))
 
 
 def score_photo(image_bgr: np.ndarray, detector: Detector, rules: RuleSet, *, tiplu: Card | None,
                 turned: Card | None = None, seen: bool = True, conf: float = DEFAULT_CONF,
-                uncertain_below: float = UNCERTAIN_BELOW, name: str | None = None) -> PhotoVerdict:
+                uncertain_below: float | None = None, name: str | None = None) -> PhotoVerdict:
     """Photo to verdict in one call: :func:`vision.pipeline.read_photo`, then :func:`score_reading`."""
     reading = read_photo(image_bgr, detector, conf, name=name, uncertain_below=uncertain_below)
     return score_reading(reading, rules, tiplu=tiplu, turned=turned, seen=seen)

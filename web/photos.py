@@ -37,7 +37,8 @@ from scorer.kinds import Scoring, WildSource
 from vision.detector import Detector, ModelError, load_detector
 from vision.images import decode_image
 from vision.pipeline import DEFAULT_CONF, read_photo
-from vision.score import judge_hand
+from vision.doubts import FAINT_CARD, Doubt, count_doubt, missing_card_doubts
+from vision.score import declared_sizes, judge_hand, verdict_doubts
 from web.db import write
 from web.errors import Unavailable
 from web.i18n import _
@@ -325,12 +326,19 @@ def check_cards(session: Mapping[str, Any], payload: Mapping[str, Any]) -> dict[
     """The scorer's answer for cards read from a photo (and corrected by taps).
 
     ``payload``: ``{"cards": ["7H", ...], "purpose": "hand"|"maal"|"penalty"|"tiplu"|"turned",
-    "tiplu": "JC", "turned": "7D", "seen": true, "groups": [[0, 1, 2], ...]}``. Answers
-    ``{"purpose", "cards", ...}`` plus ``verdict`` (a declared hand, the free search of
-    :func:`vision.score.judge_hand`, which ``tiplu score`` uses too) and with ``groups``
-    ``as_laid`` (the same function's verdict on the hand as laid), ``maal``
-    (:func:`scorer.maal.maal_points`) or ``penalty`` (:func:`scorer.rummy.penalty_points`), and
-    ``outline``: for each meld or item, the positions in ``cards`` to draw around.
+    "tiplu": "JC", "turned": "7D", "seen": true, "groups": [[0, 1, 2], ...],
+    "alternatives": [["8H", "6D"], [], ...], "faint": [{"card": "10S", "box": [x1, y1, x2, y2]}]}``
+    (per card, what a card not yet confirmed may be instead; the reading's faint corners
+    still open). Answers ``{"purpose", "cards", ...}`` plus ``verdict`` (a declared hand,
+    the free search of :func:`vision.score.judge_hand`, which ``tiplu score`` uses too)
+    and with ``groups`` ``as_laid`` (the same function's verdict on the hand as laid),
+    ``maal`` (:func:`scorer.maal.maal_points`) or ``penalty``
+    (:func:`scorer.rummy.penalty_points`), and ``outline``: for each meld or item, the
+    positions in ``cards`` to draw around. A hand of a count no declaration has is not a
+    finish (``verdict.reason`` says why), as ``tiplu score`` says too. For a hand,
+    ``doubts`` (:mod:`vision.doubts`): a card count no declared hand has, the doubtful
+    cards whose alternative would flip the verdict, and for a hand one card short the
+    faint corner whose card would finish it. The verdict stays the cards'.
     """
     purpose = _check_purpose(payload.get("purpose"))
     raw = payload.get("cards") or []
@@ -350,20 +358,31 @@ def check_cards(session: Mapping[str, Any], payload: Mapping[str, Any]) -> dict[
         if rules.wild_source is WildSource.TIPLU and tiplu is None:
             raise PhotoError(_("enter the tiplu first: it decides the wild cards"))
         laid = _laid_groups(payload.get("groups"), len(cards))
-        hand = judge_hand(cards, rules, groups=laid or None, tiplu=tiplu, turned=turned,
-                          players=len(session["players"]))
-        if hand.search is None:
-            raise PhotoError(str(hand.search_error))
+        doubtful = _doubtful(payload.get("alternatives"), len(cards))
+        players = len(session["players"])
+        hand = judge_hand(cards, rules, groups=laid or None, tiplu=tiplu, turned=turned, players=players)
+        count = count_doubt(len(cards), declared_sizes(rules), uncertain=[i for i, _ in doubtful])
+        doubts = ([count] if count else []) + verdict_doubts(
+            names, doubtful, rules, groups=laid or None, tiplu=tiplu, turned=turned, players=players)
+        if len(cards) + 1 in declared_sizes(rules):
+            def finishes(hand: Sequence[Card]) -> bool:
+                free = judge_hand(hand, rules, tiplu=tiplu, turned=turned, players=players).search
+                return free is not None and free.valid
+            doubts += missing_card_doubts(names, _faint(payload.get("faint")), finishes)
+        answer["doubts"] = [d.to_dict() for d in doubts]
+        if hand.search is None:  # a count no declared hand has: not a finish, as tiplu score says
+            answer["verdict"] = {"valid": False, "route": None, "melds": [], "discard": None,
+                                 "reason": hand.search_error, "unmatched": []}
+            return answer
         verdict = hand.search.to_dict()
         verdict["unmatched"] = [str(c) for c in hand.search.unmatched]
         answer["verdict"] = verdict
         answer["outline"] = cards_to_indexes(names, verdict["melds"])
         if hand.laid is not None:
-            if hand.as_laid is None:
-                raise PhotoError(str(hand.as_laid_error))
-            answer["as_laid"] = {"valid": hand.as_laid.valid, "groups": [list(m) for m in hand.laid.melds],
-                                 "discard": None if hand.as_laid.discard is None else str(hand.as_laid.discard),
-                                 "reason": hand.as_laid.reason}
+            as_laid = hand.as_laid
+            answer["as_laid"] = {"valid": bool(as_laid and as_laid.valid), "groups": [list(m) for m in hand.laid.melds],
+                                 "discard": None if as_laid is None or as_laid.discard is None else str(as_laid.discard),
+                                 "reason": hand.as_laid_error if as_laid is None else as_laid.reason}
     elif purpose == "maal":
         if rules.scoring is not Scoring.MAAL:
             raise PhotoError(_("maal belongs to the nepali rules; photograph the cards left in hand instead"))
@@ -383,6 +402,48 @@ def check_cards(session: Mapping[str, Any], payload: Mapping[str, Any]) -> dict[
         answer["penalty"] = penalty
         answer["outline"] = cards_to_indexes(names, penalty["melds"])
     return answer
+
+
+def _doubtful(raw: Any, count: int) -> list[tuple[int, list[str]]]:
+    """(index, alternatives) of the cards not yet confirmed, from the payload's ``alternatives``.
+
+    >>> _doubtful([[], ["8H", "6D"]], 2)
+    [(1, ['8H', '6D'])]
+    """
+    if not raw:
+        return []
+    if (not isinstance(raw, list) or len(raw) != count
+            or not all(isinstance(a, list) and all(isinstance(n, str) for n in a) for a in raw)):
+        raise PhotoError(_('alternatives: give one list of card names per card, e.g. [["8H"], []] for 2 cards'))
+    for names in raw:
+        for name in names:
+            _one_card(name, "alternatives")
+    return [(i, list(names)) for i, names in enumerate(raw) if names]
+
+
+def _faint(raw: Any) -> list[Doubt]:
+    """The payload's faint corners (``[{"card": "10S", "box": [x1, y1, x2, y2]}]``) as doubts.
+
+    >>> [(d.card, d.box) for d in _faint([{"card": "10S", "box": [1, 2, 3, 4]}])]
+    [('10S', (1.0, 2.0, 3.0, 4.0))]
+    """
+    if not raw:
+        return []
+    message = _('faint: give a list like [{"card": "10S", "box": [x1, y1, x2, y2]}]')
+    if not isinstance(raw, list) or not all(isinstance(f, dict) for f in raw):
+        raise PhotoError(message)
+    found = []
+    for item in raw:
+        box = item.get("box")
+        if (not isinstance(box, list) or len(box) != 4
+                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in box)):
+            raise PhotoError(message)
+        card = _one_card(item.get("card"), "faint")
+        if card is None:
+            raise PhotoError(message)
+        x1, y1, x2, y2 = (float(v) for v in box)
+        found.append(Doubt(FAINT_CARD, (), "", box=(x1, y1, x2, y2), card=str(card)))
+    return found
 
 
 def _laid_groups(raw: Any, count: int) -> list[list[int]]:

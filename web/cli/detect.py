@@ -1,7 +1,8 @@
 """``tiplu detect PHOTO... [--conf X]``: the cards in each photo, one JSON object per line.
 
-The shape is :meth:`vision.pipeline.PhotoReading.to_dict`, the same as ``POST /api/detect``.
-A photo that cannot be read is reported on stderr and the command exits 2 after the others.
+The shape is :meth:`vision.pipeline.PhotoReading.to_dict`, the same as ``POST /api/detect``:
+each card with its ``alternatives``, and the ``doubts`` the rules find. A photo that cannot
+be read is reported on stderr and the command exits 2 after the others.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ import argparse
 
 from vision.detector import Detector, ModelError, load_detector
 from vision.images import ImageError, read_image
-from vision.pairing import UNCERTAIN_BELOW
 from vision.pipeline import DEFAULT_CONF, read_photo
 from web.cli._common import ExitCode, Streams
 
@@ -19,8 +19,8 @@ def add_detector_arguments(parser: argparse.ArgumentParser) -> None:
     """Options shared by ``tiplu detect`` and ``tiplu score``."""
     parser.add_argument("--conf", type=float, default=DEFAULT_CONF,
                         help=f"lowest corner confidence to keep (default {DEFAULT_CONF})")
-    parser.add_argument("--uncertain-below", type=float, default=UNCERTAIN_BELOW,
-                        help=f"cards under this confidence are marked uncertain (default {UNCERTAIN_BELOW})")
+    parser.add_argument("--uncertain-below", type=float, default=None,
+                        help="cards under this confidence are marked uncertain (default: the model's calibration)")
     parser.add_argument("--model", default=None,
                         help="model folder or detector .onnx (default: $TIPLU_MODEL or the shipped models/)")
     parser.add_argument("--imgsz", type=int, default=None, help="detector input size (default: the model's)")
@@ -30,6 +30,8 @@ def detector_from(args: argparse.Namespace) -> Detector:
     """The detector ``--model`` and ``--imgsz`` ask for, once ``--conf`` is checked too."""
     if not 0.0 <= args.conf <= 1.0:
         raise ModelError(f"--conf {args.conf}: give a confidence between 0 and 1, e.g. 0.25")
+    if args.uncertain_below is not None and not 0.0 <= args.uncertain_below <= 1.0:
+        raise ModelError(f"--uncertain-below {args.uncertain_below}: give a confidence between 0 and 1, e.g. 0.5")
     if args.imgsz is not None and not 32 <= args.imgsz <= 4096:
         raise ModelError(f"--imgsz {args.imgsz}: give an input size between 32 and 4096, e.g. 640")
     return load_detector(args.model, imgsz=args.imgsz)

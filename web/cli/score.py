@@ -1,7 +1,9 @@
 """``tiplu score PHOTO --tiplu JC``: photo to verdict, by :func:`vision.score.score_photo`.
 
 The declaration is judged as laid when the photo shows a laid-out declaration, else by
-the free search (:mod:`vision.score`), and the maal is counted. Exit 0: the hand
+the free search (:mod:`vision.score`), and the maal is counted. The verdict is the
+reading's; below it come the doubts that could change it (a card it hangs on, a card
+count no declared hand has, a meld short of a card, a face read too often). Exit 0: the hand
 finishes; 1: it does not (or the photo does not show a full hand); 2: bad input
 (unreadable photo, unknown option or card), with the message on stderr.
 
@@ -18,6 +20,7 @@ import argparse
 from scorer import format_cards
 from scorer.kinds import WildSource
 from vision.detector import ModelError
+from vision.doubts import FAINT_CARD
 from vision.images import ImageError, read_image
 from vision.score import PhotoVerdict, score_photo
 from web.cli._common import ExitCode, Streams, UsageError, add_rules_arguments, optional_card, rules_from
@@ -37,13 +40,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_detector_arguments(parser)
 
 
+def _with_alternatives(card: str, alternatives: tuple[tuple[str, float], ...]) -> str:
+    """A card and what it may be instead, e.g. ``8D (8H? 6D?)``.
+
+    >>> _with_alternatives("8D", (("8H", 0.21), ("6D", 0.05)))
+    '8D (8H? 6D?)'
+    """
+    return card + (f" ({' '.join(n + '?' for n, _ in alternatives)})" if alternatives else "")
+
+
 def describe(verdict: PhotoVerdict) -> str:
     r = verdict.reading
     lines = [f"cards ({len(r.cards)}): " + " | ".join(" ".join(g) for g in r.grouped_names())]
     if r.uncertain:
-        lines.append("please confirm: " + " ".join(r.cards[i].card for i in r.uncertain))
-    if r.clamped:
-        lines.append("seen more often than the decks hold (extras dropped): " + " ".join(r.clamped))
+        lines.append("please confirm: " + " ".join(_with_alternatives(r.cards[i].card, r.cards[i].alternatives)
+                                                    for i in r.uncertain))
     d = verdict.declare
     if d is None:
         lines.append(f"does not finish: {verdict.declare_error}")
@@ -52,6 +63,16 @@ def describe(verdict: PhotoVerdict) -> str:
         lines.append(text + (f"; discard {d.discard}" if d.discard is not None else ""))
     else:
         lines.append(f"does not finish ({verdict.grouping} grouping): {d.reason}")
+    faint = [d for d in verdict.doubts if d.kind == FAINT_CARD]
+    for doubt in verdict.doubts:
+        if doubt.kind != FAINT_CARD:
+            lines.append(f"check: {doubt.message}")
+    if len(faint) == 1:
+        lines.append(f"check: {faint[0].message}")
+    elif faint:
+        guesses = " ".join(str(d.card) for d in faint)
+        lines.append(f"check: a card may lie in {len(faint)} places too faint to read (perhaps {guesses}); "
+                     f"--json gives their boxes")
     if verdict.maal is not None:
         for item in verdict.maal.items:
             lines.append(f"{item.points:>4}  {item.label}: {format_cards(item.cards)}")

@@ -1,7 +1,9 @@
 /* tiplu photographs: upload a photo (or take one with the table camera), draw the
-   cards the server found over it, let a tap fix a card, show the scorer's answer
-   from the server, and write the cards into the form. No game rule is computed
-   here. Licence: AGPL-3.0-or-later. */
+   cards the server found over it, ask about the doubtful cards first (each with its
+   corner zoomed from the photo and its alternatives as big buttons: one tap to confirm
+   or change), let a tap fix any other card, show the scorer's answer and the doubts
+   the server found, and write the cards into the form. No game rule is computed here:
+   the doubts come from the server. Licence: AGPL-3.0-or-later. */
 (function () {
   "use strict";
   var SVG = "http://www.w3.org/2000/svg";
@@ -14,8 +16,9 @@
     var status = el("photo-status"), body = el("photo-body"), image = el("photo-image");
     var overlay = el("photo-overlay"), list = el("photo-cards"), answerBox = el("photo-answer");
     var removeButton = el("photo-remove"), live = el("camera-live"), view = el("camera-view");
+    var doubtBox = el("photo-doubts");
     var state = { target: null, purpose: "hand", seat: "", photo: null, cards: [], selected: -1,
-                  outline: [], previewing: false, sequence: 0 };
+                  outline: [], previewing: false, sequence: 0, notes: [], answerDoubts: [], added: 0 };
 
     function say(message) { status.textContent = message || ""; }
 
@@ -25,6 +28,9 @@
       state.seat = tools.dataset.seat;
       state.photo = null;
       state.cards = [];
+      state.notes = [];
+      state.answerDoubts = [];
+      state.added = 0;
       state.selected = -1;
       panel.hidden = false;
       body.hidden = true;
@@ -79,10 +85,18 @@
         group.forEach(function (index) { groupOf[index] = g; });
       });
       state.grouped = (data.reading.groups || []).length > 0;
+      var corners = data.reading.corners || [];
       state.cards = data.reading.cards.map(function (c, index) {
-        return { card: c.card, box: c.box, uncertain: !!c.uncertain, fixed: false,
+        var corner = (c.corners || []).map(function (k) { return corners[k]; }).filter(Boolean)
+          .sort(function (a, b) { return b.confidence - a.confidence; })[0];
+        return { card: c.card, box: c.box, corner: corner ? corner.box : c.box, uncertain: !!c.uncertain,
+                 fixed: false, confidence: c.confidence,
+                 alternatives: (c.alternatives || []).map(function (a) { return a.card; }),
                  group: groupOf[index] === undefined ? null : groupOf[index] };
       });
+      state.notes = data.reading.doubts || [];
+      state.answerDoubts = [];
+      state.added = 0;
       state.selected = -1;
       image.src = data.photo.url;
       overlay.setAttribute("viewBox", "0 0 " + data.photo.width + " " + data.photo.height);
@@ -103,6 +117,119 @@
       render();
     }
 
+    function doubtful(card) { return card.uncertain && !card.fixed; }
+
+    /* The reading's doubts still open: none of their cards checked since (a meld of two
+       also closes once a card was added), then the doubts of the last check. */
+    function openNotes() {
+      var fromReading = state.notes.filter(function (note) {
+        if (note.kind === "short_meld" && state.added > 0) return false;
+        return !note.cards.some(function (i) { return !state.cards[i] || state.cards[i].fixed; });
+      });
+      return fromReading.concat(state.answerDoubts);
+    }
+
+    function zoom(canvas, box) {
+      if (!image.complete || !image.naturalWidth) {
+        image.addEventListener("load", function () { zoom(canvas, box); }, { once: true });
+        return;
+      }
+      var w = box[2] - box[0], h = box[3] - box[1], grow = 0.35;
+      var x = Math.max(0, box[0] - grow * w), y = Math.max(0, box[1] - grow * h);
+      var cw = Math.min(image.naturalWidth - x, w * (1 + 2 * grow));
+      var ch = Math.min(image.naturalHeight - y, h * (1 + 2 * grow));
+      var scale = Math.min(canvas.width / cw, canvas.height / ch);
+      var context = canvas.getContext("2d");
+      context.fillStyle = "#fff";
+      context.fillRect(0, 0, canvas.width, canvas.height);
+      context.drawImage(image, x, y, cw, ch, (canvas.width - cw * scale) / 2, (canvas.height - ch * scale) / 2,
+                        cw * scale, ch * scale);
+    }
+
+    function choose(index, name) {
+      var card = state.cards[index];
+      card.card = name;
+      card.fixed = true;
+      card.uncertain = false;
+      if (state.selected === index) state.selected = -1;
+      render();
+      check();
+    }
+
+    function choice(index, name, label, className) {
+      var button = document.createElement("button");
+      button.type = "button";
+      button.className = "doubt-choice " + className;
+      button.dataset.index = index;
+      button.dataset.card = name;
+      button.textContent = label;
+      button.addEventListener("click", function () { choose(index, name); });
+      return button;
+    }
+
+    /* Doubtful cards first: the ones a verdict hangs on, then the least sure. */
+    function renderDoubts() {
+      doubtBox.textContent = "";
+      var notes = openNotes();
+      var faint = notes.filter(function (note) { return note.kind === "faint_card"; }).length;
+      notes.forEach(function (note) {
+        if (note.kind === "faint_card") return;
+        line(doubtBox, note.message, "doubt-note " + note.kind);
+        if (note.kind === "verdict_hinges" && !note.cards.length && note.card) {
+          var add = document.createElement("button");  /* a missed card the verdict hangs on: one tap adds it */
+          add.type = "button";
+          add.className = "doubt-choice add";
+          add.dataset.card = note.card;
+          add.textContent = "+ " + note.card;
+          add.addEventListener("click", function () { state.selected = -1; fix(note.card); });
+          doubtBox.appendChild(add);
+        }
+      });
+      if (faint) line(doubtBox, text.msgFaint.replace("%n", faint), "doubt-note faint_card");
+      var hinges = {};
+      state.answerDoubts.forEach(function (d) { if (d.kind === "verdict_hinges") hinges[d.cards[0]] = true; });
+      var order = state.cards.map(function (c, i) { return i; }).filter(function (i) { return doubtful(state.cards[i]); });
+      order.sort(function (a, b) {
+        return (hinges[b] ? 1 : 0) - (hinges[a] ? 1 : 0) || state.cards[a].confidence - state.cards[b].confidence;
+      });
+      if (!order.length) {
+        if (state.cards.length) line(doubtBox, text.msgAllSure, "muted doubt-none");
+        return;
+      }
+      line(doubtBox, text.msgCheckFirst.replace("%n", order.length), "doubt-head");
+      order.forEach(function (index) {
+        var card = state.cards[index];
+        var row = document.createElement("div");
+        row.className = "doubt-card" + (hinges[index] ? " hinge" : "");
+        row.dataset.index = index;
+        var canvas = document.createElement("canvas");
+        canvas.width = 96;
+        canvas.height = 128;
+        canvas.className = "doubt-zoom";
+        canvas.setAttribute("role", "img");
+        canvas.setAttribute("aria-label", text.msgZoom.replace("%s", card.card));
+        canvas.addEventListener("click", function () { select(index); });
+        zoom(canvas, card.corner || card.box);
+        row.appendChild(canvas);
+        var choices = document.createElement("div");
+        choices.className = "doubt-choices";
+        choices.appendChild(choice(index, card.card, "\u2713 " + card.card, "confirm"));
+        card.alternatives.forEach(function (name) { choices.appendChild(choice(index, name, name, "instead")); });
+        var other = document.createElement("button");
+        other.type = "button";
+        other.className = "doubt-choice other";
+        other.textContent = text.msgOther;
+        other.addEventListener("click", function () {
+          state.selected = index;
+          render();
+          el("photo-grid").scrollIntoView({ block: "center" });
+        });
+        choices.appendChild(other);
+        row.appendChild(choices);
+        doubtBox.appendChild(row);
+      });
+    }
+
     function render() {
       var size = state.photo ? Math.max(state.photo.width, state.photo.height) : 1000;
       var stroke = Math.max(2, size / 300), font = Math.max(12, size / 35);
@@ -118,6 +245,13 @@
         overlay.appendChild(svg("rect", { x: x1, y: y1, width: x2 - x1, height: y2 - y1, rx: stroke * 3,
           fill: "none", stroke: OUTLINE_COLOURS[g % OUTLINE_COLOURS.length], "stroke-width": stroke,
           "stroke-dasharray": stroke * 4 + " " + stroke * 2, "class": "meld-outline" }));
+      });
+      openNotes().forEach(function (note) {
+        if (!note.box) return;
+        var b = note.box, pad = stroke * 4;
+        overlay.appendChild(svg("rect", { x: b[0] - pad, y: b[1] - pad, width: b[2] - b[0] + 2 * pad,
+          height: b[3] - b[1] + 2 * pad, fill: "none", "stroke-width": stroke * 1.5,
+          "stroke-dasharray": stroke * 2 + " " + stroke * 2, "class": "look-here" }));
       });
       state.cards.forEach(function (card, index) {
         if (!card.box) return;
@@ -145,6 +279,7 @@
         list.appendChild(chip);
       });
       removeButton.disabled = state.selected < 0;
+      renderDoubts();
     }
 
     function fieldValue(name) {
@@ -158,7 +293,10 @@
     function check() {
       var mine = ++state.sequence;
       var payload = { cards: state.cards.map(function (c) { return c.card; }), purpose: state.purpose,
-                      tiplu: fieldValue("tiplu"), turned: fieldValue("turned") };
+                      tiplu: fieldValue("tiplu"), turned: fieldValue("turned"),
+                      alternatives: state.cards.map(function (c) { return doubtful(c) ? c.alternatives : []; }),
+                      faint: openNotes().filter(function (n) { return n.kind === "faint_card" && n.card; })
+                        .map(function (n) { return { card: n.card, box: n.box }; }) };
       if (state.grouped && state.purpose === "hand") {
         var groups = {};
         state.cards.forEach(function (c, index) {
@@ -189,6 +327,7 @@
     function answer(data) {
       answerBox.textContent = "";
       state.outline = data.outline || [];
+      state.answerDoubts = data.doubts || [];
       if (data.error) {
         line(answerBox, data.error, "error");
       } else if (data.verdict) {
@@ -220,7 +359,8 @@
         chosen.uncertain = false;
         state.selected = -1;
       } else {
-        state.cards.push({ card: card, box: null, uncertain: false, fixed: true, group: null });
+        state.cards.push({ card: card, box: null, uncertain: false, fixed: true, group: null, alternatives: [] });
+        state.added += 1;
       }
       render();
       check();
@@ -296,7 +436,13 @@
     });
     removeButton.addEventListener("click", function () {
       if (state.selected < 0) return;
-      state.cards.splice(state.selected, 1);
+      var removed = state.selected;
+      state.cards.splice(removed, 1);
+      state.notes = state.notes.filter(function (note) { return note.cards.indexOf(removed) < 0; })
+        .map(function (note) {
+          return Object.assign({}, note, { cards: note.cards.map(function (i) { return i > removed ? i - 1 : i; }) });
+        });
+      state.answerDoubts = [];
       state.selected = -1;
       state.outline = [];
       render();

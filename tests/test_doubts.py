@@ -1,0 +1,231 @@
+"""Doubt in a reading: alternatives, calibrated ``uncertain``, and the doubts the rules find.
+
+The verdict is always the reading's: a doubt names the card it hangs on, it never picks
+the valid reading. Real scorer, real shipped model, real Flask app on a SQLite file.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from io import StringIO
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+from flask.testing import FlaskClient
+
+from scorer import get_rules, parse_card
+from vision.calibration import Calibration, CalibrationError
+from vision.detector import MAX_ALTERNATIVES, MODELS_DIR, Corner, ModelError, load_detector, read_model_json
+from vision.doubts import (FAINT_CARD, HAND_COUNT, SHORT_MELD, TOO_MANY_COPIES, VERDICT_HINGES, copy_doubts, count_doubt,
+                           layout_doubts)
+from vision.images import read_image
+from vision.pairing import PhysicalCard, pair_corners
+from vision.pipeline import PhotoReading, read_photo
+from vision.score import score_reading
+from web.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_images"
+VALID_HAND = "3S 4S 5S 6H 6H 6H 9D 10D JD 2C 3C 4C KS KH KD 7D 8D JC JH 5C 5D".split()
+LAID = tuple(tuple(range(i, i + 3)) for i in range(0, 21, 3))
+DOUBTFUL = 16  # the 8D of the 7D 8D JC meld
+
+
+def laid_reading(names: list[str], doubtful: dict[int, tuple[tuple[str, float], ...]]) -> PhotoReading:
+    """A reading of a hand laid in melds of three, some cards doubtful with their alternatives."""
+    cards = tuple(PhysicalCard(name, 0.4 if i in doubtful else 0.95, (40.0 * i, 0.0, 40.0 * i + 30, 45.0), (i,),
+                               uncertain=i in doubtful, alternatives=doubtful.get(i, ()))
+                  for i, name in enumerate(names))
+    return PhotoReading("laid.jpg", (), cards, LAID)
+
+
+def test_a_false_declaration_stays_false_and_names_the_deciding_card() -> None:
+    names = list(VALID_HAND)
+    names[DOUBTFUL] = "8S"  # read wrong: the hand as read does not finish
+    reading = laid_reading(names, {DOUBTFUL: (("6S", 0.3), ("8D", 0.2))})
+    verdict = score_reading(reading, get_rules(), tiplu=parse_card("JS"), players=4)
+    assert verdict.valid is False, "the verdict is the reading's, never the alternative's"
+    [hinge] = [d for d in verdict.doubts if d.kind == VERDICT_HINGES]
+    assert hinge.cards == (DOUBTFUL,) and (hinge.card, hinge.instead) == ("8S", "8D")
+    assert hinge.message == "the hand finishes only if this is 8D, not 8S: please check"
+    assert verdict.to_dict()["doubts"][-1]["instead"] == "8D"
+
+
+def test_a_valid_declaration_names_the_card_that_would_break_it() -> None:
+    reading = laid_reading(list(VALID_HAND), {DOUBTFUL: (("8S", 0.3),)})
+    verdict = score_reading(reading, get_rules(), tiplu=parse_card("JS"), players=4)
+    assert verdict.valid is True
+    [hinge] = [d for d in verdict.doubts if d.kind == VERDICT_HINGES]
+    assert hinge.message == "the hand finishes only if this is 8D, not 8S: please check"
+
+
+def test_a_sure_card_or_a_harmless_alternative_raises_no_verdict_doubt() -> None:
+    sure = laid_reading(list(VALID_HAND), {})
+    harmless = laid_reading(list(VALID_HAND), {0: (("3S", 0.2),)})  # another 3S changes nothing
+    for reading in (sure, harmless):
+        verdict = score_reading(reading, get_rules(), tiplu=parse_card("JS"), players=4)
+        assert verdict.valid and not verdict.doubts
+
+
+def test_a_fourth_copy_flags_every_copy_and_points_at_the_one_left_out() -> None:
+    corners = [Corner("8H", conf, (100.0 * k, 0.0, 100.0 * k + 10, 15.0)) for k, conf in enumerate((0.9, 0.8, 0.7, 0.6))]
+    pairing = pair_corners(corners)
+    assert [c.card for c in pairing.cards] == ["8H"] * 3 and all(c.uncertain for c in pairing.cards)
+    [doubt] = copy_doubts(pairing.cards, pairing.dropped, 3)
+    assert doubt.kind == TOO_MANY_COPIES and doubt.cards == (0, 1, 2)
+    assert doubt.box == (300.0, 0.0, 310.0, 15.0)
+    assert "4 cards read as 8H" in doubt.message
+
+
+def test_a_meld_of_two_hints_at_a_missed_card_and_the_count_says_where() -> None:
+    names = VALID_HAND[:19]  # the last meld lost a card: 6 melds and JH 5C
+    cards = [PhysicalCard(n, 0.9, (40.0 * i, 0.0, 40.0 * i + 30, 45.0), (i,)) for i, n in enumerate(names)]
+    groups = [list(g) for g in LAID[:6]] + [[18]]
+    assert layout_doubts(cards, groups) == []
+    groups = [list(g) for g in LAID[:6]]
+    cards = cards[:18] + [PhysicalCard("JH", 0.9, (720.0, 0.0, 750.0, 45.0), (18,)),
+                          PhysicalCard("5C", 0.9, (760.0, 0.0, 790.0, 45.0), (19,))]
+    [short] = layout_doubts(cards, groups + [[18, 19]])
+    assert short.kind == SHORT_MELD and short.cards == (18, 19) and short.box == (720.0, 0.0, 790.0, 45.0)
+    count = count_doubt(20, (21, 22), [short])
+    assert count is not None and count.kind == HAND_COUNT and count.box == short.box
+    assert "reads 20 cards" in count.message and "melds of two" in count.message
+    many = count_doubt(23, (21, 22), uncertain=[4])
+    assert many is not None and many.cards == (4,) and "read twice" in many.message
+    assert count_doubt(21, (21, 22)) is None and count_doubt(22, (21, 22)) is None
+
+
+def test_dublees_are_no_short_melds() -> None:
+    cards = [PhysicalCard(n, 0.9, (40.0 * i, 0.0, 40.0 * i + 30, 45.0), (i,)) for i, n in enumerate("7H 7H 9C 9C".split())]
+    assert layout_doubts(cards, [[0, 1], [2, 3]]) == []
+
+
+def test_calibration_comes_from_model_json() -> None:
+    shipped = Calibration.from_model_json(read_model_json(MODELS_DIR))
+    detector = load_detector()
+    assert getattr(detector, "calibration") == shipped
+    assert shipped.doubtful(0.1, ())
+    with pytest.raises(CalibrationError, match="alternative_above"):
+        Calibration.from_model_json({"calibration": {"alternative_above": 2}})
+
+
+def test_a_model_with_bad_calibration_is_a_clear_error(tmp_path: Path) -> None:
+    for name in ("corners.onnx", "corner_classifier.onnx", "classes.txt"):
+        (tmp_path / name).write_bytes((MODELS_DIR / name).read_bytes())
+    info = read_model_json(MODELS_DIR)
+    info["calibration"] = {"uncertain_below": "high"}
+    (tmp_path / "model.json").write_text(json.dumps(info))
+    with pytest.raises(ModelError, match="uncertain_below"):
+        load_detector(tmp_path)
+
+
+def test_every_card_carries_its_alternatives_and_calibrated_doubt() -> None:
+    detector = load_detector()
+    calibration = Calibration.from_model_json(read_model_json(MODELS_DIR))
+    seen = 0
+    for photo in sorted(SAMPLES.glob("*.jpg")):
+        reading = read_photo(read_image(photo), detector, name=photo.name)
+        for card in reading.cards:
+            names = [n for n, _ in card.alternatives]
+            probs = [p for _, p in card.alternatives]
+            assert len(names) <= MAX_ALTERNATIVES and card.card not in names
+            assert probs == sorted(probs, reverse=True) and all(0 < p <= 1 for p in probs)
+            assert card.uncertain is (card.clamped or calibration.doubtful(card.confidence, card.alternatives))
+            seen += bool(names)
+    assert seen, "the classifier offers alternatives for some cards"
+
+
+def tiplu(*args: str) -> subprocess.CompletedProcess[str]:
+    """``tiplu ARGS`` in this process, as a finished process would report it."""
+    out, err = StringIO(), StringIO()
+    code = main(list(args), stdout=out, stderr=err)
+    return subprocess.CompletedProcess(["tiplu", *args], code, out.getvalue(), err.getvalue())
+
+
+def test_tiplu_detect_and_score_print_alternatives_and_doubts() -> None:
+    photo = str(SAMPLES / "declared_hand.jpg")
+    detect = tiplu("detect", photo)
+    assert detect.returncode == 0, detect.stderr
+    reading = json.loads(detect.stdout)
+    assert all("alternatives" in card for card in reading["cards"]) and "doubts" in reading
+    score = tiplu("score", photo, "--tiplu", "5D", "--json")
+    verdict = json.loads(score.stdout)
+    count = len(verdict["cards"])
+    assert any(d["kind"] == HAND_COUNT for d in verdict["doubts"]) is (count not in (21, 22))
+    text = tiplu("score", photo, "--tiplu", "5D").stdout
+    faint = [d for d in verdict["doubts"] if d["kind"] == FAINT_CARD]
+    assert all(f"check: {d['message']}" in text for d in verdict["doubts"] if d not in faint or len(faint) == 1)
+    assert all(d["card"] in text for d in faint)
+
+
+def check(client: FlaskClient, sid: int, **payload: Any) -> Any:
+    return client.post(f"/sessions/{sid}/cards/check", json=payload)
+
+
+def test_the_review_check_keeps_a_false_declaration_and_names_the_deciding_card(
+        client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    names = list(VALID_HAND)
+    names[DOUBTFUL] = "8S"
+    alternatives: list[list[str]] = [[] for _ in names]
+    alternatives[DOUBTFUL] = ["6S", "8D"]
+    body = check(client, sid, cards=names, purpose="hand", tiplu="JS", groups=[list(g) for g in LAID],
+                 alternatives=alternatives).get_json()
+    assert body["verdict"]["valid"] is False and body["as_laid"]["valid"] is False
+    assert body["doubts"] == [{"kind": VERDICT_HINGES, "cards": [DOUBTFUL], "card": "8S", "instead": "8D",
+                               "message": "the hand finishes only if this is 8D, not 8S: please check"}]
+    confirmed = check(client, sid, cards=names, purpose="hand", tiplu="JS", groups=[list(g) for g in LAID]).get_json()
+    assert confirmed["doubts"] == [] and confirmed["verdict"]["valid"] is False
+    short = check(client, sid, cards=VALID_HAND[:20], purpose="hand", tiplu="JS").get_json()
+    assert [d["kind"] for d in short["doubts"]] == [HAND_COUNT]
+    assert short["verdict"]["valid"] is False and "this one has 20" in short["verdict"]["reason"]
+
+
+@pytest.mark.parametrize("alternatives, words", [
+    ("8D", "one list of card names per card"),
+    ([["8D"]], "one list of card names per card"),
+    ([["XX"]] + [[]] * 20, "XX"),
+])
+def test_bad_alternatives_are_explained(client: FlaskClient, make_session: Callable[..., int], alternatives: Any,
+                                        words: str) -> None:
+    response = check(client, make_session(), cards=VALID_HAND, purpose="hand", tiplu="JS", alternatives=alternatives)
+    assert response.status_code == 400
+    assert words in response.get_json()["error"]
+
+
+def test_faint_corners_mark_places_to_look_but_are_no_cards() -> None:
+    detector = load_detector()
+    image = read_image(SAMPLES / "maal_spread.jpg")
+    plain = read_photo(image, detector, 0.25, calibration=Calibration(faint_above=1.0))
+    looking = read_photo(image, detector, 0.25, calibration=Calibration(faint_above=0.1))
+    assert looking.card_names() == plain.card_names() and looking.corners == plain.corners
+    faint = [d for d in looking.doubts if d.kind == "faint_card"]
+    assert not [d for d in plain.doubts if d.kind == "faint_card"]
+    for doubt in faint:
+        assert doubt.box is not None and doubt.confidence is not None and 0.1 <= doubt.confidence < 0.25
+        x, y = (doubt.box[0] + doubt.box[2]) / 2, (doubt.box[1] + doubt.box[3]) / 2
+        assert not any(c.box[0] <= x <= c.box[2] and c.box[1] <= y <= c.box[3] for c in looking.cards)
+        assert doubt.to_dict()["message"].startswith("a card may lie here")
+
+
+def test_a_hand_one_card_short_names_the_faint_card_that_would_finish_it(
+        client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    short = VALID_HAND[:16] + VALID_HAND[17:]  # the 8D of 7D 8D JC was too faint to read
+    faint = [{"card": "KC", "box": [10, 10, 40, 60]}, {"card": "8D", "box": [500, 300, 530, 350]}]
+    body = check(client, sid, cards=short, purpose="hand", tiplu="JS", faint=faint).get_json()
+    assert body["verdict"]["valid"] is False, "the verdict is the cards', not the guess's"
+    hinges = [d for d in body["doubts"] if d["kind"] == VERDICT_HINGES]
+    assert hinges == [{"kind": VERDICT_HINGES, "cards": [], "box": [500.0, 300.0, 530.0, 350.0], "card": "8D",
+                       "message": "the hand finishes only if the card framed here is 8D, too faint to read: "
+                                  "please check"}]
+
+
+@pytest.mark.parametrize("faint", ["10S", [{"card": "10S"}], [{"card": "XX", "box": [1, 2, 3, 4]}],
+                                   [{"card": "10S", "box": [1, 2, True, 4]}]])
+def test_bad_faint_places_are_explained(client: FlaskClient, make_session: Callable[..., int], faint: Any) -> None:
+    response = check(client, make_session(), cards=VALID_HAND[:20], purpose="hand", tiplu="JS", faint=faint)
+    assert response.status_code == 400
+    assert "faint" in response.get_json()["error"]

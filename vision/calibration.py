@@ -1,0 +1,71 @@
+"""When a card read from a photo is doubtful: thresholds measured on held-out photos.
+
+A card is ``uncertain`` (the review asks the player to check it) when its confidence is
+under :attr:`Calibration.uncertain_below`, or when the classifier's next most likely card
+is more likely than :attr:`Calibration.alternative_above` (an 8D that could well be an
+8H is worth one tap even when the box itself is sure). Corners too faint to count as a
+card (under the reading's ``conf``) but at least :attr:`Calibration.faint_above` are
+shown as places where a card may have been missed (:data:`vision.doubts.FAINT_CARD`). Both thresholds were chosen on a
+calibration split of held-out renders and checked on a separate test split
+(``vision/training/calibrate.py``); they live in the model folder's ``model.json`` under
+``"calibration"``, so a new model brings its own. A model without them gets the defaults.
+
+>>> cal = Calibration(uncertain_below=0.5, alternative_above=0.2)
+>>> cal.doubtful(0.9, (("8H", 0.05),)), cal.doubtful(0.9, (("8H", 0.3),)), cal.doubtful(0.4, ())
+(False, True, True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+UNCERTAIN_BELOW = 0.5
+ALTERNATIVE_ABOVE = 1.0
+FAINT_ABOVE = 1.0
+
+
+class CalibrationError(ValueError):
+    """``model.json`` holds calibration numbers tiplu cannot use; the message names them."""
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The two thresholds that make a card doubtful (see the module doc)."""
+
+    uncertain_below: float = UNCERTAIN_BELOW
+    alternative_above: float = ALTERNATIVE_ABOVE
+    faint_above: float = FAINT_ABOVE
+
+    def doubtful(self, confidence: float, alternatives: Sequence[tuple[str, float]]) -> bool:
+        """Should the player check this card?"""
+        runner_up = alternatives[0][1] if alternatives else 0.0
+        return confidence < self.uncertain_below or runner_up > self.alternative_above
+
+    @classmethod
+    def from_model_json(cls, info: Mapping[str, Any]) -> Calibration:
+        """The ``"calibration"`` of a model's ``model.json`` (defaults where it has none).
+
+        >>> Calibration.from_model_json({"calibration": {"uncertain_below": 0.6}}).uncertain_below
+        0.6
+        >>> Calibration.from_model_json({"calibration": {"uncertain_below": "high"}})
+        Traceback (most recent call last):
+        ...
+        vision.calibration.CalibrationError: model.json calibration.uncertain_below: give a number from 0 to 1, not 'high'
+        """
+        raw = info.get("calibration") or {}
+        values: dict[str, float] = {}
+        for name in ("uncertain_below", "alternative_above", "faint_above"):
+            if name in raw:
+                value = raw[name]
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+                    raise CalibrationError(f"model.json calibration.{name}: give a number from 0 to 1, not {value!r}")
+                values[name] = float(value)
+        return cls(**values)
+
+
+def calibration_of(detector: object) -> Calibration:
+    """The calibration a detector's model brought, or the defaults for a backend without one."""
+    found = getattr(detector, "calibration", None)
+    return found if isinstance(found, Calibration) else Calibration()

@@ -1,0 +1,239 @@
+"""Doubts the rules find in a reading, where the pixels alone look sure.
+
+The detector marks a card ``uncertain`` when its own numbers say so
+(:mod:`vision.calibration`). The game knows more: only three decks are in play, a
+declared hand has 21 (or 22) cards, a meld has three cards or more, and a verdict can
+hang on one card. Each such finding is a :class:`Doubt` with a ``kind``, the card
+indexes (and, for something that may be missing, a box) it concerns and a plain message
+that says where to look. A doubt never changes the reading or the verdict: the player
+decides, so a false declaration is still caught.
+
+Kinds: :data:`TOO_MANY_COPIES`, :data:`SHORT_MELD`, :data:`HAND_COUNT`, :data:`VERDICT_HINGES`,
+and :data:`FAINT_CARD` (a corner too faint to count, where no card was read: a card
+may have been missed there).
+
+>>> from vision.pairing import PhysicalCard
+>>> cards = [PhysicalCard(n, 0.9, (10.0 * i, 0.0, 10.0 * i + 8, 12.0), (i,)) for i, n in enumerate("3S 4S 5S 7H 8H".split())]
+>>> [d.kind for d in layout_doubts(cards, [(0, 1, 2), (3, 4)])]
+['short_meld']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from scorer import Card, TipluError, parse_card
+from vision.detector import Corner
+from vision.pairing import PhysicalCard
+
+TOO_MANY_COPIES = "too_many_copies"
+SHORT_MELD = "short_meld"
+HAND_COUNT = "hand_count"
+VERDICT_HINGES = "verdict_hinges"
+FAINT_CARD = "faint_card"
+#: A hand this many cards off the declared sizes is a miscount; further off, no declaration.
+COUNT_SLACK = 2
+#: At most this many doubtful cards are tried with their alternatives (each try is one
+#: declare check), the least confident first.
+MAX_HINGE_TRIES = 8
+
+Box = tuple[float, float, float, float]
+
+
+@dataclass(frozen=True)
+class Doubt:
+    """One thing the player should check: what kind, which cards (indexes), where, and why.
+
+    ``box`` (photo pixels) marks a place to look when no card stands for it (a copy
+    dropped, a meld short of a card, a faint corner, whose ``confidence`` it gives).
+    ``card`` names the card concerned (for a faint corner, the card it looks like) and
+    ``instead`` the alternative that would change the verdict.
+
+    >>> Doubt(VERDICT_HINGES, (4,), "the hand finishes only if this is 8H, not 8D: please check",
+    ...       card="8D", instead="8H").to_dict()["instead"]
+    '8H'
+    """
+
+    kind: str
+    cards: tuple[int, ...]
+    message: str
+    box: Box | None = None
+    card: str | None = None
+    instead: str | None = None
+    confidence: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "cards": list(self.cards), "message": self.message}
+        if self.box is not None:
+            out["box"] = [round(v, 1) for v in self.box]
+        if self.confidence is not None:
+            out["confidence"] = round(self.confidence, 4)
+        if self.card is not None:
+            out["card"] = self.card
+        if self.instead is not None:
+            out["instead"] = self.instead
+        return out
+
+
+def union_box(boxes: Sequence[Sequence[float]]) -> Box:
+    """The smallest box around all of ``boxes``.
+
+    >>> union_box([(0, 0, 5, 5), (3, 1, 9, 4)])
+    (0.0, 0.0, 9.0, 5.0)
+    """
+    return (float(min(b[0] for b in boxes)), float(min(b[1] for b in boxes)),
+            float(max(b[2] for b in boxes)), float(max(b[3] for b in boxes)))
+
+
+def copy_doubts(cards: Sequence[PhysicalCard], dropped: Sequence[PhysicalCard], decks: int) -> list[Doubt]:
+    """More copies of a face than the decks hold: flag every copy, and point at the one left out.
+
+    >>> kept = [PhysicalCard("8H", 0.9, (0.0, 0.0, 5.0, 5.0), (0,), clamped=True)] * 3
+    >>> extra = [PhysicalCard("8H", 0.4, (50.0, 0.0, 55.0, 5.0), (3,))]
+    >>> copy_doubts(kept, extra, 3)[0].message
+    '4 cards read as 8H, but 3 decks hold 3: one of them is another card; check these and the one marked'
+    """
+    doubts = []
+    for name in dict.fromkeys(c.card for c in dropped):
+        same = tuple(i for i, c in enumerate(cards) if c.card == name)
+        left_out = [c.box for c in dropped if c.card == name]
+        seen = len(same) + len(left_out)
+        doubts.append(Doubt(TOO_MANY_COPIES, same,
+                            f"{seen} cards read as {name}, but {decks} decks hold {decks}: one of them is "
+                            f"another card; check these and the one marked", box=union_box(left_out)))
+    return doubts
+
+
+def layout_doubts(cards: Sequence[PhysicalCard], groups: Sequence[Sequence[int]]) -> list[Doubt]:
+    """Groups of two among melds of three or more: a card of that meld may be hidden or missed.
+
+    Only when the photo shows melds (a group of three or more) and not dublees (all pairs).
+    """
+    sizes = [len(g) for g in groups]
+    if not any(n >= 3 for n in sizes):
+        return []
+    doubts = []
+    for group in groups:
+        if len(group) == 2:
+            names = " ".join(cards[i].card for i in group)
+            doubts.append(Doubt(SHORT_MELD, tuple(group),
+                                f"{names} lie together as a meld of two; a meld needs three: "
+                                f"is a card of it hidden or missed here?",
+                                box=union_box([cards[i].box for i in group])))
+    return doubts
+
+
+def faint_doubts(cards: Sequence[PhysicalCard], faint: Sequence[Corner]) -> list[Doubt]:
+    """Corners too faint to count as cards, lying on no card read: places a card may be missed.
+
+    Faint corners close together (centres within an index size) are one place, the
+    surest kept.
+
+    >>> read = [PhysicalCard("7H", 0.9, (0.0, 0.0, 60.0, 90.0), (0,))]
+    >>> faint = [Corner("8H", 0.2, (10, 10, 20, 25)), Corner("KS", 0.18, (200, 10, 210, 25)),
+    ...          Corner("KC", 0.12, (203, 12, 213, 27))]
+    >>> [(d.box, d.confidence) for d in faint_doubts(read, faint)]
+    [((200.0, 10.0, 210.0, 25.0), 0.18)]
+    """
+    def centre(box: Sequence[float]) -> tuple[float, float]:
+        return (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+
+    places: list[Corner] = []
+    for corner in sorted(faint, key=lambda c: -c.confidence):
+        x, y = centre(corner.box)
+        if any(c.box[0] <= x <= c.box[2] and c.box[1] <= y <= c.box[3] for c in cards):
+            continue
+        size = max(corner.box[2] - corner.box[0], corner.box[3] - corner.box[1])
+        if any(abs(x - centre(p.box)[0]) < size and abs(y - centre(p.box)[1]) < size for p in places):
+            continue
+        places.append(corner)
+    return [Doubt(FAINT_CARD, (), f"a card may lie here, too faint to read (perhaps {c.card}): "
+                                  f"add it from the grid if so", box=union_box([c.box]), card=c.card,
+                 confidence=c.confidence)
+            for c in places]
+
+
+def missing_card_doubts(names: Sequence[str], faint: Sequence[Doubt],
+                        finishes: Callable[[Sequence[Card]], bool | None]) -> list[Doubt]:
+    """Faint corners whose card, added to a hand that does not finish, would finish it.
+
+    ``faint`` are :data:`FAINT_CARD` doubts (each names the card it looks like). The
+    verdict stays the reading's; this names the card and the place to check.
+
+    >>> place = Doubt(FAINT_CARD, (), "faint", box=(5.0, 5.0, 9.0, 9.0), card="10S")
+    >>> [d.message for d in missing_card_doubts(["9S", "JS"], [place], lambda cards: len(cards) == 3)]
+    ['the hand finishes only if the card framed here is 10S, too faint to read: please check']
+    """
+    cards = [parse_card(n) for n in names]
+    if finishes(cards) is not False:
+        return []
+    doubts = []
+    for place in faint[:MAX_HINGE_TRIES]:
+        if place.card is None or not finishes(cards + [parse_card(place.card)]):
+            continue
+        doubts.append(Doubt(VERDICT_HINGES, (), f"the hand finishes only if the card framed here is {place.card}, "
+                                                f"too faint to read: please check", box=place.box, card=place.card))
+    return doubts
+
+
+def count_doubt(count: int, sizes: Sequence[int], short: Sequence[Doubt] = (),
+                uncertain: Sequence[int] = ()) -> Doubt | None:
+    """A declared hand read with a card count the rules never deal (e.g. 20 or 23 of 21/22).
+
+    ``short`` (the :data:`SHORT_MELD` doubts) say where a missed card most likely lies;
+    ``uncertain`` (card indexes) which cards may be read twice or not belong.
+
+    >>> count_doubt(20, (21, 22)).message
+    'the hand reads 20 cards; a declared hand has 21 or 22: a card was missed, count the cards in each meld'
+    >>> count_doubt(21, (21, 22)) is None, count_doubt(9, (21, 22)) is None
+    (True, True)
+    """
+    if not count or count in sizes or not min(sizes) - COUNT_SLACK <= count <= max(sizes) + COUNT_SLACK:
+        return None  # far off: not a declared hand at all, which the verdict says
+    wanted = " or ".join(str(n) for n in sizes)
+    if count < min(sizes):
+        where = "look at the melds of two marked" if short else "count the cards in each meld"
+        return Doubt(HAND_COUNT, tuple(i for d in short for i in d.cards),
+                     f"the hand reads {count} cards; a declared hand has {wanted}: a card was missed, {where}",
+                     box=union_box([d.box for d in short if d.box is not None]) if short else None)
+    return Doubt(HAND_COUNT, tuple(uncertain),
+                 f"the hand reads {count} cards; a declared hand has {wanted}: a card was read twice or "
+                 f"one from outside the hand was read; check the cards marked")
+
+
+def hinge_doubts(names: Sequence[str], doubtful: Sequence[tuple[int, Sequence[str]]],
+                 finishes: Callable[[Sequence[Card]], bool | None]) -> list[Doubt]:
+    """Doubtful cards whose alternative would flip the verdict: name the card and the alternative.
+
+    ``doubtful`` holds (index, alternatives) of the cards the player has not confirmed,
+    least sure first; ``finishes`` is the scorer's verdict on a list of cards (None when
+    no verdict can be given: none for the reading means no doubt, and an alternative
+    that cannot be judged, say a fourth copy, does not finish). The verdict of the reading stands; this only says which
+    card it hangs on.
+
+    >>> hand = ["8D", "9D", "10D"]
+    >>> def finishes(cards):
+    ...     return [str(c) for c in cards] == ["8H", "9D", "10D"]
+    >>> [d.message for d in hinge_doubts(hand, [(0, ["8H", "6D"])], finishes)]
+    ['the hand finishes only if this is 8H, not 8D: please check']
+    """
+    cards = [parse_card(n) for n in names]
+    base = finishes(cards)
+    if base is None:
+        return []
+    doubts = []
+    for index, alternatives in list(doubtful)[:MAX_HINGE_TRIES]:
+        for other in alternatives:
+            try:
+                changed = cards[:index] + [parse_card(other)] + cards[index + 1:]
+            except TipluError:
+                continue
+            if bool(finishes(changed)) == base:
+                continue
+            good, bad = (other, names[index]) if not base else (names[index], other)
+            doubts.append(Doubt(VERDICT_HINGES, (index,), f"the hand finishes only if this is {good}, not {bad}: "
+                                                          f"please check", card=names[index], instead=other))
+            break
+    return doubts

@@ -1,0 +1,291 @@
+"""Choose when a card is doubtful, on a calibration split; measure it on a test split.
+
+Two kinds of split. Rendered scenes of designs held out of training (``tiplu generate
+OUT --decks holdout``, a different seed for each split), whose ``geometry/*.json`` say
+which card each corner index belongs to; and the real photos' ``val`` folder (``tiplu
+train import-real``), cut in two by file name (``REAL/val:0`` the first half, ``REAL/val:1``
+the second; photos of one burst sit together). Each photo is read once with nothing
+flagged; every card read is then matched to what it shows (its corners against the
+labelled boxes, IoU 0.5):
+
+* **right**: the card named as it is; **wrong**: another name, a second reading of a card
+  already read (scenes only), or nothing at all (an extra);
+* **missed**: a labelled card with no card read on it (real photos: a labelled name that
+  no card read carries).
+
+The thresholds of :class:`vision.calibration.Calibration` are searched on the
+calibration splits: the pair that flags at least ``--catch`` of the wrong cards with
+the fewest cards flagged (or, if none does, the most wrong cards). On the test splits
+the report gives the share of wrong cards flagged, of right cards flagged and of all
+cards flagged, and the share of photos with no **silent error** (every wrong card
+flagged, by the detector or by a fourth-copy doubt, and ``no_silent_error``: nothing
+missed; ``no_silent_error_pointed``: every missed card inside a doubt's box, a faint
+corner's included), the share of missed cards pointed at, and how many faint-corner
+doubts a photo gets and how many of them lie on a missed card.
+
+Usage::
+
+    python -m vision.training.calibrate --calibrate data/calib data/real/val:0 \
+        --test data/test data/real/val:1 [--write models/model.json]
+
+>>> match_boxes([(0, 0, 10, 10)], [(1, 1, 10, 10), (30, 30, 40, 40)])
+[0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from scorer import get_rules
+from vision.calibration import Calibration
+from vision.detector import Detector, load_detector
+from vision.images import read_image
+from vision.doubts import FAINT_CARD, SHORT_MELD, TOO_MANY_COPIES, count_doubt
+from vision.pipeline import DEFAULT_CONF, PhotoReading, read_photo
+from vision.score import lay_out
+from vision.training.dataset import Sample, iter_samples
+from vision.training.evaluate import box_iou
+
+#: Nothing flagged, every faint corner down to the detector's floor kept as a place to look.
+NOTHING_FLAGGED = Calibration(uncertain_below=0.0, alternative_above=1.0, faint_above=0.1)
+FAINT_GRID = (0.1, 0.125, 0.15, 0.175, 0.2, 0.225)
+#: Share of the faint-corner doubts that must lie on a missed card for them to be shown.
+FAINT_PRECISION = 0.4
+ALWAYS = float("inf")
+BELOW_GRID = (0.0,) + tuple(round(float(x), 3) for x in np.arange(0.25, 0.951, 0.025))
+ABOVE_GRID = tuple(round(float(x), 3) for x in np.arange(0.02, 0.501, 0.02)) + (1.0,)
+
+
+@dataclass(frozen=True)
+class CardCase:
+    """One card read: its confidence, runner-up probability, right or not, and rule-flagged or not."""
+
+    confidence: float
+    runner_up: float
+    right: bool
+    rule_flagged: bool
+
+
+@dataclass(frozen=True)
+class PhotoCase:
+    """One photo: its cards; per missed card what points at it (:data:`ALWAYS`: a rule
+    doubt's box, a number: the surest faint corner on it, -1: nothing); and per faint
+    corner doubt its confidence and whether it lies on a missed card."""
+
+    cards: tuple[CardCase, ...]
+    missed_cover: tuple[float, ...]
+    faint: tuple[tuple[float, bool], ...] = ()
+
+    @property
+    def missed(self) -> int:
+        return len(self.missed_cover)
+
+    def pointed(self, faint_above: float) -> int:
+        """Missed cards a doubt points at when faint corners from ``faint_above`` are shown."""
+        return sum(1 for cover in self.missed_cover if cover >= faint_above)
+
+
+def match_boxes(found: Sequence[Sequence[float]], truth: Sequence[Sequence[float]], iou: float = 0.5) -> list[int]:
+    """For each found box, the index of the labelled box it matches best (IoU >= ``iou``), else -1."""
+    if not len(found) or not len(truth):
+        return [-1] * len(found)
+    ious = box_iou(np.asarray(found, float), np.asarray(truth, float))
+    best = ious.argmax(1)
+    return [int(b) if ious[k, b] >= iou else -1 for k, b in enumerate(best)]
+
+
+def _inside(box: Sequence[float], around: Sequence[float], grow: float = 0.5) -> bool:
+    w, h = around[2] - around[0], around[3] - around[1]
+    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    return (around[0] - grow * w <= cx <= around[2] + grow * w) and (around[1] - grow * h <= cy <= around[3] + grow * h)
+
+
+def photo_case(reading: PhotoReading, geometry: dict[str, Any]) -> PhotoCase:
+    """Match a reading (read with :data:`NOTHING_FLAGGED`) to the photo's labelled cards."""
+    boxes = geometry["boxes"]
+    owner = match_boxes([c.box for c in reading.corners], [b["bbox"] for b in boxes])
+    names = {b["card_id"]: b["name"] for b in boxes}
+    doubts = list(reading.doubts)
+    if lay_out(reading.groups, len(reading.cards)).shows_declaration or len(reading.cards) in (20, 22, 23):
+        extra = count_doubt(len(reading.cards), (21, 22), [d for d in doubts if d.kind == SHORT_MELD])
+        doubts += [extra] if extra else []
+    rule_flagged = {i for d in doubts if d.kind == TOO_MANY_COPIES for i in d.cards}
+    taken: set[int] = set()
+    cases = []
+    order = sorted(range(len(reading.cards)), key=lambda i: -reading.cards[i].confidence)
+    right_of: dict[int, bool] = {}
+    for i in order:
+        card = reading.cards[i]
+        ids = Counter(boxes[owner[k]]["card_id"] for k in card.corners if owner[k] >= 0)
+        card_id = ids.most_common(1)[0][0] if ids else None
+        right_of[i] = card_id is not None and card_id not in taken and names[card_id] == card.card
+        if card_id is not None:
+            taken.add(card_id)
+    for i, card in enumerate(reading.cards):
+        runner_up = card.alternatives[0][1] if card.alternatives else 0.0
+        cases.append(CardCase(card.confidence, runner_up, right_of[i], i in rule_flagged))
+    missed_ids = set(names) - taken
+    places = [(d.box, ALWAYS if d.confidence is None else d.confidence) for d in doubts if d.box is not None]
+    cover = tuple(max((level for place, level in places for b in boxes
+                       if b["card_id"] == cid and _inside(b["bbox"], place)), default=-1.0) for cid in missed_ids)
+    faint = tuple((d.confidence, any(_inside(b["bbox"], d.box, 0.0) or _inside(d.box, b["bbox"], 0.0)
+                                     for b in boxes if b["card_id"] in missed_ids))
+                  for d in doubts if d.kind == FAINT_CARD and d.box is not None and d.confidence is not None)
+    return PhotoCase(tuple(cases), cover, faint)
+
+
+def real_case(reading: PhotoReading, sample: Sample, width: int, height: int) -> PhotoCase:
+    """Match a reading of a real photo to its labelled corners (no card links: by name)."""
+    truth = [(b.name, (b.x1 * width, b.y1 * height, b.x2 * width, b.y2 * height)) for b in sample.boxes]
+    owner = match_boxes([c.box for c in reading.corners], [box for _, box in truth])
+    flagged = {i for d in reading.doubts if d.kind == TOO_MANY_COPIES for i in d.cards}
+    cases = []
+    for i, card in enumerate(reading.cards):
+        named = [truth[owner[k]][0] for k in card.corners if owner[k] >= 0]
+        runner_up = card.alternatives[0][1] if card.alternatives else 0.0
+        cases.append(CardCase(card.confidence, runner_up, bool(named) and set(named) == {card.card}, i in flagged))
+    missed = len({name for name, _ in truth} - set(reading.card_names()))
+    return PhotoCase(tuple(cases), (-1.0,) * missed)
+
+
+def read_real(spec: str, detector: Detector, conf: float = DEFAULT_CONF) -> list[PhotoCase]:
+    """Half of a real YOLO folder (``FOLDER:0`` or ``FOLDER:1``), read and matched by name."""
+    folder, _, half = spec.rpartition(":")
+    samples = list(iter_samples(folder))
+    cut = len(samples) // 2
+    chosen = samples[:cut] if half == "0" else samples[cut:]
+    cases = []
+    for sample in chosen:
+        image = read_image(sample.image)
+        reading = read_photo(image, detector, conf, name=sample.image.name, calibration=NOTHING_FLAGGED)
+        cases.append(real_case(reading, sample, image.shape[1], image.shape[0]))
+    return cases
+
+
+def read_any(spec: str, detector: Detector) -> list[PhotoCase]:
+    """A split by its spec: a generated folder, or ``REAL_FOLDER:0`` / ``:1``."""
+    return read_real(spec, detector) if spec[-2:] in (":0", ":1") else read_split(Path(spec), detector)
+
+
+def read_split(folder: Path, detector: Detector, conf: float = DEFAULT_CONF, limit: int | None = None) -> list[PhotoCase]:
+    """Every photo of a generated folder, read once and matched to its labels."""
+    cases = []
+    files = sorted((folder / "geometry").glob("*.json"))[:limit]
+    rules = get_rules("nepali")
+    for k, path in enumerate(files):
+        geometry = json.loads(path.read_text())
+        image = read_image(folder / geometry["image"])
+        reading = read_photo(image, detector, conf, name=path.stem, rules=rules, calibration=NOTHING_FLAGGED)
+        cases.append(photo_case(reading, geometry))
+        if (k + 1) % 20 == 0:
+            print(f"{folder}: {k + 1}/{len(files)} photos", file=sys.stderr, flush=True)
+    return cases
+
+
+def scores(cases: Sequence[PhotoCase], calibration: Calibration) -> dict[str, float]:
+    """Shares of wrong, right and all cards flagged, and of photos without a silent error."""
+    wrong = right = wrong_flagged = right_flagged = 0
+    clean_strict = clean_pointed = 0
+    for photo in cases:
+        silent = False
+        for c in photo.cards:
+            flagged = c.rule_flagged or calibration.doubtful(c.confidence, (("?", c.runner_up),))
+            if c.right:
+                right += 1
+                right_flagged += flagged
+            else:
+                wrong += 1
+                wrong_flagged += flagged
+                silent |= not flagged
+        clean_strict += not silent and photo.missed == 0
+        clean_pointed += not silent and photo.missed == photo.pointed(calibration.faint_above)
+    cards = max(wrong + right, 1)
+    faint = [on_missed for p in cases for level, on_missed in p.faint if level >= calibration.faint_above]
+    return {"photos": len(cases), "cards": wrong + right, "wrong": wrong,
+            "missed": sum(p.missed for p in cases),
+            "missed_pointed": round(sum(p.pointed(calibration.faint_above) for p in cases)
+                                    / max(sum(p.missed for p in cases), 1), 4),
+            "faint_doubts_per_photo": round(len(faint) / max(len(cases), 1), 2),
+            "faint_doubts_on_a_missed_card": round(sum(faint) / max(len(faint), 1), 4),
+            "wrong_flagged": round(wrong_flagged / max(wrong, 1), 4),
+            "right_flagged": round(right_flagged / max(right, 1), 4),
+            "all_flagged": round((wrong_flagged + right_flagged) / cards, 4),
+            "no_silent_error": round(clean_strict / max(len(cases), 1), 4),
+            "no_silent_error_pointed": round(clean_pointed / max(len(cases), 1), 4)}
+
+
+def choose(cases: Sequence[PhotoCase], catch: float) -> Calibration:
+    """The thresholds that flag at least ``catch`` of the wrong cards with the fewest flagged.
+
+    If no pair catches that many, the pair that catches the most (then flags the fewest).
+    Faint corners are shown from the lowest level at which :data:`FAINT_PRECISION` of
+    them lie on a missed card (never, if none does).
+    """
+    best: tuple[bool, float, float] | None = None
+    chosen = Calibration()
+    for below in BELOW_GRID:
+        for above in ABOVE_GRID:
+            cal = Calibration(uncertain_below=below, alternative_above=above)
+            s = scores(cases, cal)
+            enough = s["wrong_flagged"] >= catch
+            key = (enough, -s["all_flagged"] if enough else s["wrong_flagged"], -s["all_flagged"])
+            if best is None or key > best:
+                best, chosen = key, cal
+    for faint_above in FAINT_GRID:
+        shown = [on_missed for p in cases for level, on_missed in p.faint if level >= faint_above]
+        if shown and sum(shown) / len(shown) >= FAINT_PRECISION:
+            return replace(chosen, faint_above=faint_above)
+    return chosen
+
+
+def split_name(spec: str) -> str:
+    """A split's name in the report: the folder and its parent, and the half of a real folder.
+
+    >>> split_name("data/real/val:0"), split_name("/tmp/data/calib")
+    ('real/val:0', 'data/calib')
+    """
+    return "/".join(Path(spec).parts[-2:])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--calibrate", nargs="+", required=True, metavar="SPLIT",
+                        help="generated folders or REAL/val:0 to choose the thresholds on")
+    parser.add_argument("--test", nargs="+", required=True, metavar="SPLIT", help="splits to measure them on")
+    parser.add_argument("--model", default=None)
+    parser.add_argument("--catch", type=float, default=0.9, help="share of wrong cards to flag (default 0.9)")
+    parser.add_argument("--write", type=Path, default=None, help="model.json to write the calibration into")
+    args = parser.parse_args(argv)
+    if set(args.calibrate) & set(args.test):
+        parser.error("a split cannot be both a calibration and a test split")
+    detector = load_detector(args.model)
+    calib = {spec: read_any(spec, detector) for spec in args.calibrate}
+    test = {spec: read_any(spec, detector) for spec in args.test}
+    cal = choose([p for cases in calib.values() for p in cases], args.catch)
+    report: dict[str, Any] = {
+        "uncertain_below": cal.uncertain_below, "alternative_above": cal.alternative_above,
+        "faint_above": cal.faint_above,
+        "method": f"flag >= {args.catch:.0%} of wrong cards on the calibration splits, fewest cards flagged; "
+                  f"faint corners where >= {FAINT_PRECISION:.0%} of them lie on a missed card",
+        "calibration_splits": {split_name(spec): scores(cases, cal) for spec, cases in calib.items()},
+        "test_splits": {split_name(spec): {**scores(cases, cal), "before": scores(cases, Calibration())}
+                        for spec, cases in test.items()}}
+    print(json.dumps(report, indent=2))
+    if args.write:
+        info = json.loads(args.write.read_text())
+        info["calibration"] = report
+        args.write.write_text(json.dumps(info, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
