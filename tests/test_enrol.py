@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from vision.detector import CardDetector
-from vision.enrol import EnrolError, card_names, corner_crops, find_cards
+from vision.training.enrol import EnrolError, card_names, corner_crops, find_cards
 from vision.training.decks import Deck, DeckError, drawn_decks, load_decks
 from vision.training.faces import Face
 

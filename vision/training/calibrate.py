@@ -25,7 +25,7 @@ doubts a photo gets and how many of them lie on a missed card.
 
 Usage::
 
-    python -m vision.training.calibrate --calibrate data/calib data/real/val:0 \
+    tiplu calibrate --calibrate data/calib data/real/val:0 \
         --test data/test data/real/val:1 [--write models/model.json]
 
 >>> match_boxes([(0, 0, 10, 10)], [(1, 1, 10, 10), (30, 30, 40, 40)])
@@ -34,7 +34,6 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections import Counter
@@ -256,36 +255,40 @@ def split_name(spec: str) -> str:
     return "/".join(Path(spec).parts[-2:])
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--calibrate", nargs="+", required=True, metavar="SPLIT",
-                        help="generated folders or REAL/val:0 to choose the thresholds on")
-    parser.add_argument("--test", nargs="+", required=True, metavar="SPLIT", help="splits to measure them on")
-    parser.add_argument("--model", default=None)
-    parser.add_argument("--catch", type=float, default=0.9, help="share of wrong cards to flag (default 0.9)")
-    parser.add_argument("--write", type=Path, default=None, help="model.json to write the calibration into")
-    args = parser.parse_args(argv)
-    if set(args.calibrate) & set(args.test):
-        parser.error("a split cannot be both a calibration and a test split")
-    detector = load_detector(args.model)
-    calib = {spec: read_any(spec, detector) for spec in args.calibrate}
-    test = {spec: read_any(spec, detector) for spec in args.test}
-    cal = choose([p for cases in calib.values() for p in cases], args.catch)
-    report: dict[str, Any] = {
+class CalibrationSplitError(ValueError):
+    """A split given both to choose the thresholds and to test them."""
+
+
+def calibrate(calibration_splits: Sequence[str], test_splits: Sequence[str], *, model: str | None = None,
+              catch: float = 0.9) -> dict[str, Any]:
+    """Choose the thresholds on ``calibration_splits`` and measure them on ``test_splits`` (never the same).
+
+    Returns the report that goes into ``model.json`` under ``"calibration"``.
+    """
+    if set(calibration_splits) & set(test_splits):
+        raise CalibrationSplitError("a split cannot be both a calibration and a test split")
+    detector = load_detector(model)
+    calib = {spec: read_any(spec, detector) for spec in calibration_splits}
+    test = {spec: read_any(spec, detector) for spec in test_splits}
+    cal = choose([p for cases in calib.values() for p in cases], catch)
+    return {
         "uncertain_below": cal.uncertain_below, "alternative_above": cal.alternative_above,
         "faint_above": cal.faint_above,
-        "method": f"flag >= {args.catch:.0%} of wrong cards on the calibration splits, fewest cards flagged; "
+        "method": f"flag >= {catch:.0%} of wrong cards on the calibration splits, fewest cards flagged; "
                   f"faint corners where >= {FAINT_PRECISION:.0%} of them lie on a missed card",
         "calibration_splits": {split_name(spec): scores(cases, cal) for spec, cases in calib.items()},
         "test_splits": {split_name(spec): {**scores(cases, cal), "before": scores(cases, Calibration())}
                         for spec, cases in test.items()}}
-    print(json.dumps(report, indent=2))
-    if args.write:
-        info = json.loads(args.write.read_text())
-        info["calibration"] = report
-        args.write.write_text(json.dumps(info, indent=2) + "\n")
-    return 0
+
+
+def write_calibration(model_json: Path, report: dict[str, Any]) -> None:
+    """Put ``report`` into a model folder's ``model.json`` under ``"calibration"``."""
+    info = json.loads(model_json.read_text())
+    info["calibration"] = report
+    model_json.write_text(json.dumps(info, indent=2) + "\n")
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from web.cli import main
+
+    raise SystemExit(main(["calibrate", *sys.argv[1:]]))

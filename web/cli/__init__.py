@@ -72,6 +72,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("eval-model", "measure a detector on a YOLO-format folder", "eval_model"),
     Command("report", "the model card's evaluation of a detector (all sets)", "report"),
     Command("accumulate", "CPU training that resumes from the committed point", "accumulate"),
+    Command("calibrate", "choose when a card is doubtful, measured on a test split", "calibrate"),
 )
 
 

@@ -1,0 +1,37 @@
+"""``tiplu calibrate --calibrate SPLIT... --test SPLIT... [--write models/model.json]``: when a card is doubtful.
+
+:func:`vision.training.calibrate.calibrate` chooses the thresholds on the calibration
+splits and measures them on the test splits; this module reads the arguments, prints the
+report as JSON and, with ``--write``, stores it in the model's ``model.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from vision.detector import ModelError
+from vision.training.calibrate import CalibrationSplitError, calibrate, write_calibration
+from vision.training.dataset import DatasetError
+from web.cli._common import ExitCode, Streams
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--calibrate", nargs="+", required=True, metavar="SPLIT",
+                        help="generated folders or REAL/val:0 to choose the thresholds on")
+    parser.add_argument("--test", nargs="+", required=True, metavar="SPLIT", help="splits to measure them on")
+    parser.add_argument("--model", default=None, help="model folder (default: the shipped models/)")
+    parser.add_argument("--catch", type=float, default=0.9, help="share of wrong cards to flag (default 0.9)")
+    parser.add_argument("--write", type=Path, default=None, help="model.json to write the calibration into")
+
+
+def run(args: argparse.Namespace, io: Streams) -> int:
+    try:
+        report = calibrate(args.calibrate, args.test, model=args.model, catch=args.catch)
+    except (CalibrationSplitError, DatasetError, ModelError, FileNotFoundError) as error:
+        return io.fail("calibrate", error)
+    io.stdout.write(json.dumps(report, indent=2) + "\n")
+    if args.write:
+        write_calibration(args.write, report)
+    return ExitCode.OK
