@@ -329,7 +329,8 @@ def continue_detector(data: Path, epochs: int, *, imgsz: int = 320, batch: int =
 
 def continue_classifier(data: Sequence[Path], epochs: int, *, decks: str | None = "train", copies: int = 2,
                         face_copies: int = 4, turn_any: float = 0.5, max_images: int | None = None,
-                        folder: Path = RESUME_DIR, out: Path = Path("runs/accumulate/classifier")) -> dict[str, Any]:
+                        folder: Path = RESUME_DIR, out: Path = Path("runs/accumulate/classifier"),
+                        device: str = "cpu") -> dict[str, Any]:
     """Train stage 2 for ``epochs`` more (one cycle peaking at the campaign's rate), then save the resume point.
 
     ``turn_any`` is the share of face crops turned anywhere in 0-360 degrees (rotation-complete).
@@ -342,7 +343,7 @@ def continue_classifier(data: Sequence[Path], epochs: int, *, decks: str | None 
     t0 = time.time()
     best = train_classifier(list(data), epochs=epochs, copies=copies, out=out, weights=start, lr=lr,
                             max_images=max_images, decks=decks, face_copies=face_copies, seed=e0,
-                            turn_any=turn_any)
+                            turn_any=turn_any, device=device)
     import torch
     net = corner_net()
     net.load_state_dict(torch.load(str(out / "last.pt"), map_location="cpu", weights_only=False)["model"])

@@ -44,6 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     cls.add_argument("--face-copies", type=int, default=4)
     cls.add_argument("--turn-any", type=float, default=0.5, help="share of face crops turned 0-360 degrees")
     cls.add_argument("--max-images", type=int, default=None)
+    cls.add_argument("--device", default="cpu", help="cpu or cuda")
     loop = sub.add_parser("loop", help="alternate detector and classifier epochs (background campaign)")
     loop.add_argument("--detector-data", type=Path, default=None, help="data.yaml for stage 1")
     loop.add_argument("--classifier-data", type=Path, nargs="*", default=[], help="YOLO folders for stage 2")
@@ -70,7 +71,7 @@ def run(args: argparse.Namespace, io: Streams) -> int:
         elif args.step == "classifier":
             continue_classifier(args.data, args.epochs, decks=None if args.decks == "none" else args.decks,
                                 copies=args.copies, face_copies=args.face_copies, turn_any=args.turn_any,
-                                max_images=args.max_images, folder=args.resume_dir)
+                                max_images=args.max_images, folder=args.resume_dir, device=args.device)
         elif args.step == "loop":
             campaign(args.detector_data, args.classifier_data, args.rounds, folder=args.resume_dir,
                      decks=None if args.decks == "none" else args.decks, max_images=args.max_images,
