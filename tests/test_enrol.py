@@ -172,6 +172,21 @@ def test_bad_enrolment_arguments_exit_2(photo_files: list[Path], tmp_path: Path)
     assert code == 2 and "13 cards found, 1 to 6 jokers needed" in stderr
 
 
+def test_enrol_can_fine_tune_the_corner_finder_too(photo_files: list[Path], tmp_path: Path) -> None:
+    """``--detector-epochs``: stage 1 trained on scenes of the enrolled cards, exported to ONNX, JSON still clean."""
+    pytest.importorskip("ultralytics")
+    out = tmp_path / "deck"
+    code, stdout, stderr = tiplu("enrol", "--out", out, "--epochs", 1, "--copies", 1, "--detector-epochs", 1,
+                                 "--scenes", 4, "--json", *photo_files[:4])
+    assert code == 0, stderr
+    assert json.loads(stdout)["epochs"] == 1 and "detector epoch 1/1 loss" in stderr
+    assert json.loads((out / INFO_FILE).read_text())["enrolled"]["detector_epochs"] == 1
+    assert (out / "corners.onnx").read_bytes() != (MODELS_DIR / "corners.onnx").read_bytes()
+    photo = cv2.imread(str(photo_files[0]))
+    for size in (320, 640):  # exported with a dynamic input size, as the app needs
+        assert isinstance(load_detector(out, imgsz=size).detect(photo), list)
+
+
 def test_without_the_train_extra_enrol_says_what_to_install(photo_files: list[Path], tmp_path: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "torch", None)  # what a core-only install sees: import torch fails

@@ -26,10 +26,13 @@ what was seen (:class:`EnrolError`).
 from __future__ import annotations
 
 import json
+import logging
 import math
 import shutil
+import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, redirect_stdout
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -40,7 +43,7 @@ import numpy as np
 from scorer import CLASS_NAMES, TipluError
 from vision.detector import (CLASSIFIER_FILE, CROP_H, CROP_MARGIN, CROP_W, DETECTOR_FILE, INFO_FILE, MODELS_DIR,
                              crop_corner, read_model_json)
-from vision.training.faces import Face
+from vision.training.faces import INK_BR, INK_TL, Face
 
 SUITS = ("S", "H", "D", "C")
 SUIT_NAMES = {"S": "spades", "H": "hearts", "D": "diamonds", "C": "clubs"}
@@ -215,6 +218,11 @@ JPEG_SHARE = 0.5
 #: Share of the crops turned any way (cards on a table lie at every angle); the rest turn up to 45 degrees.
 TURN_ANY = 0.25
 MAX_JOKERS = 6
+#: Grey levels from the paper's at which a pixel of an index counts as ink.
+INK_CONTRAST = 50
+#: Stage 1 (optional): whole-table scenes rendered from the enrolled faces, and their kinds.
+SCENES = 60
+SCENE_KINDS = ("declared", "maal_spread", "tunnela", "table")
 JOKER = "JOKER"
 
 
@@ -267,8 +275,14 @@ def card_face(image_bgr: np.ndarray, card: FoundCard, design: str) -> Face:
     indices: what the classifier's face crops are cut from, like a rendered design's faces."""
     upright = straighten(image_bgr, card.outline)
     tl, br = (tuple(int(round(v)) for v in box) for box in card_index_boxes(upright))
+    gray = cv2.cvtColor(upright, cv2.COLOR_BGR2GRAY).astype(np.int16)
+    ink = np.zeros(gray.shape, np.uint8)  # the index glyphs: what differs from the paper (scenes label by it)
+    for (x0, y0, x1, y1), code in ((tl, INK_TL), (br, INK_BR)):
+        patch = gray[y0:y1, x0:x1]
+        if patch.size:
+            ink[y0:y1, x0:x1][np.abs(patch - np.median(gray)) > INK_CONTRAST] = code
     return Face(card.card, design, np.dstack([upright, np.full(upright.shape[:2], 255, np.uint8)]),
-                tl, br, np.zeros(upright.shape[:2], np.uint8))  # type: ignore[arg-type]
+                tl, br, ink)  # type: ignore[arg-type]
 
 
 def read_enrolment(suit_photos: Sequence[Path], jokers: Path | None = None,
@@ -287,22 +301,90 @@ def read_enrolment(suit_photos: Sequence[Path], jokers: Path | None = None,
     return summary, [card_face(image, card, design) for _, _, image, cards in found for card in cards]
 
 
+def enrolled_decks(faces: Sequence[Face]) -> list[Any]:
+    """The faces as :class:`~vision.training.decks.Deck` s (a deck holds one face per card:
+    more jokers make more decks)."""
+    from vision.training.decks import Deck
+
+    decks: list[dict[str, Face]] = []
+    for face in faces:
+        free = next((d for d in decks if face.card not in d), None)
+        if free is None:
+            decks.append(free := {})
+        free[face.card] = face
+    return [Deck(f"enrolled-{k}", d, "enrolled") for k, d in enumerate(decks)]
+
+
+def enrolment_scenes(faces: Sequence[Face], folder: Path, count: int = SCENES, seed: int = 0) -> Path:
+    """``count`` whole-table scenes of the enrolled faces as a YOLO folder (the last tenth for val); its data.yaml."""
+    from vision.training.dataset import write_data_yaml
+    from vision.training.scenes import render_scene
+
+    decks = enrolled_decks(faces)
+    for i in range(count):
+        rng = np.random.default_rng([seed, 12, i])
+        split = folder / ("val" if i >= count - max(1, count // 10) else "train")
+        (split / "images").mkdir(parents=True, exist_ok=True)
+        (split / "labels").mkdir(parents=True, exist_ok=True)
+        shot = render_scene(rng, SCENE_KINDS[i % len(SCENE_KINDS)], decks=decks[:1], designs_per_scene=1)
+        cv2.imwrite(str(split / "images" / f"e{i:04d}.jpg"), shot.image, [cv2.IMWRITE_JPEG_QUALITY, 85])
+        h, w = shot.image.shape[:2]
+        (split / "labels" / f"e{i:04d}.txt").write_text("".join(b.yolo(w, h) + "\n" for b in shot.labels))
+    return write_data_yaml(folder)
+
+
+@contextmanager
+def _quiet_ultralytics() -> Iterator[None]:
+    """Ultralytics logs and prints to stdout, which carries ``tiplu enrol --json``: only its warnings, on stderr."""
+    from ultralytics.utils import LOGGER
+    level, handlers = LOGGER.level, LOGGER.handlers[:]
+    for handler in handlers:
+        LOGGER.removeHandler(handler)
+    LOGGER.addHandler(quiet := logging.StreamHandler(sys.stderr))
+    LOGGER.setLevel(logging.WARNING)
+    try:
+        with redirect_stdout(sys.stderr):
+            yield
+    finally:
+        LOGGER.removeHandler(quiet)
+        for handler in handlers:
+            LOGGER.addHandler(handler)
+        LOGGER.setLevel(level)
+
+
+def fine_tune_detector(base: Path, data: Path, epochs: int, work: Path, *,
+                       progress: Callable[[int, int, float], None] | None = None) -> Path:
+    """Stage 1 of ``base`` rebuilt in torch and trained ``epochs`` on ``data``; the checkpoint to export."""
+    from vision.training.accumulate import (DETECTOR_AUGMENT, _photo_batch, detector_from_onnx,
+                                            ultralytics_checkpoint)
+    from vision.training.train import _ultralytics
+
+    model = detector_from_onnx(base / DETECTOR_FILE, _photo_batch(data.parent / "train"))
+    _, YOLO = _ultralytics()
+    yolo = YOLO(str(ultralytics_checkpoint(model, work / "start.pt")))
+
+    def on_epoch_end(trainer: Any) -> None:
+        if progress is not None and trainer.epoch < epochs:
+            losses = trainer.tloss.values() if isinstance(trainer.tloss, dict) else trainer.tloss
+            progress(trainer.epoch + 1, epochs, float(sum(float(v) for v in losses)) if losses is not None else 0.0)
+
+    yolo.add_callback("on_fit_epoch_end", on_epoch_end)
+    with _quiet_ultralytics():
+        yolo.train(data=str(data), epochs=epochs, imgsz=320, batch=8, device="cpu", workers=0, single_cls=True,
+                   project=str(work.resolve()), name="detector", exist_ok=True, pretrained=True, amp=False,
+                   plots=False, optimizer="SGD", lr0=0.002, lrf=0.5, cos_lr=False, warmup_epochs=0.3, momentum=0.9,
+                   cache=False, val=False, verbose=False, **DETECTOR_AUGMENT)
+    return Path(yolo.trainer.last)
+
+
 def enrolment_crops(faces: Sequence[Face], copies: int = COPIES, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Training crops (N, 48, 32, 3 BGR) and labels: each corner index of each face ``copies``
     times through :func:`~vision.training.train.face_crops` (turned, scaled to table distances,
     on random tables, lit, blurred, noised, 180 degrees), card middles as "not a corner", and
     :data:`JPEG_SHARE` of them through JPEG."""
-    from vision.training.decks import Deck
     from vision.training.train import face_crops
 
-    decks: list[dict[str, Face]] = []
-    for face in faces:  # a deck holds one face per card: more jokers make more decks
-        free = next((d for d in decks if face.card not in d), None)
-        if free is None:
-            decks.append(free := {})
-        free[face.card] = face
-    x, y = face_crops([Deck(f"enrolled-{k}", d, "enrolled") for k, d in enumerate(decks)], copies=copies,
-                      seed=seed, turn_any=TURN_ANY)
+    x, y = face_crops(enrolled_decks(faces), copies=copies, seed=seed, turn_any=TURN_ANY)
     rng = np.random.default_rng(seed)
     for i in np.flatnonzero(rng.random(len(x)) < JPEG_SHARE):
         _, jpeg = cv2.imencode(".jpg", x[i], [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(35, 90))])
@@ -351,13 +433,20 @@ def fine_tune_classifier(base: Path, crops: np.ndarray, labels: np.ndarray, epoc
     return net.eval()
 
 
-def write_model_folder(base: Path, out: Path, net: Any, note: dict[str, Any]) -> list[Path]:
-    """``out`` as a model folder: the base's detector and settings, ``net`` as its classifier, ``note`` as ``"enrolled"``."""
+def write_model_folder(base: Path, out: Path, net: Any, note: dict[str, Any], detector: Path | None = None) -> list[Path]:
+    """``out`` as a model folder: the base's settings, its detector (or ``detector``, a stage-1
+    checkpoint, exported), ``net`` as its classifier, ``note`` as ``"enrolled"``."""
     torch = _torch()
-    from vision.training.train import OPSET
+    from vision.training.train import OPSET, _ultralytics
 
     out.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(base / DETECTOR_FILE, out / DETECTOR_FILE)
+    if detector is None:
+        shutil.copyfile(base / DETECTOR_FILE, out / DETECTOR_FILE)
+    else:
+        _, YOLO = _ultralytics()
+        with _quiet_ultralytics():
+            exported = YOLO(str(detector)).export(format="onnx", imgsz=320, dynamic=True, opset=OPSET, device="cpu")
+        shutil.copyfile(exported, out / DETECTOR_FILE)
     torch.onnx.export(net, (torch.zeros(1, 3, CROP_H, CROP_W),), str(out / CLASSIFIER_FILE), dynamo=False,
                       opset_version=OPSET, input_names=["crops"], output_names=["logits"],
                       dynamic_axes={"crops": {0: "n"}, "logits": {0: "n"}})
@@ -372,6 +461,7 @@ def write_model_folder(base: Path, out: Path, net: Any, note: dict[str, Any]) ->
 
 def enrol(suit_photos: Sequence[Path], out: Path, *, jokers: Path | None = None, base: Path = MODELS_DIR,
           design: str | None = None, epochs: int = EPOCHS, copies: int = COPIES, seed: int = 0,
+          detector_epochs: int = 0, scenes: int = SCENES, work: Path | None = None,
           say: Callable[[str], None] | None = None) -> Enrolment:
     """Learn a deck from its suit photos (and jokers photo) and write the model folder ``out``.
 
@@ -387,8 +477,11 @@ def enrol(suit_photos: Sequence[Path], out: Path, *, jokers: Path | None = None,
             raise EnrolError(f"{base}: no {needed}; enrolment starts from a two-stage model folder (e.g. models/)")
     if out.resolve() == base.resolve():
         raise EnrolError(f"{out}: that is the base model's folder; write the enrolled model to a new folder")
-    if epochs < 1 or copies < 1:
-        raise EnrolError(f"epochs ({epochs}) and copies ({copies}) must be at least 1")
+    if epochs < 1 or copies < 1 or detector_epochs < 0:
+        raise EnrolError(f"epochs ({epochs}) and copies ({copies}) must be at least 1, detector epochs "
+                         f"({detector_epochs}) at least 0")
+    if detector_epochs and scenes < 2:
+        raise EnrolError(f"{scenes} scenes: stage 1 needs at least 2 (one to train on, one to check)")
     _torch()
     photos, faces = read_enrolment(suit_photos, jokers, design)
     crops, labels = enrolment_crops(faces, copies, seed)
@@ -400,10 +493,22 @@ def enrol(suit_photos: Sequence[Path], out: Path, *, jokers: Path | None = None,
             say(f"epoch {epoch}/{total} loss {loss:.3f} ({time.monotonic() - started:.0f} s)")
 
     net = fine_tune_classifier(base, crops, labels, epochs, seed=seed, progress=epoch_done)
+    detector = None
+    if detector_epochs:
+        work = Path(work or out.parent / f".{out.name}-work")
+        data = enrolment_scenes(faces, work / "scenes", scenes, seed)
+        if say:
+            say(f"{scenes} scenes of the enrolled cards rendered ({time.monotonic() - started:.0f} s)")
+
+        def detector_epoch_done(epoch: int, total: int, loss: float) -> None:
+            if say:
+                say(f"detector epoch {epoch}/{total} loss {loss:.3f} ({time.monotonic() - started:.0f} s)")
+
+        detector = fine_tune_detector(base, data, detector_epochs, work, progress=detector_epoch_done)
     date = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     note = {"design": design, "photos": [asdict(p) for p in photos], "date": date, "crops": len(crops),
-            "epochs": epochs, "seconds": round(time.monotonic() - started, 1)}
-    write_model_folder(base, out, net, note)
+            "epochs": epochs, "detector_epochs": detector_epochs, "seconds": round(time.monotonic() - started, 1)}
+    write_model_folder(base, out, net, note, detector)
     return Enrolment(str(out), design, tuple(photos), len(crops), epochs, round(time.monotonic() - started, 1), date)
 
 
