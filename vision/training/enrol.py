@@ -16,6 +16,10 @@ through JPEG (:func:`enrolment_crops`); stage 2, rebuilt from the base model's O
 normal ``tiplu-corners-v1`` model folder is written (the base detector copied, the new
 classifier, ``model.json`` with an ``"enrolled"`` note). ``tiplu enrol`` runs it.
 
+Where the corner finder (stage 1) misses a design's corners, ``detector_epochs`` also
+fine-tunes it, rebuilt from the base ONNX (:func:`~vision.training.accumulate.detector_from_onnx`),
+on whole-table scenes rendered from the enrolled faces (:func:`enrolment_scenes`).
+
 A photo that does not show 13 cards is refused with a message naming the photo and
 what was seen (:class:`EnrolError`).
 
