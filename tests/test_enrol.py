@@ -1,20 +1,29 @@
-"""Enrolment's first half: the 13 cards of a suit photo found, named by place, their corners cut.
+"""Enrolment: the 13 cards of a suit photo found, named by place, their corners cut; then
+``tiplu enrol`` learns the design and writes a model folder that the detector loads.
 
-The photos are composed here from a design's rendered faces (the held-out nicu-white
-when its package is installed, else an OpenCV-drawn deck), laid 5-5-3 and a little
-turned on a felt-like table; the shipped classifier reads the corners that were cut.
+The photos are composed from a design's rendered faces (the held-out nicu-white when its
+package is installed, else an OpenCV-drawn deck) by :func:`compose_suit_photo`, laid
+5-5-3 and a little turned on a felt-like table; the shipped classifier reads the corners
+that were cut. The enrolment run here is tiny (1 epoch, 2 crops per index): it checks the
+whole path, not the accuracy (that is measured in the model card).
 """
 
 from __future__ import annotations
+
+import json
+import re
+import sys
+from io import StringIO
+from pathlib import Path
 
 import cv2
 import numpy as np
 import pytest
 
-from vision.detector import CardDetector
-from vision.training.enrol import EnrolError, card_names, corner_crops, find_cards
+from vision.detector import INFO_FILE, MODELS_DIR, CardDetector, load_detector
 from vision.training.decks import Deck, DeckError, drawn_decks, load_decks
-from vision.training.faces import Face
+from vision.training.enrol import EnrolError, card_names, compose_suit_photo, corner_crops, find_cards
+from web.cli import main
 
 #: Share of the enrolment corners the shipped classifier must name right (nicu-white: 96 of 104).
 CLASSIFIED_FLOOR = 0.85
@@ -27,31 +36,12 @@ def held_out_deck() -> Deck:
         return drawn_decks()[0]
 
 
-def lay_out(faces: list[Face], rng: np.random.Generator, card_w: int = 150) -> tuple[np.ndarray, list[tuple[float, float]]]:
-    """A 1280x960 photo of the faces in rows of five, each turned up to 8 degrees; their centres."""
-    photo = np.clip(np.full((960, 1280, 3), (60, 110, 40), int) + rng.integers(-12, 12, (960, 1280, 3)), 0, 255)
-    centres = []
-    for k, face in enumerate(faces):
-        row, col = divmod(k, 5)
-        small = cv2.resize(face.image, None, fx=card_w / face.image.shape[1], fy=card_w / face.image.shape[1],
-                           interpolation=cv2.INTER_AREA)
-        h, w = small.shape[:2]
-        cx, cy = 140 + col * 250 + rng.uniform(-15, 15), 150 + row * 300 + rng.uniform(-15, 15)
-        turn = cv2.getRotationMatrix2D((w / 2, h / 2), float(rng.uniform(-8, 8)), 1.0)
-        turn[:, 2] += (cx - w / 2, cy - h / 2)
-        laid = cv2.warpAffine(small, turn, (1280, 960), borderValue=(0, 0, 0, 0))
-        alpha = laid[:, :, 3:4] / 255.0
-        photo = photo * (1 - alpha) + laid[:, :, :3] * alpha
-        centres.append((cx, cy))
-    return photo.astype(np.uint8), centres
-
-
 @pytest.fixture(scope="module")
 def suit_photos() -> list[tuple[str, np.ndarray, list[tuple[float, float]]]]:
     deck, rng = held_out_deck(), np.random.default_rng(7)
     photos = []
     for suit in "SHDC":
-        photo, centres = lay_out([deck.faces[name] for name in card_names(suit)], rng)
+        photo, centres = compose_suit_photo([deck.faces[name] for name in card_names(suit)], rng)
         photos.append((suit, photo, centres))
     return photos
 
@@ -88,3 +78,117 @@ def test_a_photo_without_13_cards_is_refused_by_name(suit_photos: list[tuple[str
         find_cards(np.full((480, 640, 3), 200, np.uint8), "S", "blank.jpg")
     with pytest.raises(EnrolError, match="suit 'X'"):
         find_cards(photo, "X", "clubs.jpg")
+
+
+SuitPhotos = list[tuple[str, np.ndarray, list[tuple[float, float]]]]
+
+
+def tiplu(*argv: object) -> tuple[int, str, str]:
+    out, err = StringIO(), StringIO()
+    code = main([str(a) for a in argv], stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def photo_files(suit_photos: SuitPhotos, tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """The four suit photos as JPEG files, in enrolment order, then a jokers photo."""
+    folder = tmp_path_factory.mktemp("enrol-photos")
+    paths = []
+    for (suit, photo, _), name in zip(suit_photos, ("spades", "hearts", "diamonds", "clubs")):
+        paths.append(folder / f"{name}.jpg")
+        cv2.imwrite(str(paths[-1]), photo, [cv2.IMWRITE_JPEG_QUALITY, 90])
+    deck = held_out_deck()
+    joker = deck.faces.get("JOKER") or deck.faces["KS"]
+    paths.append(folder / "jokers.jpg")
+    cv2.imwrite(str(paths[-1]), compose_suit_photo([joker, joker], np.random.default_rng(3))[0])
+    return paths
+
+
+@pytest.fixture(scope="module")
+def enrolled(photo_files: list[Path], tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, str]:
+    """A tiny enrolment run through the CLI: the model folder, its JSON summary and its stderr."""
+    pytest.importorskip("torch")
+    out = tmp_path_factory.mktemp("enrolled") / "grandma"
+    code, stdout, stderr = tiplu("enrol", "--out", out, "--epochs", 1, "--copies", 2, "--jokers", photo_files[4],
+                                 "--json", *photo_files[:4])
+    assert code == 0, stderr
+    return out, json.loads(stdout), stderr
+
+
+def test_enrol_reports_the_cards_found_per_photo_and_the_time(enrolled: tuple[Path, dict, str],
+                                                             photo_files: list[Path]) -> None:
+    out, summary, stderr = enrolled
+    assert [(p["photo"], p["shows"], len(p["cards"])) for p in summary["photos"]] == [
+        (str(photo_files[0]), "spades", 13), (str(photo_files[1]), "hearts", 13),
+        (str(photo_files[2]), "diamonds", 13), (str(photo_files[3]), "clubs", 13), (str(photo_files[4]), "jokers", 2)]
+    assert summary["photos"][2]["cards"] == card_names("D")
+    assert summary["design"] == "grandma" and summary["epochs"] == 1 and summary["crops"] > 54 * 2 * 2
+    assert 0 < summary["seconds"] < 600
+    assert "epoch 1/1 loss" in stderr
+
+
+def test_the_enrolled_folder_is_a_model_the_detector_and_the_cli_load(enrolled: tuple[Path, dict, str],
+                                                                      suit_photos: SuitPhotos) -> None:
+    out, summary, _ = enrolled
+    info = json.loads((out / INFO_FILE).read_text())
+    assert info["format"] == "tiplu-corners-v1" and info["enrolled"]["design"] == "grandma"
+    assert info["enrolled"]["crops"] == summary["crops"] and info["enrolled"]["base_version"] == "0.2"
+    assert (out / "corners.onnx").read_bytes() == (MODELS_DIR / "corners.onnx").read_bytes()
+    detector = load_detector(out)
+    assert isinstance(detector, CardDetector)
+    suit, photo, _ = suit_photos[0]
+    crops = np.stack([crop for card in find_cards(photo, suit) for crop in corner_crops(photo, card.outline)])
+    assert detector.classify_crops(crops).shape == (26, 54)
+    cv2.imwrite(str(out.parent / "spades.png"), photo)
+    code, stdout, stderr = tiplu("detect", "--model", out, out.parent / "spades.png")
+    assert code == 0, stderr
+    assert json.loads(stdout.splitlines()[0])["corners"]
+
+
+@pytest.mark.parametrize("bad, message", [
+    ("six", r"six.jpg: 6 cards found, 13 needed: lay out the hearts A to K"),
+    ("missing", r"missing.jpg: no such file"),
+    ("text", r"text.jpg: not an image OpenCV can read"),
+])
+def test_a_bad_photo_exits_2_naming_it(bad: str, message: str, photo_files: list[Path], suit_photos: SuitPhotos,
+                                       tmp_path: Path) -> None:
+    path = tmp_path / f"{bad}.jpg"
+    if bad == "six":
+        cv2.imwrite(str(path), suit_photos[1][1][:, :700])
+    elif bad == "text":
+        path.write_text("not a photo")
+    code, stdout, stderr = tiplu("enrol", "--out", tmp_path / "deck", photo_files[0], path, *photo_files[2:4])
+    assert code == 2 and stdout == ""
+    assert re.search(r"^tiplu enrol: .*" + message, stderr), stderr
+    assert not (tmp_path / "deck").exists()
+
+
+def test_bad_enrolment_arguments_exit_2(photo_files: list[Path], tmp_path: Path) -> None:
+    code, _, stderr = tiplu("enrol", "--out", tmp_path / "deck", *photo_files[:3])
+    assert code == 2 and "the following arguments are required: CLUBS" in stderr
+    code, _, stderr = tiplu("enrol", "--out", MODELS_DIR, *photo_files[:4])
+    assert code == 2 and "that is the base model's folder" in stderr
+    code, _, stderr = tiplu("enrol", "--out", tmp_path / "deck", "--jokers", photo_files[0], *photo_files[:4])
+    assert code == 2 and "13 cards found, 1 to 6 jokers needed" in stderr
+
+
+def test_enrol_can_fine_tune_the_corner_finder_too(photo_files: list[Path], tmp_path: Path) -> None:
+    """``--detector-epochs``: stage 1 trained on scenes of the enrolled cards, exported to ONNX, JSON still clean."""
+    pytest.importorskip("ultralytics")
+    out = tmp_path / "deck"
+    code, stdout, stderr = tiplu("enrol", "--out", out, "--epochs", 1, "--copies", 1, "--detector-epochs", 1,
+                                 "--scenes", 4, "--json", *photo_files[:4])
+    assert code == 0, stderr
+    assert json.loads(stdout)["epochs"] == 1 and "detector epoch 1/1 loss" in stderr
+    assert json.loads((out / INFO_FILE).read_text())["enrolled"]["detector_epochs"] == 1
+    assert (out / "corners.onnx").read_bytes() != (MODELS_DIR / "corners.onnx").read_bytes()
+    photo = cv2.imread(str(photo_files[0]))
+    for size in (320, 640):  # exported with a dynamic input size, as the app needs
+        assert isinstance(load_detector(out, imgsz=size).detect(photo), list)
+
+
+def test_without_the_train_extra_enrol_says_what_to_install(photo_files: list[Path], tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "torch", None)  # what a core-only install sees: import torch fails
+    code, _, stderr = tiplu("enrol", "--out", tmp_path / "deck", *photo_files[:4])
+    assert code == 2 and "needs the train extra (torch is missing): pip install -e '.[train]'" in stderr

@@ -5,8 +5,20 @@ order (rows from the top, each left to right), face up and not touching, and
 photographs it. The cards do not overlap, so their outlines are found from the picture
 alone (:func:`find_cards`), even for a design whose corners the detector does not know;
 each card is then straightened and its two corner indices cut out as the classifier sees
-them (:func:`corner_crops`), labelled by position. Those crops are what the classifier
-is fine-tuned on (the second half, not built yet: see the report of issue 12).
+them (:func:`corner_crops`), labelled by position.
+
+:func:`enrol` learns the design from the four suit photos (and, optionally, one of the
+deck's printed jokers): each straightened card becomes a face (:func:`card_face`) that
+the classifier's face-crop augmentation (:func:`vision.training.train.face_crops`: turns,
+table scales, light, blur, noise, 180 degrees) cuts many times, half of the crops also
+through JPEG (:func:`enrolment_crops`); stage 2, rebuilt from the base model's ONNX
+(:func:`vision.training.accumulate.classifier_from_onnx`), is fine-tuned on them, and a
+normal ``tiplu-corners-v1`` model folder is written (the base detector copied, the new
+classifier, ``model.json`` with an ``"enrolled"`` note). ``tiplu enrol`` runs it.
+
+Where the corner finder (stage 1) misses a design's corners, ``detector_epochs`` also
+fine-tunes it, rebuilt from the base ONNX (:func:`~vision.training.accumulate.detector_from_onnx`),
+on whole-table scenes rendered from the enrolled faces (:func:`enrolment_scenes`).
 
 A photo that does not show 13 cards is refused with a message naming the photo and
 what was seen (:class:`EnrolError`).
@@ -17,14 +29,25 @@ what was seen (:class:`EnrolError`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import json
+import logging
+import math
+import shutil
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, redirect_stdout
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
 
-from scorer import TipluError
-from vision.detector import CROP_H, CROP_MARGIN, CROP_W, crop_corner
+from scorer import CLASS_NAMES, TipluError
+from vision.detector import (CLASSIFIER_FILE, CROP_H, CROP_MARGIN, CROP_W, DETECTOR_FILE, INFO_FILE, MODELS_DIR,
+                             crop_corner, read_model_json)
+from vision.training.faces import INK_BR, INK_TL, Face
 
 SUITS = ("S", "H", "D", "C")
 SUIT_NAMES = {"S": "spades", "H": "hearts", "D": "diamonds", "C": "clubs"}
@@ -40,6 +63,7 @@ EDGE_INSET = 0.025
 INDEX_GAP = 0.1
 #: How much a photographed card is padded for the index finder (see :func:`index_box`).
 PAD = 0.2
+Box = tuple[float, float, float, float]
 
 
 class EnrolError(TipluError):
@@ -160,16 +184,20 @@ def index_box(card: np.ndarray) -> tuple[float, float, float, float]:
         return 0.03 * w, 0.03 * h, INDEX_REGION[0] * w, INDEX_REGION[1] * h
 
 
-def index_boxes(image_bgr: np.ndarray, outline: Sequence[Sequence[float]]) -> list[tuple[float, float, float, float]]:
+def card_index_boxes(card: np.ndarray) -> tuple[Box, Box]:
+    """The top-left and bottom-right corner indices of a straightened card, in its pixels."""
+    h, w = card.shape[:2]
+    top = index_box(card)
+    x2, y2, x3, y3 = index_box(np.ascontiguousarray(card[::-1, ::-1]))
+    return top, (w - x3, h - y3, w - x2, h - y2)
+
+
+def index_boxes(image_bgr: np.ndarray, outline: Sequence[Sequence[float]]) -> list[Box]:
     """The card's two corner indices as boxes in photo pixels (x1, y1, x2, y2): the labels
     a detector is fine-tuned on, and where :func:`vision.detector.crop_corner` cuts them."""
     matrix = card_transform(outline)
-    card = cv2.warpPerspective(image_bgr, matrix, CARD_PX)
-    w, h = CARD_PX
-    x0, y0, x1, y1 = index_box(card)
-    x2, y2, x3, y3 = index_box(np.ascontiguousarray(card[::-1, ::-1]))
     boxes = []
-    for bx0, by0, bx1, by1 in ((x0, y0, x1, y1), (w - x3, h - y3, w - x2, h - y2)):
+    for bx0, by0, bx1, by1 in card_index_boxes(cv2.warpPerspective(image_bgr, matrix, CARD_PX)):
         quad = np.array([[[bx0, by0], [bx1, by0], [bx1, by1], [bx0, by1]]], np.float32)
         back = cv2.perspectiveTransform(quad, np.linalg.inv(matrix))[0]
         boxes.append((float(back[:, 0].min()), float(back[:, 1].min()),
@@ -180,3 +208,334 @@ def index_boxes(image_bgr: np.ndarray, outline: Sequence[Sequence[float]]) -> li
 def corner_crops(image_bgr: np.ndarray, outline: Sequence[Sequence[float]]) -> list[np.ndarray]:
     """The card's two corner crops, cut from the photo as the detector cuts a corner it found."""
     return [crop_corner(image_bgr, box, CROP_MARGIN, (CROP_W, CROP_H)) for box in index_boxes(image_bgr, outline)]
+
+
+# The second half: learn the design from the cards found.
+
+#: Augmented crops per corner index of an enrolled card, and the fine-tuning schedule.
+COPIES = 40
+EPOCHS = 6
+LEARNING_RATE = 1e-3
+BATCH = 128
+#: Share of the enrolment crops that also go through JPEG (quality 35-90), as phone photos do.
+JPEG_SHARE = 0.5
+#: Share of the crops turned any way (cards on a table lie at every angle); the rest turn up to 45 degrees.
+TURN_ANY = 0.25
+MAX_JOKERS = 6
+#: Grey levels from the paper's at which a pixel of an index counts as ink.
+INK_CONTRAST = 50
+#: Stage 1 (optional): whole-table scenes rendered from the enrolled faces, and their kinds.
+SCENES = 60
+SCENE_KINDS = ("declared", "maal_spread", "tunnela", "table")
+JOKER = "JOKER"
+
+
+@dataclass(frozen=True)
+class PhotoCards:
+    """What one enrolment photo gave: its path, what it shows (``"spades"`` ... ``"jokers"``) and the cards found."""
+
+    photo: str
+    shows: str
+    cards: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Enrolment:
+    """A model folder written by :func:`enrol`, and how it was made (``model.json``'s ``"enrolled"``)."""
+
+    folder: str
+    design: str
+    photos: tuple[PhotoCards, ...]
+    crops: int
+    epochs: int
+    seconds: float
+    date: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def read_image(path: Path) -> np.ndarray:
+    """A photo file as BGR; :class:`EnrolError` naming it when it is missing or not an image."""
+    if not path.is_file():
+        raise EnrolError(f"{path}: no such file")
+    image = cv2.imread(str(path))
+    if image is None:
+        raise EnrolError(f"{path}: not an image OpenCV can read; give a JPEG or PNG photo")
+    return image
+
+
+def find_jokers(image_bgr: np.ndarray, photo: str = "photo") -> list[FoundCard]:
+    """The printed jokers of a jokers photo (1 to :data:`MAX_JOKERS`, not touching)."""
+    outlines = reading_order(_outlines(image_bgr))
+    if not 1 <= len(outlines) <= MAX_JOKERS:
+        raise EnrolError(f"{photo}: {len(outlines)} cards found, 1 to {MAX_JOKERS} jokers needed: lay out the "
+                         f"deck's printed jokers face up, not touching, on a plain table, and photograph them from above")
+    return [FoundCard(JOKER, tuple((float(x), float(y)) for x, y in outline)) for outline in outlines]
+
+
+def card_face(image_bgr: np.ndarray, card: FoundCard, design: str) -> Face:
+    """A photographed card, straightened, as a :class:`~vision.training.faces.Face` with its two
+    indices: what the classifier's face crops are cut from, like a rendered design's faces."""
+    upright = straighten(image_bgr, card.outline)
+    tl, br = (tuple(int(round(v)) for v in box) for box in card_index_boxes(upright))
+    gray = cv2.cvtColor(upright, cv2.COLOR_BGR2GRAY).astype(np.int16)
+    ink = np.zeros(gray.shape, np.uint8)  # the index glyphs: what differs from the paper (scenes label by it)
+    for (x0, y0, x1, y1), code in ((tl, INK_TL), (br, INK_BR)):
+        patch = gray[y0:y1, x0:x1]
+        if patch.size:
+            ink[y0:y1, x0:x1][np.abs(patch - np.median(gray)) > INK_CONTRAST] = code
+    return Face(card.card, design, np.dstack([upright, np.full(upright.shape[:2], 255, np.uint8)]),
+                tl, br, ink)  # type: ignore[arg-type]
+
+
+def read_enrolment(suit_photos: Sequence[Path], jokers: Path | None = None,
+                   design: str = "enrolled") -> tuple[list[PhotoCards], list[Face]]:
+    """The cards of the four suit photos (spades, hearts, diamonds, clubs) and the jokers photo, as faces."""
+    if len(suit_photos) != len(SUITS):
+        raise EnrolError(f"{len(suit_photos)} suit photos given, 4 needed: spades, hearts, diamonds, clubs, in that order")
+    found: list[tuple[Path, str, np.ndarray, list[FoundCard]]] = []
+    for suit, path in zip(SUITS, suit_photos):
+        image = read_image(Path(path))
+        found.append((Path(path), SUIT_NAMES[suit], image, find_cards(image, suit, str(path))))
+    if jokers is not None:
+        image = read_image(Path(jokers))
+        found.append((Path(jokers), "jokers", image, find_jokers(image, str(jokers))))
+    summary = [PhotoCards(str(path), shows, tuple(c.card for c in cards)) for path, shows, _, cards in found]
+    return summary, [card_face(image, card, design) for _, _, image, cards in found for card in cards]
+
+
+def enrolled_decks(faces: Sequence[Face]) -> list[Any]:
+    """The faces as :class:`~vision.training.decks.Deck` s (a deck holds one face per card:
+    more jokers make more decks)."""
+    from vision.training.decks import Deck
+
+    decks: list[dict[str, Face]] = []
+    for face in faces:
+        free = next((d for d in decks if face.card not in d), None)
+        if free is None:
+            decks.append(free := {})
+        free[face.card] = face
+    return [Deck(f"enrolled-{k}", d, "enrolled") for k, d in enumerate(decks)]
+
+
+def enrolment_scenes(faces: Sequence[Face], folder: Path, count: int = SCENES, seed: int = 0) -> Path:
+    """``count`` whole-table scenes of the enrolled faces as a YOLO folder (the last tenth for val); its data.yaml."""
+    from vision.training.dataset import write_data_yaml
+    from vision.training.scenes import render_scene
+
+    decks = enrolled_decks(faces)
+    for i in range(count):
+        rng = np.random.default_rng([seed, 12, i])
+        split = folder / ("val" if i >= count - max(1, count // 10) else "train")
+        (split / "images").mkdir(parents=True, exist_ok=True)
+        (split / "labels").mkdir(parents=True, exist_ok=True)
+        shot = render_scene(rng, SCENE_KINDS[i % len(SCENE_KINDS)], decks=decks[:1], designs_per_scene=1)
+        cv2.imwrite(str(split / "images" / f"e{i:04d}.jpg"), shot.image, [cv2.IMWRITE_JPEG_QUALITY, 85])
+        h, w = shot.image.shape[:2]
+        (split / "labels" / f"e{i:04d}.txt").write_text("".join(b.yolo(w, h) + "\n" for b in shot.labels))
+    return write_data_yaml(folder)
+
+
+@contextmanager
+def _quiet_ultralytics() -> Iterator[None]:
+    """Ultralytics logs and prints to stdout, which carries ``tiplu enrol --json``: only its warnings, on stderr."""
+    from ultralytics.utils import LOGGER
+    level, handlers = LOGGER.level, LOGGER.handlers[:]
+    for handler in handlers:
+        LOGGER.removeHandler(handler)
+    LOGGER.addHandler(quiet := logging.StreamHandler(sys.stderr))
+    LOGGER.setLevel(logging.WARNING)
+    try:
+        with redirect_stdout(sys.stderr):
+            yield
+    finally:
+        LOGGER.removeHandler(quiet)
+        for handler in handlers:
+            LOGGER.addHandler(handler)
+        LOGGER.setLevel(level)
+
+
+def fine_tune_detector(base: Path, data: Path, epochs: int, work: Path, *,
+                       progress: Callable[[int, int, float], None] | None = None) -> Path:
+    """Stage 1 of ``base`` rebuilt in torch and trained ``epochs`` on ``data``; the checkpoint to export."""
+    from vision.training.accumulate import (DETECTOR_AUGMENT, _photo_batch, detector_from_onnx,
+                                            ultralytics_checkpoint)
+    from vision.training.train import _ultralytics
+
+    model = detector_from_onnx(base / DETECTOR_FILE, _photo_batch(data.parent / "train"))
+    _, YOLO = _ultralytics()
+    yolo = YOLO(str(ultralytics_checkpoint(model, work / "start.pt")))
+
+    def on_epoch_end(trainer: Any) -> None:
+        if progress is not None and trainer.epoch < epochs:
+            losses = trainer.tloss.values() if isinstance(trainer.tloss, dict) else trainer.tloss
+            progress(trainer.epoch + 1, epochs, float(sum(float(v) for v in losses)) if losses is not None else 0.0)
+
+    yolo.add_callback("on_fit_epoch_end", on_epoch_end)
+    with _quiet_ultralytics():
+        yolo.train(data=str(data), epochs=epochs, imgsz=320, batch=8, device="cpu", workers=0, single_cls=True,
+                   project=str(work.resolve()), name="detector", exist_ok=True, pretrained=True, amp=False,
+                   plots=False, optimizer="SGD", lr0=0.002, lrf=0.5, cos_lr=False, warmup_epochs=0.3, momentum=0.9,
+                   cache=False, val=False, verbose=False, **DETECTOR_AUGMENT)
+    return Path(yolo.trainer.last)
+
+
+def enrolment_crops(faces: Sequence[Face], copies: int = COPIES, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Training crops (N, 48, 32, 3 BGR) and labels: each corner index of each face ``copies``
+    times through :func:`~vision.training.train.face_crops` (turned, scaled to table distances,
+    on random tables, lit, blurred, noised, 180 degrees), card middles as "not a corner", and
+    :data:`JPEG_SHARE` of them through JPEG."""
+    from vision.training.train import face_crops
+
+    x, y = face_crops(enrolled_decks(faces), copies=copies, seed=seed, turn_any=TURN_ANY)
+    rng = np.random.default_rng(seed)
+    for i in np.flatnonzero(rng.random(len(x)) < JPEG_SHARE):
+        _, jpeg = cv2.imencode(".jpg", x[i], [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(35, 90))])
+        x[i] = cv2.imdecode(jpeg, cv2.IMREAD_COLOR)
+    return x, y
+
+
+def _torch() -> Any:
+    try:
+        import onnx  # noqa: F401  (classifier_from_onnx reads the base weights with it)
+        import torch
+    except ImportError as error:
+        raise EnrolError(f"learning a deck needs the train extra ({error.name} is missing): "
+                         f"pip install -e '.[train]'") from None
+    return torch
+
+
+def fine_tune_classifier(base: Path, crops: np.ndarray, labels: np.ndarray, epochs: int = EPOCHS, *,
+                         seed: int = 0, progress: Callable[[int, int, float], None] | None = None) -> Any:
+    """Stage 2 of the model folder ``base`` rebuilt in torch and fine-tuned on ``crops``;
+    ``progress(epoch, epochs, loss)`` after each epoch. Returns the net in eval mode."""
+    torch = _torch()
+    from vision.training.accumulate import classifier_from_onnx
+    from vision.training.train import _to_tensor
+
+    torch.manual_seed(seed)
+    xt, yt = _to_tensor(crops), torch.from_numpy(labels)
+    net = classifier_from_onnx(base / CLASSIFIER_FILE, xt[torch.randperm(len(xt))[:256]].numpy())
+    opt = torch.optim.AdamW(net.parameters(), lr=LEARNING_RATE, weight_decay=5e-4)
+    steps = math.ceil(len(xt) / BATCH)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=LEARNING_RATE, total_steps=max(1, epochs * steps))
+    loss_fn = torch.nn.CrossEntropyLoss(label_smoothing=0.05)
+    for epoch in range(epochs):
+        net.train()
+        order, total = torch.randperm(len(xt)), 0.0
+        for i in range(steps):
+            idx = order[i * BATCH:(i + 1) * BATCH]
+            opt.zero_grad()
+            loss = loss_fn(net(xt[idx]), yt[idx])
+            loss.backward()
+            opt.step()
+            schedule.step()
+            total += float(loss.detach()) * len(idx)
+        if progress is not None:
+            progress(epoch + 1, epochs, total / len(xt))
+    return net.eval()
+
+
+def write_model_folder(base: Path, out: Path, net: Any, note: dict[str, Any], detector: Path | None = None) -> list[Path]:
+    """``out`` as a model folder: the base's settings, its detector (or ``detector``, a stage-1
+    checkpoint, exported), ``net`` as its classifier, ``note`` as ``"enrolled"``."""
+    torch = _torch()
+    from vision.training.train import OPSET, _ultralytics
+
+    out.mkdir(parents=True, exist_ok=True)
+    if detector is None:
+        shutil.copyfile(base / DETECTOR_FILE, out / DETECTOR_FILE)
+    else:
+        _, YOLO = _ultralytics()
+        with _quiet_ultralytics():
+            exported = YOLO(str(detector)).export(format="onnx", imgsz=320, dynamic=True, opset=OPSET, device="cpu")
+        shutil.copyfile(exported, out / DETECTOR_FILE)
+    torch.onnx.export(net, (torch.zeros(1, 3, CROP_H, CROP_W),), str(out / CLASSIFIER_FILE), dynamo=False,
+                      opset_version=OPSET, input_names=["crops"], output_names=["logits"],
+                      dynamic_axes={"crops": {0: "n"}, "logits": {0: "n"}})
+    (out / "classes.txt").write_text("\n".join(CLASS_NAMES) + "\n")
+    info = read_model_json(base)
+    base_version = info.get("metrics", {}).get("version", "?")
+    info |= {"format": info.get("format", "tiplu-corners-v1"), "metrics": {"version": f"{base_version}+enrolled"},
+             "enrolled": note | {"base": str(base), "base_version": base_version}}
+    (out / INFO_FILE).write_text(json.dumps(info, indent=2) + "\n")
+    return [out / DETECTOR_FILE, out / CLASSIFIER_FILE, out / "classes.txt", out / INFO_FILE]
+
+
+def enrol(suit_photos: Sequence[Path], out: Path, *, jokers: Path | None = None, base: Path = MODELS_DIR,
+          design: str | None = None, epochs: int = EPOCHS, copies: int = COPIES, seed: int = 0,
+          detector_epochs: int = 0, scenes: int = SCENES, work: Path | None = None,
+          say: Callable[[str], None] | None = None) -> Enrolment:
+    """Learn a deck from its suit photos (and jokers photo) and write the model folder ``out``.
+
+    ``say`` gets a progress line after cutting the crops and after each epoch. Raises
+    :class:`EnrolError` for a bad photo (naming it), a base folder without both ONNX
+    files, ``out`` being ``base``, or a missing train extra.
+    """
+    started = time.monotonic()
+    base, out = Path(base), Path(out)
+    design = design or out.name
+    for needed in (DETECTOR_FILE, CLASSIFIER_FILE):
+        if not (base / needed).is_file():
+            raise EnrolError(f"{base}: no {needed}; enrolment starts from a two-stage model folder (e.g. models/)")
+    if out.resolve() == base.resolve():
+        raise EnrolError(f"{out}: that is the base model's folder; write the enrolled model to a new folder")
+    if epochs < 1 or copies < 1 or detector_epochs < 0:
+        raise EnrolError(f"epochs ({epochs}) and copies ({copies}) must be at least 1, detector epochs "
+                         f"({detector_epochs}) at least 0")
+    if detector_epochs and scenes < 2:
+        raise EnrolError(f"{scenes} scenes: stage 1 needs at least 2 (one to train on, one to check)")
+    _torch()
+    photos, faces = read_enrolment(suit_photos, jokers, design)
+    crops, labels = enrolment_crops(faces, copies, seed)
+    if say:
+        say(f"{len(crops)} crops of {len(faces)} cards cut in {time.monotonic() - started:.0f} s")
+
+    def epoch_done(epoch: int, total: int, loss: float) -> None:
+        if say:
+            say(f"epoch {epoch}/{total} loss {loss:.3f} ({time.monotonic() - started:.0f} s)")
+
+    net = fine_tune_classifier(base, crops, labels, epochs, seed=seed, progress=epoch_done)
+    detector = None
+    if detector_epochs:
+        work = Path(work or out.parent / f".{out.name}-work")
+        data = enrolment_scenes(faces, work / "scenes", scenes, seed)
+        if say:
+            say(f"{scenes} scenes of the enrolled cards rendered ({time.monotonic() - started:.0f} s)")
+
+        def detector_epoch_done(epoch: int, total: int, loss: float) -> None:
+            if say:
+                say(f"detector epoch {epoch}/{total} loss {loss:.3f} ({time.monotonic() - started:.0f} s)")
+
+        detector = fine_tune_detector(base, data, detector_epochs, work, progress=detector_epoch_done)
+    date = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    note = {"design": design, "photos": [asdict(p) for p in photos], "date": date, "crops": len(crops),
+            "epochs": epochs, "detector_epochs": detector_epochs, "seconds": round(time.monotonic() - started, 1)}
+    write_model_folder(base, out, net, note, detector)
+    return Enrolment(str(out), design, tuple(photos), len(crops), epochs, round(time.monotonic() - started, 1), date)
+
+
+def compose_suit_photo(faces: Sequence[Face], rng: np.random.Generator,
+                       card_w: int = 150) -> tuple[np.ndarray, list[tuple[float, float]]]:
+    """A 1280x960 enrolment photo made from rendered faces, laid in rows of five (5-5-3),
+    each turned up to 8 degrees on a felt-like table; and where their centres lie.
+
+    For tests and measurements of a design held out of training (a family's real photo
+    is what :func:`enrol` is for).
+    """
+    photo = np.clip(np.full((960, 1280, 3), (60, 110, 40), int) + rng.integers(-12, 12, (960, 1280, 3)), 0, 255)
+    centres = []
+    for k, face in enumerate(faces):
+        row, col = divmod(k, 5)
+        small = cv2.resize(face.image, None, fx=card_w / face.image.shape[1], fy=card_w / face.image.shape[1],
+                           interpolation=cv2.INTER_AREA)
+        h, w = small.shape[:2]
+        cx, cy = 140 + col * 250 + rng.uniform(-15, 15), 150 + row * 300 + rng.uniform(-15, 15)
+        turn = cv2.getRotationMatrix2D((w / 2, h / 2), float(rng.uniform(-8, 8)), 1.0)
+        turn[:, 2] += (cx - w / 2, cy - h / 2)
+        laid = cv2.warpAffine(small, turn, (1280, 960), borderValue=(0, 0, 0, 0))
+        alpha = laid[:, :, 3:4] / 255.0
+        photo = photo * (1 - alpha) + laid[:, :, :3] * alpha
+        centres.append((cx, cy))
+    return photo.astype(np.uint8), centres

@@ -73,6 +73,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("report", "the model card's evaluation of a detector (all sets)", "report"),
     Command("accumulate", "CPU training that resumes from the committed point", "accumulate"),
     Command("calibrate", "choose when a card is doubtful, measured on a test split", "calibrate"),
+    Command("enrol", "learn a family's deck from a photo per suit (train extra)", "enrol"),
 )
 
 

@@ -1,0 +1,54 @@
+"""``tiplu enrol --out DIR SPADES HEARTS DIAMONDS CLUBS``: teach tiplu a family's deck.
+
+Each photo shows one suit's 13 cards face up, A, 2, ... 10, J, Q, K in reading order
+(rows from the top, each left to right), not touching; ``--jokers`` adds a photo of the
+deck's printed jokers. The crop classifier is fine-tuned from the base model (needs the
+``train`` extra) and DIR becomes a model folder that ``tiplu detect --model DIR`` and the
+app (``TIPLU_MODEL=DIR``) read. A progress line per epoch goes to stderr;
+:func:`vision.training.enrol.enrol` does the work.
+
+    tiplu enrol --out decks/grandma --jokers jokers.jpg spades.jpg hearts.jpg diamonds.jpg clubs.jpg
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from vision.detector import MODELS_DIR
+from vision.training.enrol import COPIES, EPOCHS, SCENES, SUIT_NAMES, enrol
+from web.cli._common import ExitCode, Streams
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    for suit in SUIT_NAMES.values():
+        parser.add_argument(suit, type=Path, metavar=suit.upper(), help=f"the photo of the 13 {suit}, A to K")
+    parser.add_argument("--out", type=Path, required=True, help="model folder to write (created)")
+    parser.add_argument("--jokers", type=Path, default=None, metavar="PHOTO", help="a photo of the deck's jokers")
+    parser.add_argument("--name", default=None, help="the design's name (default: the folder's name)")
+    parser.add_argument("--base", type=Path, default=MODELS_DIR, help="model folder to start from (default models/)")
+    parser.add_argument("--epochs", type=int, default=EPOCHS, help=f"fine-tuning epochs (default {EPOCHS})")
+    parser.add_argument("--copies", type=int, default=COPIES,
+                        help=f"augmented crops per corner index (default {COPIES})")
+    parser.add_argument("--detector-epochs", type=int, default=0, metavar="N",
+                        help="also fine-tune stage 1 (the corner finder) for N epochs on scenes of the enrolled cards, "
+                             "for a design whose corners it misses (about 30 s an epoch on 2 cores; default 0)")
+    parser.add_argument("--scenes", type=int, default=SCENES, help=f"scenes for --detector-epochs (default {SCENES})")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+
+def run(args: argparse.Namespace, io: Streams) -> int:
+    """Learn the deck; the summary (cards found per photo, time taken) on stdout."""
+    def say(line: str) -> None:
+        io.stderr.write(f"tiplu enrol: {line}\n")
+        io.stderr.flush()
+
+    done = enrol([getattr(args, suit) for suit in SUIT_NAMES.values()], args.out, jokers=args.jokers, base=args.base, design=args.name, epochs=args.epochs,
+                 copies=args.copies, seed=args.seed, detector_epochs=args.detector_epochs,
+                 scenes=args.scenes, say=say)
+    io.show(args.json, done.to_dict(),
+            [f"{p.photo}: {len(p.cards)} {p.shows}" for p in done.photos]
+            + [f"learnt '{done.design}' from {done.crops} crops in {done.epochs} epochs, {done.seconds:.0f} s",
+               f"model folder: {done.folder} (tiplu detect --model {done.folder}, or TIPLU_MODEL={done.folder})"])
+    return ExitCode.OK
