@@ -16,7 +16,6 @@ as the baseline, and the ratios. No assertions: the figures depend on the machin
 from __future__ import annotations
 
 import argparse
-import io
 import sys
 import tempfile
 import threading
@@ -31,7 +30,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from web.photos import MAX_PARALLEL  # noqa: E402
-from web_support import PLAYERS, Server  # noqa: E402
+from web_support import PLAYERS, Server, multipart  # noqa: E402
 
 MB = 1024 * 1024
 
@@ -44,16 +43,6 @@ def big_png(megapixels: float) -> bytes:
     for i in range(6):
         cv2.rectangle(image, (400 + i * 900, 800), (1100 + i * 900, 1800), (40, 40, 200), -1)
     return cv2.imencode(".png", image, [cv2.IMWRITE_PNG_COMPRESSION, 9])[1].tobytes()
-
-
-def multipart(fields: dict[str, str], image: bytes) -> tuple[bytes, str]:
-    boundary = "tiplu-bench-boundary"
-    out = io.BytesIO()
-    for name, value in fields.items():
-        out.write(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'.encode())
-    out.write(f'--{boundary}\r\nContent-Disposition: form-data; name="image"; filename="p.png"\r\n'
-              f"Content-Type: image/png\r\n\r\n".encode() + image + f"\r\n--{boundary}--\r\n".encode())
-    return out.getvalue(), f"multipart/form-data; boundary={boundary}"
 
 
 def post(url: str, data: bytes, kind: str) -> int:

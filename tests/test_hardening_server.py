@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import http.client
-import io
 import os
 import re
 from pathlib import Path
@@ -13,7 +12,7 @@ import cv2
 import numpy as np
 import pytest
 
-from web_support import PLAYERS, Server
+from web_support import PLAYERS, Server, multipart
 
 pytestmark = pytest.mark.server
 
@@ -42,16 +41,6 @@ def send(server: Server, method: str, path: str, data: bytes, headers: dict[str,
         return response.status, response.headers, response.read()
     finally:
         connection.close()
-
-
-def multipart(fields: dict[str, str], image: bytes) -> tuple[bytes, str]:
-    boundary = "tiplu-test-boundary"
-    out = io.BytesIO()
-    for name, value in fields.items():
-        out.write(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'.encode())
-    out.write(f'--{boundary}\r\nContent-Disposition: form-data; name="image"; filename="p.png"\r\n'
-              f"Content-Type: image/png\r\n\r\n".encode() + image + f"\r\n--{boundary}--\r\n".encode())
-    return out.getvalue(), f"multipart/form-data; boundary={boundary}"
 
 
 def test_guessing_the_code_is_throttled_and_reads_need_it(server_factory: Any) -> None:

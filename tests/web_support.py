@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -109,3 +110,14 @@ def phone_page(timeout_ms: int = 15_000, **context: Any) -> Iterator[Any]:
         finally:
             browser_context.close()
             browser.close()
+
+
+def multipart(fields: dict[str, str], image: bytes) -> tuple[bytes, str]:
+    """A multipart/form-data body with ``fields`` and the PNG ``image`` as ``image``; returns (body, content type)."""
+    boundary = "tiplu-test-boundary"
+    out = io.BytesIO()
+    for name, value in fields.items():
+        out.write(f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'.encode())
+    out.write(f'--{boundary}\r\nContent-Disposition: form-data; name="image"; filename="p.png"\r\n'
+              f"Content-Type: image/png\r\n\r\n".encode() + image + f"\r\n--{boundary}--\r\n".encode())
+    return out.getvalue(), f"multipart/form-data; boundary={boundary}"
