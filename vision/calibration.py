@@ -32,7 +32,7 @@ class CalibrationError(ValueError):
 
 @dataclass(frozen=True)
 class Calibration:
-    """The two thresholds that make a card doubtful (see the module doc)."""
+    """The three thresholds that make a card doubtful or point at a missed one (see the module doc)."""
 
     uncertain_below: float = UNCERTAIN_BELOW
     alternative_above: float = ALTERNATIVE_ABOVE

@@ -37,9 +37,6 @@ from web.i18n import _
 from web.payloads import NewSession, RoundEntry, SessionChanges, check_seat_count, round_entry
 from web.rounds import ScoredRound, score_round
 
-#: The names ``web/photos.py`` imports.
-NotFoundError = NotFound
-
 
 @dataclass(frozen=True)
 class SessionSetup:
@@ -587,7 +584,7 @@ def export_json(db: sqlite_utils.Database, session_id: int) -> dict[str, Any]:
 
 
 __all__ = [
-    "NotFoundError", "SessionSetup", "add_round", "audit_trail", "create_session", "delete_round", "delete_session",
+    "SessionSetup", "add_round", "audit_trail", "create_session", "delete_round", "delete_session",
     "deleted_sessions", "end_session", "entry_from_round", "restore_round", "export_csv", "export_json", "get_round", "get_session", "list_sessions", "now", "session_setup",
     "standings", "update_round", "update_session",
 ]

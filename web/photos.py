@@ -40,7 +40,7 @@ from vision.pipeline import DEFAULT_CONF, read_photo
 from vision.doubts import FAINT_CARD, Doubt, count_doubt, missing_card_doubts
 from vision.score import declared_sizes, judge_hand, verdict_doubts
 from web.db import write
-from web.errors import Unavailable
+from web.errors import NotFound, Unavailable
 from web.i18n import _
 
 PURPOSES = ("hand", "maal", "tiplu", "turned", "penalty")
@@ -230,15 +230,12 @@ def save_reading(db: sqlite_utils.Database, photo_id: str, reading: Mapping[str,
 
 
 def find_photo(db: sqlite_utils.Database, session_id: int, photo_id: str) -> dict[str, Any]:
-    """The stored row of one photo of this session (a :class:`TipluError` 404 otherwise)."""
-    from web.ledger import NotFoundError
+    """The stored row of one photo of this session (:class:`~web.errors.NotFound`, a 404, otherwise)."""
     if not PHOTO_ID.match(photo_id or ""):
-        raise NotFoundError(_("no such photo: check the address"))
-    row = db.execute("SELECT * FROM photos WHERE id = ? AND session_id = ?", [photo_id, int(session_id)]).fetchone()
-    if row is None:
-        raise NotFoundError(_("no such photo in session %(id)s", id=session_id))
-    columns = [d[0] for d in db.execute("SELECT * FROM photos LIMIT 0").description]
-    photo = dict(zip(columns, row))
+        raise NotFound(_("no such photo: check the address"))
+    photo = next(db.query("SELECT * FROM photos WHERE id = ? AND session_id = ?", [photo_id, int(session_id)]), None)
+    if photo is None:
+        raise NotFound(_("no such photo in session %(id)s", id=session_id))
     photo["reading"] = json.loads(photo["reading"]) if photo["reading"] else None
     return photo
 
