@@ -11,6 +11,9 @@ tunnela is three 6H stacked). Two corners of one name are taken as one card when
   (measured on rendered scenes of all 17 designs: 1.5 for nicu-white's big indices,
   up to 7.5 for gm-paris; a stacked tunnela's indices lie 0.5 to 1.5 apart).
 
+Stage 1 sometimes finds one index twice (the rank alone and the rank with its pip, as
+on a card turned 45 degrees): a same-name corner lying mostly inside a surer one
+(:data:`REPEAT_COVER`, :func:`repeated_indices`) is that index again and is left out.
 Pairs are chosen greedily, most clearly opposite-facing first, each corner used once.
 Every other corner is a card on its own. A face counted more often than the decks in play
 hold (:func:`copy_limits`, from the scorer's rule sets) is clamped (the least confident
@@ -60,6 +63,10 @@ RATIO_SPREAD_AMBIGUOUS = 1.15
 SCALE_WEIGHT = 1.5
 #: How far off the Thales circle (share of the diagonal) a four-index card's other corners may lie.
 THALES_TOL = 0.08
+#: Share of a same-name corner's box inside a surer one's that makes it the same index
+#: seen twice. A stacked tunnela's indices, 0.5 index sizes apart or more, cover at most
+#: about 0.6 of each other.
+REPEAT_COVER = 0.7
 _CROP = 32
 
 
@@ -192,8 +199,10 @@ def pair_corners(corners: Sequence[Corner], image: np.ndarray | None = None, *, 
         calibration = replace(calibration, uncertain_below=uncertain_below)
     gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY) if image is not None else None
     by_name: dict[str, list[int]] = defaultdict(list)
+    repeated = repeated_indices(corners)
     for i, c in enumerate(corners):
-        by_name[c.card].append(i)
+        if i not in repeated:
+            by_name[c.card].append(i)
     crops: dict[int, np.ndarray | None] = {}
     candidates: dict[str, list[tuple[float, float, int, int]]] = defaultdict(list)
     for name, idxs in by_name.items():
@@ -231,6 +240,43 @@ def pair_corners(corners: Sequence[Corner], image: np.ndarray | None = None, *, 
     groups = merge_four_index(groups, corners)
     cards = [_card(corners, g, calibration) for g in groups]
     return _clamp(cards, *copy_limits(rules))
+
+
+def cover(inner: Sequence[float], outer: Sequence[float]) -> float:
+    """The share of box ``inner`` that lies inside box ``outer``.
+
+    >>> cover((0, 0, 10, 10), (5, 0, 20, 10)), cover((0, 0, 10, 10), (20, 20, 30, 30))
+    (0.5, 0.0)
+    """
+    w = min(inner[2], outer[2]) - max(inner[0], outer[0])
+    h = min(inner[3], outer[3]) - max(inner[1], outer[1])
+    area = max(inner[2] - inner[0], 1e-6) * max(inner[3] - inner[1], 1e-6)
+    return max(w, 0.0) * max(h, 0.0) / area
+
+
+def repeated_indices(corners: Sequence[Corner]) -> set[int]:
+    """Corners that repeat a surer same-name corner: the smaller box lies mostly inside the other.
+
+    Stage 1's non-maximum suppression compares boxes by IoU, which lets a box around the
+    rank alone survive beside the box around rank and pip. Counting both would add a card.
+
+    >>> cs = [Corner("5D", 0.7, (430, 669, 502, 718)), Corner("5D", 0.5, (431, 674, 485, 710)),
+    ...       Corner("5D", 0.6, (430, 700, 502, 749))]
+    >>> sorted(repeated_indices(cs))
+    [1]
+    """
+    repeated: set[int] = set()
+    order = sorted(range(len(corners)), key=lambda k: -corners[k].confidence)
+    for rank, i in enumerate(order):
+        for j in order[:rank]:
+            if j in repeated or corners[j].card != corners[i].card:
+                continue
+            a, b = corners[i].box, corners[j].box
+            smaller, larger = (a, b) if _size(a) <= _size(b) else (b, a)
+            if cover(smaller, larger) >= REPEAT_COVER:
+                repeated.add(i)
+                break
+    return repeated
 
 
 def merge_four_index(groups: list[tuple[int, ...]], corners: Sequence[Corner]) -> list[tuple[int, ...]]:
