@@ -3,15 +3,48 @@
 from __future__ import annotations
 
 import json
+from io import StringIO
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from vision.training.dataset import iter_samples
 from vision.training.report import (PhotoScore, SetScore, Truth, declared_hand, markdown_table, match_boxes,
-                                    score_photo, table_scenes, turn_photo)
+                                    score_photo, table_scenes)
+from vision.training.turned import MIN_TURN, turn_photo
+from web.cli import main
 
 REAL = Path(__file__).resolve().parent / "data" / "real_val"
+
+
+def test_turned_training_copies_keep_every_label_on_its_corner(tmp_path: Path) -> None:
+    """``tiplu train turn-real`` writes each real photo turned twice, every label inside the new
+    canvas and no angle near upright; val photos are never copied."""
+    out, err = StringIO(), StringIO()
+    assert main(["train", "turn-real", str(REAL), str(tmp_path / "turned"), "--copies", "2"], stdout=out,
+                stderr=err) == 0, err.getvalue()
+    source = [s for s in iter_samples(REAL) if s.boxes]
+    written = sorted(iter_samples(tmp_path / "turned" / "train"), key=lambda s: s.image.name)
+    assert json.loads(out.getvalue().replace("'", '"')) == {"photos": 2 * len(source),
+                                                           "boxes": 2 * sum(len(s.boxes) for s in source)}
+    for sample in written:
+        angle = int(sample.image.stem.rsplit("_", 1)[1])
+        assert MIN_TURN <= angle <= 360 - MIN_TURN
+        assert all(0 <= v <= 1 for b in sample.boxes for v in (b.x1, b.y1, b.x2, b.y2))
+        assert all(b.x2 - b.x1 > 0.005 and b.y2 - b.y1 > 0.005 for b in sample.boxes)
+    assert not (tmp_path / "turned" / "val").exists()
+
+
+@pytest.mark.parametrize("args, words", [(["--copies", "0"], "--copies must be at least 1"),
+                                         ([], "no labelled photos found")])
+def test_turn_real_says_what_is_wrong(tmp_path: Path, args: list[str], words: str) -> None:
+    (tmp_path / "empty" / "images").mkdir(parents=True)
+    (tmp_path / "empty" / "classes.txt").write_text("AS\n")
+    src = REAL if args else tmp_path / "empty"
+    err = StringIO()
+    assert main(["train", "turn-real", str(src), str(tmp_path / "out"), *args], stdout=StringIO(), stderr=err) == 2
+    assert words in err.getvalue()
 
 
 def test_matching_is_one_to_one_and_needs_iou_half() -> None:

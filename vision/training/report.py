@@ -28,7 +28,6 @@ for free). Writes ``report.json`` and ``report.md``.
 from __future__ import annotations
 
 import json
-import math
 import sys
 import time
 from collections import Counter
@@ -46,6 +45,7 @@ from vision.pipeline import DEFAULT_CONF, read_photo
 from vision.score import score_reading
 from vision.training.dataset import DatasetError, iter_samples
 from vision.training.evaluate import box_iou, card_set_scores
+from vision.training.turned import turn_photo
 
 #: Stage-1 score at which a box counts for localisation recall (as in issue #11).
 LOCATE_CONF = 0.05
@@ -151,32 +151,6 @@ def match_boxes(pred: np.ndarray, truth: np.ndarray, iou: float = MATCH_IOU) -> 
             used[j] = True
             pairs.append((i, j))
     return pairs
-
-
-def turn_photo(image: np.ndarray, boxes: np.ndarray, degrees: float) -> tuple[np.ndarray, np.ndarray]:
-    """``image`` turned counter-clockwise by ``degrees`` on a canvas grown to hold it, and its boxes.
-
-    A box becomes the axis-aligned box of its inscribed ellipse, turned:
-
-    >>> img, b = turn_photo(np.zeros((10, 20, 3), np.uint8), np.array([[0, 0, 4, 2.]]), 90)
-    >>> img.shape, b.round(1).tolist()
-    ((20, 10, 3), [[0.0, 16.0, 2.0, 20.0]])
-    """
-    h, w = image.shape[:2]
-    m = cv2.getRotationMatrix2D((w / 2, h / 2), degrees, 1.0)
-    c, s = abs(m[0, 0]), abs(m[0, 1])
-    nw, nh = int(math.ceil(h * s + w * c - 1e-9)), int(math.ceil(h * c + w * s - 1e-9))
-    m[0, 2] += nw / 2 - w / 2
-    m[1, 2] += nh / 2 - h / 2
-    out = cv2.warpAffine(image, m, (nw, nh), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT,
-                         borderValue=(0, 0, 0))
-    if len(boxes) == 0:
-        return out, boxes.reshape(0, 4)
-    centre = np.stack([(boxes[:, 0] + boxes[:, 2]) / 2, (boxes[:, 1] + boxes[:, 3]) / 2, np.ones(len(boxes))], 1) @ m.T
-    a, b = (boxes[:, 2] - boxes[:, 0]) / 2, (boxes[:, 3] - boxes[:, 1]) / 2
-    hw, hh = np.sqrt((a * c) ** 2 + (b * s) ** 2), np.sqrt((a * s) ** 2 + (b * c) ** 2)
-    turned = np.stack([centre[:, 0] - hw, centre[:, 1] - hh, centre[:, 0] + hw, centre[:, 1] + hh], 1)
-    return out, np.clip(turned, 0, [nw, nh, nw, nh])
 
 
 def score_photo(detector: CardDetector, image: np.ndarray, truth: Truth, conf: float = DEFAULT_CONF) -> PhotoScore:

@@ -1,6 +1,7 @@
 """``tiplu train STAGE ...``: prepare data, train both detector stages, export ONNX.
 
     tiplu train import-real PATH/cards-real-dev data/real   the real photos, split burst-wise
+    tiplu train turn-real data/real data/real_turned --copies 2   real train photos at any angle
     tiplu train decks [--sheets DIR]                          render the SVG decks' faces
     tiplu train detector data/real/data.yaml --epochs 60 --imgsz 320
     tiplu train classifier data/real data/synth --epochs 30
@@ -20,10 +21,11 @@ from typing import TextIO
 
 import cv2
 
-from vision.training.dataset import import_real
+from vision.training.dataset import DatasetError, import_real
 from vision.training.decks import DeckError, contact_sheet, installed_svg_decks, load_svg_faces, render_deck, svg_deck
 from vision.training.train import (DEFAULT_DETECTOR_YAML, TrainError, export_models, train_classifier,
                                    train_detector)
+from vision.training.turned import turned_copies
 from web.cli._common import ExitCode, Streams
 
 
@@ -70,6 +72,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     imp.add_argument("dst", type=Path, nargs="?", default=Path("data/real"))
     imp.add_argument("--val-fraction", type=float, default=0.2)
     imp.add_argument("--seed", type=int, default=20240630)
+    turn = sub.add_parser("turn-real", help="write the real train photos again, turned to random angles")
+    turn.add_argument("src", type=Path, nargs="?", default=Path("data/real"), help="folder from import-real")
+    turn.add_argument("dst", type=Path, nargs="?", default=Path("data/real_turned"))
+    turn.add_argument("--copies", type=int, default=2, help="turned copies of each photo")
+    turn.add_argument("--seed", type=int, default=0)
     decks = sub.add_parser("decks", help="render the installed SVG decks' faces and check their corners")
     decks.add_argument("names", nargs="*", help="decks to render (default: all installed)")
     decks.add_argument("--force", action="store_true", help="re-render even if cached")
@@ -96,13 +103,15 @@ def run(args: argparse.Namespace, io: Streams) -> int:
             print(f"classifier weights: {best}", file=out)
         elif args.stage == "import-real":
             print(import_real(args.src, args.dst, args.val_fraction, args.seed), file=out)
+        elif args.stage == "turn-real":
+            print(turned_copies(args.src, args.dst, args.copies, args.seed), file=out)
         elif args.stage == "decks":
             render_decks(args.names, args.cache, force=args.force, sheets=args.sheets, out=out)
         else:
             for p in export_models(args.detector, args.classifier, args.out, args.imgsz,
                                    max_imgsz=args.max_imgsz):
                 print(f"wrote {p} ({p.stat().st_size / 1e6:.2f} MB)", file=out)
-    except (TrainError, FileNotFoundError) as exc:
+    except (TrainError, DatasetError, FileNotFoundError) as exc:
         io.stderr.write(f"error: {exc}\n")
         return ExitCode.BAD_INPUT
     return ExitCode.OK
