@@ -205,3 +205,14 @@ def test_every_scorer_text_is_a_message_whose_english_is_unchanged(app: Any) -> 
     with app.test_request_context(headers={"Accept-Language": "ne"}):
         assert i18n.translate(error.value) == "विकल्प players_max: '7', 5, 6 मध्ये होइन"
         assert i18n.translate("poplu ×2") == "पोप्लु ×2" and i18n.translate("Anna") == "Anna"
+
+
+@pytest.mark.parametrize("language, error", [
+    ("en", "tiplu: '1X': unknown suit 'X' (use S, H, D, C or ♠ ♥ ♦ ♣)"),
+    ("ne", "टिप्लु: '1X': 'X' कुनै रङ होइन (S, H, D, C वा ♠ ♥ ♦ ♣ लेख्नुहोस्)"),
+])
+def test_a_card_error_names_its_field_in_the_page_language(client: FlaskClient, make_session: Callable[..., int],
+                                                           language: str, error: str) -> None:
+    sid = make_session()
+    shown = page(client, f"/sessions/{sid}/verify", language, data={"tiplu": "1X", "hand": "3S 4S 5S"})
+    assert f'<p class="error" role="alert" id="form-error">{error}</p>' in shown

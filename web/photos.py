@@ -344,8 +344,8 @@ def check_cards(session: Mapping[str, Any], payload: Mapping[str, Any]) -> dict[
     cards = parse_cards(raw)
     names = [str(c) for c in cards]
     rules = get_rules(session["rules"], session["options"])
-    tiplu = _one_card(payload.get("tiplu"), "tiplu")
-    turned = _one_card(payload.get("turned"), "turned card")
+    tiplu = _one_card(payload.get("tiplu"), _("tiplu"))
+    turned = _one_card(payload.get("turned"), _("turned card"))
     answer: dict[str, Any] = {"purpose": purpose, "cards": names, "outline": []}
     if not cards or purpose in ("tiplu", "turned"):
         return answer
