@@ -15,6 +15,8 @@ The public API (everything the CLI, the web app and the camera pipeline use):
 - settlement: :func:`settle_round` (:class:`PlayerRound`, :class:`Settlement`, :class:`Payment`)
 - rummy: :func:`penalty_points` (:class:`PenaltyResult`)
 - errors: :class:`TipluError` and its subclasses, each message saying what to fix
+- messages: :class:`Message` (English text that keeps its template and params, for pages
+  in other languages), :func:`N_`, :func:`recognise`
 
 >>> import scorer
 >>> rules = scorer.get_rules("nepali")
@@ -45,6 +47,7 @@ from scorer.errors import (CardError, HandError, OptionError, PlayerCountError, 
                            TipluError, TooManyCopiesError)
 from scorer.kinds import FINISHES, PURE_KINDS, Family, Finish, MeldKind, Route, Scoring, WildSource
 from scorer.maal import MaalItem, MaalResult, maal_points
+from scorer.messages import N_, Message, recognise
 from scorer.melds import MeldCheck, classify_meld
 from scorer.rules import (RULE_FAMILIES, MeldRules, OptionSpec, OptionValue, RuleFamily, RuleSet,
                           get_rules)
@@ -60,6 +63,7 @@ __all__ = [
     "TooManyCopiesError",
     "FINISHES", "PURE_KINDS", "Family", "Finish", "MeldKind", "Route", "Scoring", "WildSource",
     "MaalItem", "MaalResult", "maal_points",
+    "Message", "N_", "recognise",
     "MeldCheck", "classify_meld",
     "RULE_FAMILIES", "MeldRules", "OptionSpec", "OptionValue", "RuleFamily", "RuleSet", "get_rules",
     "PenaltyResult", "penalty_points",

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from scorer.errors import CardError, TooManyCopiesError
+from scorer.messages import N_
 
 SUITS: tuple[str, ...] = ("S", "H", "D", "C")
 SUIT_SYMBOLS: dict[str, str] = {"♠": "S", "♥": "H", "♦": "D", "♣": "C",
@@ -44,9 +45,9 @@ class Card:
     def __post_init__(self) -> None:
         if self.suit == JOKER_SUIT:
             if self.rank != JOKER_RANK:
-                raise CardError(f"'{self.rank}{self.suit}': a joker has no rank")
+                raise CardError(N_("'%(rank)s%(suit)s': a joker has no rank"), rank=self.rank, suit=self.suit)
         elif self.suit not in SUITS or not 1 <= self.rank <= 13:
-            raise CardError(f"'{self.rank}{self.suit}': not a card")
+            raise CardError(N_("'%(rank)s%(suit)s': not a card"), rank=self.rank, suit=self.suit)
 
     @property
     def is_joker(self) -> bool:
@@ -88,10 +89,10 @@ def parse_card(token: str) -> Card:
     Card('10C')
     """
     if not isinstance(token, str):
-        raise CardError(f"{token!r}: a card must be text like '10C' or 'JOKER'")
+        raise CardError(N_("%(token)r: a card must be text like '10C' or 'JOKER'"), token=token)
     text = token.strip()
     if not text:
-        raise CardError("empty card: write a rank and a suit, like '10C'")
+        raise CardError(N_("empty card: write a rank and a suit, like '10C'"))
     upper = text.upper()
     if upper in JOKER_NAMES or text in JOKER_NAMES:
         return JOKER
@@ -99,11 +100,12 @@ def parse_card(token: str) -> Card:
     suit = SUIT_SYMBOLS.get(suit_char, suit_char.upper())
     rank_text = text[:-1].strip().upper()
     if suit not in SUITS:
-        raise CardError(f"'{text}': unknown suit '{suit_char}' (use S, H, D, C or ♠ ♥ ♦ ♣)")
+        raise CardError(N_("'%(text)s': unknown suit '%(suit)s' (use S, H, D, C or ♠ ♥ ♦ ♣)"), text=text, suit=suit_char)
     if not rank_text:
-        raise CardError(f"'{text}': missing rank before the suit (A, 2-10, J, Q, K)")
+        raise CardError(N_("'%(text)s': missing rank before the suit (A, 2-10, J, Q, K)"), text=text)
     if rank_text not in RANK_BY_NAME:
-        raise CardError(f"'{text}': unknown rank '{rank_text}' (use A, 2-10 or T, J, Q, K)")
+        raise CardError(N_("'%(text)s': unknown rank '%(rank)s' (use A, 2-10 or T, J, Q, K)"), text=text,
+                        rank=rank_text)
     return Card(RANK_BY_NAME[rank_text], suit)
 
 
@@ -136,16 +138,18 @@ def check_copies(cards: Iterable[Card], decks: int = 3, jokers: int = 0,
         if card.is_joker:
             if n > jokers:
                 if jokers == 0:
-                    raise TooManyCopiesError(
-                        "'JOKER': printed jokers are not in play with these rules "
-                        "(set the option printed_jokers to use them)")
-                raise TooManyCopiesError(f"'JOKER' appears {n} times; only {jokers} printed jokers are in play")
+                    raise TooManyCopiesError(N_("'JOKER': printed jokers are not in play with these rules "
+                                                "(set the option printed_jokers to use them)"))
+                raise TooManyCopiesError(N_("'JOKER' appears %(n)s times; only %(jokers)s printed jokers are in play"),
+                                         n=n, jokers=jokers)
             continue
         limit = decks if limits is None else limits.get(card, decks)
         if n > limit:
             if limit == decks:
-                raise TooManyCopiesError(f"'{card}' appears {n} times; {decks} decks have {decks}")
-            raise TooManyCopiesError(f"'{card}' appears {n} times; only {limit} copies are in play")
+                raise TooManyCopiesError(N_("'%(card)s' appears %(n)s times; %(decks)s decks have %(decks)s"),
+                                         card=card, n=n, decks=decks)
+            raise TooManyCopiesError(N_("'%(card)s' appears %(n)s times; only %(limit)s copies are in play"),
+                                     card=card, n=n, limit=limit)
     return counts
 
 

@@ -24,6 +24,7 @@ from typing import Any, Sequence
 from scorer.cards import Card, card_names, check_copies, format_cards
 from scorer.errors import HandError
 from scorer.kinds import Route
+from scorer.messages import Message, N_
 from scorer.melds import MeldCheck, classify_meld, describe
 from scorer.partition import Meld, Partitioner, leftover
 from scorer.rules import NEPALI, MeldRules, RuleSet, family_names
@@ -63,8 +64,8 @@ def _discards_for(cards: Sequence[Card], rules: RuleSet) -> int:
         return 0
     if len(cards) == size + 1:
         return 1
-    raise HandError(f"a declared hand has {size} cards (already discarded) or {size + 1} "
-                    f"(the checker picks the discard); this one has {len(cards)}")
+    raise HandError(N_("a declared hand has %(size)s cards (already discarded) or %(drawn)s "
+                       "(the checker picks the discard); this one has %(n)s"), size=size, drawn=size + 1, n=len(cards))
 
 
 def dublee_pairs(cards: Sequence[Card]) -> list[tuple[Card, Card]]:
@@ -79,17 +80,17 @@ def dublee_pairs(cards: Sequence[Card]) -> list[tuple[Card, Card]]:
     return pairs
 
 
-def _dublee_route_closed(rules: RuleSet, players: int | None) -> str | None:
+def _dublee_route_closed(rules: RuleSet, players: int | None) -> Message | None:
     """None when the dublee route is open, else why it is closed."""
     if not rules.family.dublee_route:
-        return f"the {rules.name} rules have no dublee finish"
+        return Message(N_("the %(rules)s rules have no dublee finish"), rules=rules.name)
     minimum = rules.number("dublee_min_players")
     if players is not None and players < minimum:
-        return f"the dublee route needs at least {minimum} players (option dublee_min_players)"
+        return Message(N_("the dublee route needs at least %(n)s players (option dublee_min_players)"), n=minimum)
     return None
 
 
-def history_note(rules: RuleSet) -> str:
+def history_note(rules: RuleSet) -> Message:
     """RULES.md 2.3: the check judges the hand as it is, whichever way the player saw.
 
     >>> from scorer import get_rules
@@ -97,14 +98,18 @@ def history_note(rules: RuleSet) -> str:
     'tiplu checks the hand, not its history: a finish needs 3 pure melds among the 7, or 8 dublees, whichever way the player saw'
     """
     family = rules.family
-    dublees = f", or {family.dublees_to_finish} dublees" if family.dublees_to_finish is not None else ""
-    return (f"tiplu checks the hand, not its history: a finish needs {rules.pure_melds_needed} pure melds "
-            f"among the {family.melds_to_finish}{dublees}, whichever way the player saw")
+    if family.dublees_to_finish is None:
+        return Message(N_("tiplu checks the hand, not its history: a finish needs %(pure)s pure melds "
+                          "among the %(melds)s, whichever way the player saw"),
+                       pure=rules.pure_melds_needed, melds=family.melds_to_finish)
+    return Message(N_("tiplu checks the hand, not its history: a finish needs %(pure)s pure melds "
+                      "among the %(melds)s, or %(dublees)s dublees, whichever way the player saw"),
+                   pure=rules.pure_melds_needed, melds=family.melds_to_finish, dublees=family.dublees_to_finish)
 
 
-def _too_few_pure(pure: int, rules: RuleSet) -> str:
-    return (f"only {pure} pure melds, {rules.pure_melds_needed} needed (pure sequences or tunnelas); "
-            f"{history_note(rules)}")
+def _too_few_pure(pure: int, rules: RuleSet) -> Message:
+    return Message(N_("only %(pure)s pure melds, %(needed)s needed (pure sequences or tunnelas); %(note)s"),
+                   pure=pure, needed=rules.pure_melds_needed, note=history_note(rules))
 
 
 def _verify_players(rules: RuleSet, players: int | None) -> None:
@@ -158,20 +163,23 @@ def _check_meld_count(cards: Sequence[Card], rules: RuleSet, melds_needed: int, 
             and len(pairs) / dublees_needed > len(closest) / melds_needed):
         rest = leftover(cards, pairs)
         return DeclareResult(False, None, tuple(pairs), None,
-                             f"only {len(pairs)} dublees, {dublees_needed} needed: "
-                             f"{format_cards(rest)} unpaired", tuple(rest))
+                             Message(N_("only %(n)s dublees, %(needed)s needed: %(cards)s unpaired"),
+                                     n=len(pairs), needed=dublees_needed, cards=format_cards(rest)), tuple(rest))
+    reason: Message
     if len(closest) >= melds_needed:
         reason = _too_few_pure(pure, rules)
     else:
         missing = melds_needed - len(closest)
-        plural = "meld" if missing == 1 else "melds"
-        more = "one more" if missing == 1 else f"{missing} more"
-        reason = f"needs {more} {plural}: {format_cards(unmatched)} unmatched"
+        left = format_cards(unmatched)
+        reason = Message(N_("needs one more meld: %(cards)s unmatched"), cards=left) if missing == 1 else \
+            Message(N_("needs %(n)s more melds: %(cards)s unmatched"), n=missing, cards=left)
         natural = len(pure_search.best_partial())
         if natural < pure_needed:
-            reason += f"; the hand holds only {natural} pure melds, {pure_needed} needed; {history_note(rules)}"
+            reason = Message(N_("%(reason)s; the hand holds only %(natural)s pure melds, %(needed)s needed; %(note)s"),
+                             reason=reason, natural=natural, needed=pure_needed, note=history_note(rules))
     if dublee_block and dublees_needed is not None and len(pairs) >= dublees_needed:
-        reason += f"; its {len(pairs)} dublees would finish, but {dublee_block}"
+        reason = Message(N_("%(reason)s; its %(n)s dublees would finish, but %(why)s"), reason=reason,
+                         n=len(pairs), why=dublee_block)
     return DeclareResult(False, None, tuple(closest), None, reason, tuple(unmatched))
 
 
@@ -205,8 +213,8 @@ def _find_melds(search: Partitioner, pure_search: Partitioner, melds_needed: int
     return None, 0
 
 
-def _lives(count: int) -> str:
-    return f"{count} {'life' if count == 1 else 'lives'}"
+def _lives(count: int) -> Message:
+    return Message(N_("%(n)s life"), n=count) if count == 1 else Message(N_("%(n)s lives"), n=count)
 
 
 def _check_every_card_melded(cards: Sequence[Card], rules: RuleSet, search: Partitioner,
@@ -220,11 +228,11 @@ def _check_every_card_melded(cards: Sequence[Card], rules: RuleSet, search: Part
     found = sum(1 for m in closest if classify_meld(m, search.wilds, search.melds).is_pure)
     unmatched = leftover(cards, closest)
     if found < lives:
-        reason = f"needs {_lives(lives)} (pure sequence), found {found}"
+        reason = Message(N_("needs %(lives)s (pure sequence), found %(found)s"), lives=_lives(lives), found=found)
         if len(unmatched) > discards:
-            reason += f"; {format_cards(unmatched)} unmatched"
+            reason = Message(N_("%(reason)s; %(cards)s unmatched"), reason=reason, cards=format_cards(unmatched))
     else:
-        reason = f"{format_cards(unmatched)} unmatched: every card must be in a meld"
+        reason = Message(N_("%(cards)s unmatched: every card must be in a meld"), cards=format_cards(unmatched))
     return DeclareResult(False, None, tuple(closest), None, reason, tuple(unmatched))
 
 
@@ -248,23 +256,26 @@ def check_grouping(groups: Sequence[Sequence[Card]], rules: RuleSet, *, tiplu: C
         return _judge_dublees(laid, discard, rules, players)
     checks = tuple(classify_meld(g, wilds, family.melds) for g in laid)
 
-    def refused(reason: str) -> DeclareResult:
+    def refused(reason: Message) -> DeclareResult:
         return DeclareResult(False, None, laid, discard, reason, groups=checks)
 
     for number, check in enumerate(checks, 1):
         if not check.is_meld:
-            return refused(f"group {number} ({describe(check)})")
+            return refused(Message(N_("group %(n)s (%(group)s)"), n=number, group=describe(check)))
     placed = sum(len(g) for g in laid)
     pure = sum(family.melds.pure_melds_in(len(c.cards)) for c in checks if c.is_pure)
     pure_needed = rules.pure_melds_needed
     if family.melds_to_finish is None:
         if placed != rules.hand_size:
-            return refused(f"the melds hold {placed} cards; all {rules.hand_size} must be melded")
+            return refused(Message(N_("the melds hold %(placed)s cards; all %(size)s must be melded"),
+                                   placed=placed, size=rules.hand_size))
         if pure < pure_needed:
-            return refused(f"needs {_lives(pure_needed)} (pure sequence), found {pure}")
+            return refused(Message(N_("needs %(lives)s (pure sequence), found %(found)s"),
+                                   lives=_lives(pure_needed), found=pure))
         return DeclareResult(True, MELDS, laid, discard, None, groups=checks)
     if len(laid) != family.melds_to_finish:
-        return refused(f"a finish needs {family.melds_to_finish} melds, {len(laid)} were laid")
+        return refused(Message(N_("a finish needs %(n)s melds, %(laid)s were laid"), n=family.melds_to_finish,
+                               laid=len(laid)))
     if pure < pure_needed:
         return refused(_too_few_pure(pure, rules))
     return DeclareResult(True, MELDS, laid, discard, None, groups=checks)
@@ -278,11 +289,13 @@ def _judge_dublees(groups: tuple[tuple[Card, ...], ...], discard: Card | None, r
     for number, pair in enumerate(groups, 1):
         if pair[0] != pair[1] or pair[0].is_joker:
             return DeclareResult(False, None, groups, discard,
-                                 f"group {number} ({format_cards(pair)}): a dublee is two identical cards, "
-                                 f"each its own face (a wild never completes a pair)")
+                                 Message(N_("group %(n)s (%(cards)s): a dublee is two identical cards, "
+                                            "each its own face (a wild never completes a pair)"),
+                                         n=number, cards=format_cards(pair)))
     needed = rules.family.dublees_to_finish or 0
     if len(groups) < needed:
-        return DeclareResult(False, None, groups, discard, f"only {len(groups)} dublees, {needed} needed")
+        return DeclareResult(False, None, groups, discard,
+                             Message(N_("only %(n)s dublees, %(needed)s needed"), n=len(groups), needed=needed))
     return DeclareResult(True, DUBLEES, groups, discard, None)
 
 
@@ -311,7 +324,7 @@ def can_see(cards: Sequence[Card], rules: RuleSet, *, players: int | None = None
     """
     family = rules.family
     if family.pure_melds_to_see is None or family.dublees_to_see is None:
-        raise HandError(f"seeing the tiplu is part of the {family_names(seeing=True)} rules only")
+        raise HandError(N_("seeing the tiplu is part of the %(rules)s rules only"), rules=family_names(seeing=True))
     _verify_players(rules, players)
     check_copies(cards, rules.decks, rules.printed_jokers)
     pure_needed, dublees_needed = family.pure_melds_to_see, family.dublees_to_see
@@ -322,6 +335,9 @@ def can_see(cards: Sequence[Card], rules: RuleSet, *, players: int | None = None
     dublee_block = _dublee_route_closed(rules, players)
     if len(pairs) >= dublees_needed and not dublee_block:
         return SeeResult(True, DUBLEES, tuple(pairs[:dublees_needed]), None)
-    reason = f"only {len(pure)} pure melds ({pure_needed} needed) and {len(pairs)} dublees ({dublees_needed} needed"
-    reason += f"; {dublee_block})" if dublee_block else ")"
+    counts = {"pure": len(pure), "pure_needed": pure_needed, "dublees": len(pairs), "dublees_needed": dublees_needed}
+    reason = Message(N_("only %(pure)s pure melds (%(pure_needed)s needed) and %(dublees)s dublees "
+                        "(%(dublees_needed)s needed; %(why)s)"), why=dublee_block, **counts) if dublee_block else \
+        Message(N_("only %(pure)s pure melds (%(pure_needed)s needed) and %(dublees)s dublees "
+                   "(%(dublees_needed)s needed)"), **counts)
     return SeeResult(False, None, tuple(pure), reason)

@@ -19,6 +19,7 @@ from typing import Any, Iterable, Sequence
 from scorer.cards import JOKER, Card, card_names
 from scorer.errors import HandError
 from scorer.kinds import Scoring
+from scorer.messages import Message, N_
 from scorer.rules import RuleSet, family_names
 from scorer.wilds import Wilds, checked_hand, verify_holding_size
 
@@ -29,6 +30,19 @@ MARRIAGE_SINGLE = 10
 TUNNELA_BONUS_ORDINARY = 5
 TUNNELA_BONUS_JOKER = 10
 TUNNELA_BONUS_NEIGHBOUR = 20
+
+#: The words of a maal line for one copy and for several (``×n``).
+COPIES_LABELS: dict[str, tuple[str, str]] = {
+    "marriage": (N_("marriage"), N_("marriage ×%(n)s")),
+    "tiplu": (N_("tiplu"), N_("tiplu ×%(n)s")),
+    "jhiplu": (N_("jhiplu"), N_("jhiplu ×%(n)s")),
+    "poplu": (N_("poplu"), N_("poplu ×%(n)s")),
+    "alter": (N_("alter"), N_("alter ×%(n)s")),
+    "printed joker": (N_("printed joker"), N_("printed joker ×%(n)s")),
+}
+DEALT_TUNNELA = N_("dealt tunnela")
+#: Every template of a maal line's label (a ledger keeps labels as English text; see :func:`scorer.messages.recognise`).
+LABELS: tuple[str, ...] = (DEALT_TUNNELA, *(template for pair in COPIES_LABELS.values() for template in pair))
 
 
 @dataclass(frozen=True)
@@ -54,8 +68,10 @@ class MaalResult:
         return {"total": self.total, "items": [item.to_dict() for item in self.items]}
 
 
-def _copies_label(label: str, n: int) -> str:
-    return label if n == 1 else f"{label} ×{n}"
+def _copies_label(label: str, n: int) -> Message:
+    """The line's words for ``n`` copies: ``'tiplu'``, ``'tiplu ×2'``."""
+    one, several = COPIES_LABELS[label]
+    return Message(one) if n == 1 else Message(several, n=n)
 
 
 def _core_items(counts: Counter[Card], rules: RuleSet, wilds: Wilds) -> list[MaalItem]:
@@ -102,16 +118,17 @@ def maal_points(cards: Sequence[Card], rules: RuleSet, tiplu: Card, *, seen: boo
     is settled in :func:`scorer.settle.settle_round`.
     """
     if rules.scoring != Scoring.MAAL:
-        raise HandError(f"maal is part of the {family_names(scoring=Scoring.MAAL)} rules; "
-                        f"the {rules.name} rules score penalty points")
+        raise HandError(N_("maal is part of the %(families)s rules; the %(rules)s rules score penalty points"),
+                        families=family_names(scoring=Scoring.MAAL), rules=rules.name)
     wilds, counts = checked_hand(cards, rules, tiplu=tiplu)
     verify_holding_size(cards, rules)
     tunnelas = list(dict.fromkeys(dealt_tunnelas))
     for card in tunnelas:
         if card.is_joker:
-            raise HandError("printed jokers cannot form a dealt tunnela")
+            raise HandError(N_("printed jokers cannot form a dealt tunnela"))
         if counts[card] < 3:
-            raise HandError(f"dealt tunnela {card}: the cards hold {counts[card]} of its 3 copies")
+            raise HandError(N_("dealt tunnela %(card)s: the cards hold %(n)s of its 3 copies"), card=card,
+                            n=counts[card])
     if not seen and rules.flag("tunnela_requires_seen"):
         tunnelas = []
     best: list[MaalItem] = []
@@ -123,7 +140,7 @@ def maal_points(cards: Sequence[Card], rules: RuleSet, tiplu: Card, *, seen: boo
         for card, claimed in zip(tunnelas, claims):
             if claimed:
                 left[card] -= 3
-                items.append(MaalItem("dealt tunnela", (card,) * 3, _tunnela_bonus(card, wilds)))
+                items.append(MaalItem(Message(DEALT_TUNNELA), (card,) * 3, _tunnela_bonus(card, wilds)))
         items.extend(_core_items(left, rules, wilds))
         for card in sorted(wilds.alter, key=str):
             if left[card]:

@@ -24,6 +24,7 @@ from typing import Sequence
 
 from scorer.cards import Card, format_cards
 from scorer.kinds import PURE_KINDS, MeldKind
+from scorer.messages import Message, N_
 from scorer.rules import NEPALI, RUMMY, MeldRules
 from scorer.wilds import Wilds
 
@@ -109,31 +110,33 @@ def _kind_with_wilds(naturals: Sequence[Card], length: int, melds: MeldRules) ->
     return None
 
 
-def _why_not_three(cards: Sequence[Card], wilds: Wilds) -> str:
+def _why_not_three(cards: Sequence[Card], wilds: Wilds) -> Message:
     """Why a group is no meld, where melds have exactly 3 cards."""
     wild_count = sum(1 for c in cards if wilds.is_wild(c))
     naturals = [c for c in cards if not wilds.is_wild(c)]
     if wild_count and len(naturals) == 2 and naturals[0] == naturals[1]:
-        return "two identical cards and a wild never make a meld"
+        return Message(N_("two identical cards and a wild never make a meld"))
     ranks = {c.rank for c in cards}
     suits = [c.suit for c in cards]
     if len(ranks) == 1:
-        return "a triplet needs three different suits"
+        return Message(N_("a triplet needs three different suits"))
     if len(set(suits)) == 1:
         ordered = sorted(ranks)
         if 13 in ordered and 1 in ordered and 2 in ordered:
-            return "a sequence does not wrap from K to A to 2"
-        return "ranks are not consecutive" + ("" if not wild_count else " even with the wild")
+            return Message(N_("a sequence does not wrap from K to A to 2"))
+        if wild_count:
+            return Message(N_("ranks are not consecutive even with the wild"))
+        return Message(N_("ranks are not consecutive"))
     if wild_count:
-        return "the other two cards are neither one suit within 2 ranks nor one rank"
-    return "mixed suits and ranks, and no wild card to fill in"
+        return Message(N_("the other two cards are neither one suit within 2 ranks nor one rank"))
+    return Message(N_("mixed suits and ranks, and no wild card to fill in"))
 
 
-def _why_not_longer(cards: Sequence[Card], wilds: Wilds) -> str:
+def _why_not_longer(cards: Sequence[Card], wilds: Wilds) -> Message:
     """Why a group is no meld, where melds may be longer than 3 cards."""
     if len({c.suit for c in cards if not wilds.is_wild(c)}) == 1:
-        return "ranks are not consecutive and there are too few wilds to fill the gaps"
-    return "neither one rank (a set) nor one suit in sequence"
+        return Message(N_("ranks are not consecutive and there are too few wilds to fill the gaps"))
+    return Message(N_("neither one rank (a set) nor one suit in sequence"))
 
 
 def meld_kind(cards: Sequence[Card], wilds: Wilds, melds: MeldRules = NEPALI.melds) -> MeldKind | None:
@@ -168,8 +171,10 @@ def classify_meld(cards: Sequence[Card], wilds: Wilds, melds: MeldRules = NEPALI
         return MeldCheck(group, kind)
     if len(group) < melds.min_size or (melds.max_size is not None and len(group) > melds.max_size):
         if melds.min_size == melds.max_size:
-            return MeldCheck(group, None, f"a meld has exactly {melds.min_size} cards, this group has {len(group)}")
-        return MeldCheck(group, None, f"a meld needs at least {melds.min_size} cards, this group has {len(group)}")
+            return MeldCheck(group, None, Message(N_("a meld has exactly %(size)s cards, this group has %(n)s"),
+                                                  size=melds.min_size, n=len(group)))
+        return MeldCheck(group, None, Message(N_("a meld needs at least %(size)s cards, this group has %(n)s"),
+                                              size=melds.min_size, n=len(group)))
     reason = _why_not_three(group, wilds) if melds.max_size == 3 else _why_not_longer(group, wilds)
     return MeldCheck(group, None, reason)
 
@@ -184,8 +189,8 @@ def classify_group(cards: Sequence[Card], wilds: Wilds, melds: MeldRules) -> Mel
     return classify_meld(cards, wilds, melds)
 
 
-def describe(check: MeldCheck) -> str:
-    """``'7H 8H 9D: not a meld: ...'`` or ``'10C JC QC: pure sequence'``."""
+def describe(check: MeldCheck) -> Message:
+    """``'7H 8H 9D: not a meld: ...'`` or ``'10C JC QC: pure sequence'`` (the kind's name as the rules spell it)."""
     if check.is_meld:
-        return f"{format_cards(check.cards)}: {check.kind}"
-    return f"{format_cards(check.cards)}: not a meld: {check.reason}"
+        return Message(N_("%(cards)s: %(kind)s"), cards=format_cards(check.cards), kind=str(check.kind))
+    return Message(N_("%(cards)s: not a meld: %(why)s"), cards=format_cards(check.cards), why=check.reason)

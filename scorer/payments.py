@@ -22,10 +22,11 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from scorer.errors import SettlementError
+from scorer.messages import Message, N_
 from scorer.settle import Adjustment, Payment, Settlement
 
 #: The ``reason`` of a payment that settles a whole evening.
-EVENING = "evening"
+EVENING = N_("evening")
 #: Above this many players with a non-zero net, the exact search gives way to a plain greedy plan.
 EXACT_LIMIT = 16
 
@@ -42,9 +43,10 @@ class PairLine:
     points: int
     items: tuple[Payment, ...]
 
-    def sentence(self) -> str:
-        """The line in words (English; pages build their own translated sentence)."""
-        return f"{self.payer} pays {self.payee} {self.points}"
+    def sentence(self) -> Message:
+        """The line in words (a page translates it; the names stay as they are)."""
+        return Message(N_("%(payer)s pays %(payee)s %(points)s"), payer=self.payer, payee=self.payee,
+                       points=self.points)
 
     def to_dict(self) -> dict[str, Any]:
         return {"from": self.payer, "to": self.payee, "points": self.points,
@@ -99,7 +101,7 @@ def evening_net(settlements: Iterable[Settlement]) -> dict[str, int]:
     total: dict[str, int] = {}
     for settlement in settlements:
         if settlement.lower_is_better:
-            raise SettlementError("penalty points are not paid between players; nothing to settle")
+            raise SettlementError(N_("penalty points are not paid between players; nothing to settle"))
         for name, points in settlement.net.items():
             total[name] = total.get(name, 0) + points
     return total
@@ -148,7 +150,7 @@ def _settle_group(names: Sequence[str], net: Mapping[str, int]) -> list[Payment]
         debtor = max(owing, key=lambda name: (owing[name], -order[name]))
         creditor = max(owed, key=lambda name: (owed[name], -order[name]))
         points = min(owing[debtor], owed[creditor])
-        payments.append(Payment(debtor, creditor, points, EVENING))
+        payments.append(Payment(debtor, creditor, points, Message(EVENING)))
         for side, name in ((owing, debtor), (owed, creditor)):
             side[name] -= points
             if not side[name]:
@@ -165,7 +167,8 @@ def fewest_payments(net: Mapping[str, int]) -> tuple[Payment, ...]:
     [7, 4]
     """
     if sum(net.values()):
-        raise SettlementError(f"the nets do not sum to zero ({sum(net.values())}); nothing can settle them")
+        raise SettlementError(N_("the nets do not sum to zero (%(sum)s); nothing can settle them"),
+                              sum=sum(net.values()))
     names = [name for name, points in net.items() if points]
     if len(names) > EXACT_LIMIT:
         return tuple(_settle_group(names, net))

@@ -22,6 +22,7 @@ from typing import Iterator, Sequence
 from scorer.cards import Card
 from scorer.declare import dublee_pairs
 from scorer.errors import HandError
+from scorer.messages import N_
 from scorer.melds import classify_meld
 from scorer.rules import NEPALI, MeldRules, RuleSet
 from scorer.rummy import capped_penalty, card_penalty, is_tunnela
@@ -64,7 +65,8 @@ def brute_force_finishes(cards: Sequence[Card], rules: RuleSet, *, tiplu: Card) 
     """Does a 21/22-card nepali hand finish? (7 melds, 3 pure, or 8 dublees.)"""
     family = rules.family
     if family.melds_to_finish is None or not family.melds.wilds_can_be_pooled:
-        raise HandError(f"the brute force checks finishes by 3-card melds only, not the {rules.name} rules")
+        raise HandError(N_("the brute force checks finishes by 3-card melds only, not the %(rules)s rules"),
+                        rules=rules.name)
     wilds = wild_cards(rules, tiplu=tiplu)
     if family.dublees_to_finish is not None and len(dublee_pairs(cards)) >= family.dublees_to_finish:
         return True

@@ -28,6 +28,7 @@ from typing import Any, Mapping
 
 from scorer.errors import OptionError, PlayerCountError
 from scorer.kinds import Family, MeldKind, Scoring, WildSource
+from scorer.messages import N_, either
 
 #: What an option's value can be: on/off, a whole number, or one of a few words.
 OptionValue = bool | int | str
@@ -68,23 +69,29 @@ class OptionSpec:
                 return True
             if text in {"0", "false", "no", "off", ""}:
                 return False
-            raise OptionError(f"option {self.name}: '{value}' is not on/off (use true or false)")
+            raise OptionError(N_("option %(name)s: '%(value)s' is not on/off (use true or false)"), name=self.name,
+                              value=value)
         coerced: OptionValue = value if isinstance(value, (bool, int, str)) else str(value)
         if self.kind == "int" or (self.choices and isinstance(self.choices[0], int)):
             if isinstance(value, bool):
-                raise OptionError(f"option {self.name}: expected a whole number, got {value!r}")
+                raise OptionError(N_("option %(name)s: expected a whole number, got %(value)r"), name=self.name,
+                                  value=value)
             try:
                 number = int(str(value).strip())
             except ValueError:
-                raise OptionError(f"option {self.name}: '{value}' is not a whole number") from None
+                raise OptionError(N_("option %(name)s: '%(value)s' is not a whole number"), name=self.name,
+                                  value=value) from None
             coerced = number
             if self.minimum is not None and number < self.minimum:
-                raise OptionError(f"option {self.name}: {number} is below the minimum {self.minimum}")
+                raise OptionError(N_("option %(name)s: %(number)s is below the minimum %(minimum)s"), name=self.name,
+                                  number=number, minimum=self.minimum)
             if self.maximum is not None and number > self.maximum:
-                raise OptionError(f"option {self.name}: {number} is above the maximum {self.maximum}")
+                raise OptionError(N_("option %(name)s: %(number)s is above the maximum %(maximum)s"), name=self.name,
+                                  number=number, maximum=self.maximum)
         if self.choices is not None and coerced not in self.choices:
             allowed = ", ".join(str(c) for c in self.choices)
-            raise OptionError(f"option {self.name}: '{value}' is not one of {allowed}")
+            raise OptionError(N_("option %(name)s: '%(value)s' is not one of %(allowed)s"), name=self.name, value=value,
+                              allowed=allowed)
         return coerced
 
 
@@ -187,7 +194,8 @@ class RuleFamily:
             if spec.name == name:
                 return spec
         known = ", ".join(s.name for s in self.options)
-        raise OptionError(f"unknown option '{name}' for the {self.name} rules (known: {known})")
+        raise OptionError(N_("unknown option '%(name)s' for the %(rules)s rules (known: %(known)s)"), name=name,
+                          rules=self.name, known=known)
 
     def defaults(self) -> dict[str, OptionValue]:
         return {spec.name: spec.default for spec in self.options}
@@ -293,8 +301,8 @@ def family_names(*, scoring: Scoring | None = None, seeing: bool | None = None) 
     >>> family_names(scoring=Scoring.PENALTY), family_names(seeing=True)
     ('rummy', 'nepali')
     """
-    return " or ".join(f.name for f in RULE_FAMILIES.values()
-                       if (scoring is None or f.scoring == scoring) and (seeing is None or f.has_seeing == seeing))
+    return either([f.name for f in RULE_FAMILIES.values()
+                   if (scoring is None or f.scoring == scoring) and (seeing is None or f.has_seeing == seeing)])
 
 
 @dataclass(frozen=True)
@@ -332,7 +340,7 @@ class RuleSet:
         """A whole-number option (a choice of numbers too), typed as such."""
         value = self[name]
         if isinstance(value, bool) or not isinstance(value, int):
-            raise OptionError(f"option {name} is not a number")
+            raise OptionError(N_("option %(name)s is not a number"), name=name)
         return value
 
     def flag(self, name: str) -> bool:
@@ -377,8 +385,8 @@ class RuleSet:
         scorer.errors.PlayerCountError: the nepali rules need 2 to 5 players, got 6
         """
         if not self.players_min <= players <= self.players_max:
-            raise PlayerCountError(f"the {self.name} rules need {self.players_min} to {self.players_max} players, "
-                                   f"got {players}")
+            raise PlayerCountError(N_("the %(rules)s rules need %(low)s to %(high)s players, got %(n)s"),
+                                   rules=self.name, low=self.players_min, high=self.players_max, n=players)
 
     def can_seat(self, players: int) -> bool:
         try:
@@ -407,14 +415,16 @@ def _fit_hand_size(family: RuleFamily, values: dict[str, OptionValue]) -> None:
     if values["hand_size"] == family.option("hand_size").default:
         values["hand_size"] = allowed[0]
         return
-    sizes = " or ".join(str(n) for n in sorted(n for d, s in family.hand_sizes.items() if d != decks for n in s))
-    raise OptionError(f"option hand_size: {sizes} cards are dealt only with {TWO_DECKS}")
+    sizes = either(sorted(n for d, s in family.hand_sizes.items() if d != decks for n in s))
+    raise OptionError(N_("option hand_size: %(sizes)s cards are dealt only with %(option)s"), sizes=sizes,
+                      option=TWO_DECKS)
 
 
 def _verify_exclusive(family: RuleFamily, values: Mapping[str, OptionValue]) -> None:
     for first, second in family.exclusive:
         if values.get(first) is True and values.get(second) is True:
-            raise OptionError(f"options {first} and {second} exclude each other: turn one of them off")
+            raise OptionError(N_("options %(first)s and %(second)s exclude each other: turn one of them off"),
+                              first=first, second=second)
 
 
 def get_rules(name: str | None = None, options: Mapping[str, object] | None = None) -> RuleSet:
@@ -430,7 +440,8 @@ def get_rules(name: str | None = None, options: Mapping[str, object] | None = No
     """
     name = (name or DEFAULT_FAMILY).strip().lower()
     if name not in RULE_FAMILIES:
-        raise OptionError(f"unknown rules '{name}' (use one of: {', '.join(RULE_FAMILIES)})")
+        raise OptionError(N_("unknown rules '%(name)s' (use one of: %(families)s)"), name=name,
+                          families=", ".join(RULE_FAMILIES))
     family = RULE_FAMILIES[name]
     values = family.defaults()
     for key, value in (options or {}).items():

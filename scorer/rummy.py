@@ -22,6 +22,7 @@ from typing import Any, Sequence
 from scorer.cards import Card, card_names
 from scorer.errors import HandError
 from scorer.kinds import Scoring
+from scorer.messages import N_
 from scorer.partition import Meld, Partitioner, leftover
 from scorer.rules import RuleSet, family_names
 from scorer.wilds import Wilds, checked_hand, verify_holding_size
@@ -72,8 +73,8 @@ def capped_penalty(points: int, rules: RuleSet) -> int:
 def penalty_points(cards: Sequence[Card], rules: RuleSet, turned: Card) -> PenaltyResult:
     """The lowest penalty over every arrangement of ``cards`` (rummy rules)."""
     if rules.scoring != Scoring.PENALTY:
-        raise HandError(f"penalty points are part of the {family_names(scoring=Scoring.PENALTY)} rules; "
-                        f"the {rules.name} rules count maal")
+        raise HandError(N_("penalty points are part of the %(families)s rules; the %(rules)s rules count maal"),
+                        families=family_names(scoring=Scoring.PENALTY), rules=rules.name)
     wilds, _ = checked_hand(cards, rules, turned=turned)
     verify_holding_size(cards, rules)
     bonus = rules.number("tunnela_bonus")

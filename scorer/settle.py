@@ -19,7 +19,26 @@ from typing import Any, Sequence
 
 from scorer.errors import PlayerCountError, SettlementError
 from scorer.kinds import FINISHES, Route, Scoring
+from scorer.messages import Message, N_
 from scorer.rules import RuleSet
+
+
+#: Why a payment is made or a house rule changed a count. A ledger keeps these as English
+#: text; a page reads them back with :func:`scorer.messages.recognise` to translate them.
+MAAL_DIFFERENCE = N_("maal difference: %(payee)s %(payee_maal)s, %(payer)s %(payer_maal)s")
+SEEN_FEE = N_("seen fee")
+UNSEEN_FEE = N_("unseen fee")
+DUBLEE_BONUS = N_("dublee finish bonus")
+FALSE_DECLARATION_FINE = N_("invalid declaration fine")
+PENALTY_STAKE = N_("%(n)s penalty points")
+MURDER = N_("murder: an unseen player's maal counts 0")
+KIDNAP_LOSER = N_("kidnap: %(winner)s takes an unseen player's maal")
+KIDNAP_WINNER = N_("kidnap: takes %(name)s's maal")
+CLOSER_SCORES_NOTHING = N_("the closer scores 0")
+PENALTY_CAP = N_("max_penalty: a round's penalty is at most %(cap)s")
+WRONG_CLOSE = N_("wrong close")
+REASONS: tuple[str, ...] = (MAAL_DIFFERENCE, SEEN_FEE, UNSEEN_FEE, DUBLEE_BONUS, FALSE_DECLARATION_FINE, PENALTY_STAKE,
+                            MURDER, KIDNAP_LOSER, KIDNAP_WINNER, CLOSER_SCORES_NOTHING, PENALTY_CAP, WRONG_CLOSE)
 
 
 @dataclass(frozen=True)
@@ -91,34 +110,38 @@ def verify_round(rules: RuleSet, players: Sequence[PlayerRound], winner: str | N
     """Raise :class:`SettlementError` saying what is wrong with this round's input."""
     names = [p.name for p in players]
     if len(set(names)) != len(names):
-        raise SettlementError("each player may appear only once in a round")
+        raise SettlementError(N_("each player may appear only once in a round"))
     try:
         rules.verify_players(len(players))
     except PlayerCountError as error:
-        raise SettlementError(str(error)) from None
+        raise SettlementError(error.message) from None
     if winner is not None and winner not in names:
-        raise SettlementError(f"the winner '{winner}' is not one of the players ({', '.join(names)})")
+        raise SettlementError(N_("the winner '%(winner)s' is not one of the players (%(players)s)"), winner=winner,
+                              players=", ".join(names))
     if rules.scoring == Scoring.MAAL:
         if winner is not None:
             if finish not in FINISHES:
-                raise SettlementError(f"finish must be 'melds' or 'dublees', not {finish!r}")
+                raise SettlementError(N_("finish must be 'melds' or 'dublees', not %(finish)r"), finish=finish)
             if not next(p for p in players if p.name == winner).seen:
-                raise SettlementError(f"the winner '{winner}' must have seen the tiplu to finish")
+                raise SettlementError(N_("the winner '%(winner)s' must have seen the tiplu to finish"), winner=winner)
             if finish == Route.DUBLEES and not rules.family.dublee_route:
-                raise SettlementError(f"the {rules.name} rules have no dublee finish")
+                raise SettlementError(N_("the %(rules)s rules have no dublee finish"), rules=rules.name)
             if finish == Route.DUBLEES and len(players) < rules.number("dublee_min_players"):
-                raise SettlementError(f"the dublee finish needs at least {rules.number('dublee_min_players')} players")
+                raise SettlementError(N_("the dublee finish needs at least %(n)s players"),
+                                      n=rules.number("dublee_min_players"))
         for p in players:
             if p.maal < 0:
-                raise SettlementError(f"{p.name}: maal cannot be negative ({p.maal})")
+                raise SettlementError(N_("%(name)s: maal cannot be negative (%(maal)s)"), name=p.name, maal=p.maal)
             if p.seen_by not in (None, *FINISHES):
-                raise SettlementError(f"{p.name}: seen_by must be 'melds' or 'dublees'")
+                raise SettlementError(N_("%(name)s: seen_by must be 'melds' or 'dublees'"), name=p.name)
     else:
         for p in players:
             if p.name != winner and p.penalty is None:
-                raise SettlementError(f"{p.name}: give the penalty points (or the cards) of every player but the closer")
+                raise SettlementError(N_("%(name)s: give the penalty points (or the cards) of every player but "
+                                         "the closer"), name=p.name)
             if p.penalty is not None and p.penalty < 0:
-                raise SettlementError(f"{p.name}: penalty points cannot be negative ({p.penalty})")
+                raise SettlementError(N_("%(name)s: penalty points cannot be negative (%(penalty)s)"), name=p.name,
+                                      penalty=p.penalty)
 
 
 def can_settle(rules: RuleSet, players: Sequence[PlayerRound], winner: str | None, finish: str | None) -> bool:
@@ -146,13 +169,13 @@ def _settle_maal(rules: RuleSet, players: Sequence[PlayerRound], winner: str | N
         if p.seen:
             continue
         if rules.flag("murder") and maal[p.name]:
-            adjustments.append(Adjustment(p.name, maal[p.name], 0, "murder: an unseen player's maal counts 0"))
+            adjustments.append(Adjustment(p.name, maal[p.name], 0, Message(MURDER)))
             maal[p.name] = 0
         if rules.flag("kidnap") and winner is not None and maal[p.name]:
             taken = maal[p.name]
-            adjustments.append(Adjustment(p.name, taken, 0, f"kidnap: {winner} takes an unseen player's maal"))
+            adjustments.append(Adjustment(p.name, taken, 0, Message(KIDNAP_LOSER, winner=winner)))
             adjustments.append(Adjustment(winner, maal[winner], maal[winner] + taken,
-                                          f"kidnap: takes {p.name}'s maal"))
+                                          Message(KIDNAP_WINNER, name=p.name)))
             maal[winner] += taken
             maal[p.name] = 0
     payments: list[Payment] = []
@@ -162,14 +185,14 @@ def _settle_maal(rules: RuleSet, players: Sequence[PlayerRound], winner: str | N
             diff = maal[a] - maal[b]
             if diff:
                 payer, payee = (b, a) if diff > 0 else (a, b)
-                payments.append(Payment(payer, payee, abs(diff),
-                                        f"maal difference: {payee} {maal[payee]}, {payer} {maal[payer]}"))
+                payments.append(Payment(payer, payee, abs(diff), Message(
+                    MAAL_DIFFERENCE, payee=payee, payee_maal=maal[payee], payer=payer, payer_maal=maal[payer])))
     if winner is not None and rules.family.fees:
         payments.extend(_fees(rules, players, winner, finish))
     for p in players:
         if p.false_declaration:
-            payments.extend(Payment(p.name, other, rules.number("invalid_declaration_fine"), "invalid declaration fine")
-                            for other in order if other != p.name)
+            payments.extend(Payment(p.name, other, rules.number("invalid_declaration_fine"),
+                                    Message(FALSE_DECLARATION_FINE)) for other in order if other != p.name)
     payments = [pay for pay in payments if pay.points]
     return Settlement(_net(order, payments), tuple(payments), tuple(adjustments), lower_is_better=False)
 
@@ -182,11 +205,11 @@ def _fees(rules: RuleSet, players: Sequence[PlayerRound], winner: str, finish: s
             continue
         if p.seen:
             if not (rules.flag("dublee_exempt") and p.seen_by == Route.DUBLEES):
-                fees.append(Payment(p.name, winner, rules.number("seen_fee"), "seen fee"))
+                fees.append(Payment(p.name, winner, rules.number("seen_fee"), Message(SEEN_FEE)))
         else:
-            fees.append(Payment(p.name, winner, rules.number("unseen_fee"), "unseen fee"))
+            fees.append(Payment(p.name, winner, rules.number("unseen_fee"), Message(UNSEEN_FEE)))
         if finish == Route.DUBLEES:
-            fees.append(Payment(p.name, winner, rules.number("dublee_bonus"), "dublee finish bonus"))
+            fees.append(Payment(p.name, winner, rules.number("dublee_bonus"), Message(DUBLEE_BONUS)))
     return fees
 
 
@@ -205,19 +228,20 @@ def _settle_penalty(rules: RuleSet, players: Sequence[PlayerRound], winner: str 
     for p in players:
         points = 0 if p.name == winner else int(p.penalty or 0)
         if p.name == winner and p.penalty:
-            adjustments.append(Adjustment(p.name, p.penalty, 0, "the closer scores 0"))
+            adjustments.append(Adjustment(p.name, p.penalty, 0, Message(CLOSER_SCORES_NOTHING)))
         if cap and points > cap:
-            adjustments.append(Adjustment(p.name, points, cap, f"max_penalty: a round's penalty is at most {cap}"))
+            adjustments.append(Adjustment(p.name, points, cap, Message(PENALTY_CAP, cap=cap)))
             points = cap
         if p.wrong_close:
-            adjustments.append(Adjustment(p.name, points, points + rules.number("wrong_close_penalty"), "wrong close"))
+            adjustments.append(Adjustment(p.name, points, points + rules.number("wrong_close_penalty"),
+                                          Message(WRONG_CLOSE)))
             points += rules.number("wrong_close_penalty")
         penalty[p.name] = points
     order = [p.name for p in players]
     if not rules.flag("per_round_settlement"):
         return Settlement(penalty, (), tuple(adjustments), lower_is_better=True)
     if winner is None:
-        raise SettlementError("per-round settlement pays the closer: name the player who closed")
-    payments = tuple(Payment(name, winner, penalty[name], f"{penalty[name]} penalty points")
+        raise SettlementError(N_("per-round settlement pays the closer: name the player who closed"))
+    payments = tuple(Payment(name, winner, penalty[name], Message(PENALTY_STAKE, n=penalty[name]))
                      for name in order if name != winner and penalty[name])
     return Settlement(_net(order, payments), payments, tuple(adjustments), lower_is_better=False)

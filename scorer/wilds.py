@@ -17,6 +17,7 @@ from typing import Sequence
 from scorer.cards import JOKER, SUITS, Card, check_copies
 from scorer.errors import HandError
 from scorer.kinds import WildSource
+from scorer.messages import N_
 from scorer.rules import RuleSet
 
 
@@ -69,9 +70,9 @@ def _from_turned(rules: RuleSet, turned: Card | None) -> Wilds:
     """The rank above the turned card is the joker rank, in every suit (in the
     turned card's suit only with ``joker_same_suit``)."""
     if turned is None:
-        raise HandError(f"the {rules.name} rules need the turned card (e.g. --turned 7D)")
+        raise HandError(N_("the %(rules)s rules need the turned card (e.g. --turned 7D)"), rules=rules.name)
     if turned.is_joker:
-        raise HandError("the turned card is a printed joker: turn the next card to set the joker rank")
+        raise HandError(N_("the turned card is a printed joker: turn the next card to set the joker rank"))
     rank = rank_above(turned.rank)
     suits = (turned.suit,) if rules.flag("joker_same_suit") else SUITS
     faces = frozenset(Card(rank, s) for s in suits)
@@ -81,9 +82,9 @@ def _from_turned(rules: RuleSet, turned: Card | None) -> Wilds:
 def _from_tiplu(rules: RuleSet, tiplu: Card | None) -> Wilds:
     """The tiplu, its neighbours in its suit and its rank in the other suits are wild."""
     if tiplu is None:
-        raise HandError(f"the {rules.name} rules need the tiplu (e.g. --tiplu JC)")
+        raise HandError(N_("the %(rules)s rules need the tiplu (e.g. --tiplu JC)"), rules=rules.name)
     if tiplu.is_joker:
-        raise HandError("the tiplu cannot be a printed joker: draw another card")
+        raise HandError(N_("the tiplu cannot be a printed joker: draw another card"))
     jhiplu = Card(rank_below(tiplu.rank), tiplu.suit)
     poplu = Card(rank_above(tiplu.rank), tiplu.suit)
     ordinary = frozenset(Card(tiplu.rank, s) for s in SUITS if s != tiplu.suit)
@@ -97,8 +98,8 @@ def verify_holding_size(cards: Sequence[Card], rules: RuleSet) -> None:
     """Raise :class:`HandError` for more cards than a player can hold: the hand plus one drawn."""
     most = rules.hand_size + 1
     if len(cards) > most:
-        raise HandError(f"a hand has at most {most} cards ({rules.hand_size} dealt and one drawn); "
-                        f"this one has {len(cards)}")
+        raise HandError(N_("a hand has at most %(most)s cards (%(dealt)s dealt and one drawn); this one has %(n)s"),
+                        most=most, dealt=rules.hand_size, n=len(cards))
 
 
 def copy_limits(rules: RuleSet, wilds: Wilds | None) -> dict[Card, int]:

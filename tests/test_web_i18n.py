@@ -88,6 +88,24 @@ def test_every_string_is_translated_with_its_placeholders(language: str) -> None
                     r"\b(?:10|[2-9JQKA])[SHDC]\b", translated)), f"card names stay as they are: {msgid}"
 
 
+def test_the_catalogues_are_extracted_from_the_scorer_and_vision_too() -> None:
+    """scorer/ and vision/ mark their Messages with N_(); web/babel.cfg must extract them."""
+    from scorer import TipluError, get_rules
+    from scorer.declare import history_note
+    from vision.doubts import count_doubt
+    from vision.images import decode_image
+    wanted = {m.id for m in update.template() if m.id}
+    assert set(i18n.STORED_TEXTS) <= wanted
+    raised = []
+    for fail in (lambda: get_rules("poker"), lambda: decode_image(b"")):
+        with pytest.raises(TipluError) as error:
+            fail()
+        raised.append(error.value.message.template)
+    doubt = count_doubt(20, (21, 22))
+    assert doubt is not None
+    assert {*raised, doubt.message.template, history_note(get_rules()).template} <= wanted
+
+
 @pytest.mark.parametrize("language", ["ne", "hi"])
 def test_the_committed_mo_matches_its_po(language: str) -> None:
     po = catalogue(language)

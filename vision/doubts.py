@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scorer import Card, TipluError, parse_card
+from scorer.messages import Message, N_, either
 from vision.detector import Corner
 from vision.pairing import PhysicalCard
 
@@ -45,6 +46,8 @@ Box = tuple[float, float, float, float]
 @dataclass(frozen=True)
 class Doubt:
     """One thing the player should check: what kind, which cards (indexes), where, and why.
+
+    ``message`` is a :class:`~scorer.messages.Message` (a page says it in its language).
 
     ``box`` (photo pixels) marks a place to look when no card stands for it (a copy
     dropped, a meld short of a card, a faint corner, whose ``confidence`` it gives).
@@ -101,8 +104,9 @@ def copy_doubts(cards: Sequence[PhysicalCard], dropped: Sequence[PhysicalCard], 
         left_out = [c.box for c in dropped if c.card == name]
         seen = len(same) + len(left_out)
         doubts.append(Doubt(TOO_MANY_COPIES, same,
-                            f"{seen} cards read as {name}, but {decks} decks hold {decks}: one of them is "
-                            f"another card; check these and the one marked", box=union_box(left_out)))
+                            Message(N_("%(n)s cards read as %(card)s, but %(decks)s decks hold %(decks)s: one of them "
+                                       "is another card; check these and the one marked"),
+                                    n=seen, card=name, decks=decks), box=union_box(left_out)))
     return doubts
 
 
@@ -119,8 +123,8 @@ def layout_doubts(cards: Sequence[PhysicalCard], groups: Sequence[Sequence[int]]
         if len(group) == 2:
             names = " ".join(cards[i].card for i in group)
             doubts.append(Doubt(SHORT_MELD, tuple(group),
-                                f"{names} lie together as a meld of two; a meld needs three: "
-                                f"is a card of it hidden or missed here?",
+                                Message(N_("%(cards)s lie together as a meld of two; a meld needs three: "
+                                           "is a card of it hidden or missed here?"), cards=names),
                                 box=union_box([cards[i].box for i in group])))
     return doubts
 
@@ -149,9 +153,9 @@ def faint_doubts(cards: Sequence[PhysicalCard], faint: Sequence[Corner]) -> list
         if any(abs(x - centre(p.box)[0]) < size and abs(y - centre(p.box)[1]) < size for p in places):
             continue
         places.append(corner)
-    return [Doubt(FAINT_CARD, (), f"a card may lie here, too faint to read (perhaps {c.card}): "
-                                  f"add it from the grid if so", box=union_box([c.box]), card=c.card,
-                 confidence=c.confidence)
+    return [Doubt(FAINT_CARD, (), Message(N_("a card may lie here, too faint to read (perhaps %(card)s): "
+                                             "add it from the grid if so"), card=c.card),
+                  box=union_box([c.box]), card=c.card, confidence=c.confidence)
             for c in places]
 
 
@@ -173,8 +177,9 @@ def missing_card_doubts(names: Sequence[str], faint: Sequence[Doubt],
     for place in faint[:MAX_HINGE_TRIES]:
         if place.card is None or not finishes(cards + [parse_card(place.card)]):
             continue
-        doubts.append(Doubt(VERDICT_HINGES, (), f"the hand finishes only if the card framed here is {place.card}, "
-                                                f"too faint to read: please check", box=place.box, card=place.card))
+        doubts.append(Doubt(VERDICT_HINGES, (), Message(N_("the hand finishes only if the card framed here is "
+                                                           "%(card)s, too faint to read: please check"),
+                                                        card=place.card), box=place.box, card=place.card))
     return doubts
 
 
@@ -192,15 +197,17 @@ def count_doubt(count: int, sizes: Sequence[int], short: Sequence[Doubt] = (),
     """
     if not count or count in sizes or not min(sizes) - COUNT_SLACK <= count <= max(sizes) + COUNT_SLACK:
         return None  # far off: not a declared hand at all, which the verdict says
-    wanted = " or ".join(str(n) for n in sizes)
+    wanted = either(sizes)
     if count < min(sizes):
-        where = "look at the melds of two marked" if short else "count the cards in each meld"
-        return Doubt(HAND_COUNT, tuple(i for d in short for i in d.cards),
-                     f"the hand reads {count} cards; a declared hand has {wanted}: a card was missed, {where}",
+        missed = Message(N_("the hand reads %(n)s cards; a declared hand has %(wanted)s: a card was missed, "
+                            "look at the melds of two marked"), n=count, wanted=wanted) if short else \
+            Message(N_("the hand reads %(n)s cards; a declared hand has %(wanted)s: a card was missed, "
+                       "count the cards in each meld"), n=count, wanted=wanted)
+        return Doubt(HAND_COUNT, tuple(i for d in short for i in d.cards), missed,
                      box=union_box([d.box for d in short if d.box is not None]) if short else None)
     return Doubt(HAND_COUNT, tuple(uncertain),
-                 f"the hand reads {count} cards; a declared hand has {wanted}: a card was read twice or "
-                 f"one from outside the hand was read; check the cards marked")
+                 Message(N_("the hand reads %(n)s cards; a declared hand has %(wanted)s: a card was read twice or "
+                            "one from outside the hand was read; check the cards marked"), n=count, wanted=wanted))
 
 
 def hinge_doubts(names: Sequence[str], doubtful: Sequence[tuple[int, Sequence[str]]],
@@ -233,7 +240,8 @@ def hinge_doubts(names: Sequence[str], doubtful: Sequence[tuple[int, Sequence[st
             if bool(finishes(changed)) == base:
                 continue
             good, bad = (other, names[index]) if not base else (names[index], other)
-            doubts.append(Doubt(VERDICT_HINGES, (index,), f"the hand finishes only if this is {good}, not {bad}: "
-                                                          f"please check", card=names[index], instead=other))
+            doubts.append(Doubt(VERDICT_HINGES, (index,),
+                                Message(N_("the hand finishes only if this is %(good)s, not %(bad)s: please check"),
+                                        good=good, bad=bad), card=names[index], instead=other))
             break
     return doubts

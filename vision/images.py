@@ -27,6 +27,7 @@ import cv2
 import numpy as np
 
 from scorer import TipluError
+from scorer.messages import N_
 
 #: Default upload limit: a 48-megapixel phone JPEG is about 15 MB.
 MAX_BYTES = 25 * 1024 * 1024
@@ -71,7 +72,7 @@ def _jpeg_segments(data: bytes) -> tuple[tuple[int, int] | None, int | None]:
     size: tuple[int, int] | None = None
     while i + 4 <= n:
         if data[i] != 0xFF:
-            raise ImageError("the JPEG header is damaged; take or export the photo again")
+            raise ImageError(N_("the JPEG header is damaged; take or export the photo again"))
         marker = data[i + 1]
         if marker == 0xFF:
             i += 1
@@ -85,7 +86,7 @@ def _jpeg_segments(data: bytes) -> tuple[tuple[int, int] | None, int | None]:
             break
         length = struct.unpack(">H", data[i + 2:i + 4])[0]
         if length < 2:
-            raise ImageError("the JPEG header is damaged; take or export the photo again")
+            raise ImageError(N_("the JPEG header is damaged; take or export the photo again"))
         if marker in _JPEG_SOF and size is None and i + 9 <= n:
             height, width = struct.unpack(">HH", data[i + 5:i + 9])
             size = (width, height)
@@ -96,13 +97,13 @@ def _jpeg_segments(data: bytes) -> tuple[tuple[int, int] | None, int | None]:
 def _jpeg_size(data: bytes) -> tuple[int, int]:
     size, _ = _jpeg_segments(data)
     if size is None:
-        raise ImageError("the JPEG is cut off before its size is given; upload the whole file again")
+        raise ImageError(N_("the JPEG is cut off before its size is given; upload the whole file again"))
     return size
 
 
 def _png_size(data: bytes) -> tuple[int, int]:
     if len(data) < 24 or data[12:16] != b"IHDR":
-        raise ImageError("the PNG is cut off or damaged (no IHDR header); upload the whole file again")
+        raise ImageError(N_("the PNG is cut off or damaged (no IHDR header); upload the whole file again"))
     return struct.unpack(">II", data[16:24])
 
 
@@ -116,7 +117,7 @@ def _webp_size(data: bytes) -> tuple[int, int]:
     if chunk == b"VP8L" and len(data) >= 25:
         bits = int.from_bytes(data[21:25], "little")
         return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
-    raise ImageError("the WebP header is damaged or cut off; upload the whole file again")
+    raise ImageError(N_("the WebP header is damaged or cut off; upload the whole file again"))
 
 
 def read_header(data: bytes) -> ImageHeader:
@@ -133,19 +134,21 @@ def read_header(data: bytes) -> ImageHeader:
     elif data[:4] == b"RIFF" and data[8:12] == b"WEBP":
         fmt, (w, h) = "webp", _webp_size(data)
     else:
-        kind = _guess_kind(data)
-        raise ImageError(f"{kind}not a JPEG, PNG or WebP image; send a photo from the camera")
+        raise _unknown_kind(data)
     return ImageHeader(fmt, int(w), int(h))
 
 
-def _guess_kind(data: bytes) -> str:
+def _unknown_kind(data: bytes) -> ImageError:
+    """The refusal of a file that is no JPEG, PNG or WebP, naming what it is where the first bytes tell."""
     for magic, name in ((b"GIF8", "GIF"), (b"%PDF", "PDF"), (b"BM", "BMP"), (b"II*\x00", "TIFF"),
                         (b"MM\x00*", "TIFF"), (b"PK\x03\x04", "ZIP")):
         if data.startswith(magic):
-            return f"this is a {name} file, "
+            return ImageError(N_("this is a %(kind)s file, not a JPEG, PNG or WebP image; send a photo from the camera"),
+                              kind=name)
     if data[4:12] in (b"ftypheic", b"ftypheix", b"ftypmif1", b"ftyphevc"):
-        return "this is a HEIC photo (set the camera to 'most compatible' / JPEG), "
-    return ""
+        return ImageError(N_("this is a HEIC photo (set the camera to 'most compatible' / JPEG), not a JPEG, PNG or "
+                             "WebP image; send a photo from the camera"))
+    return ImageError(N_("not a JPEG, PNG or WebP image; send a photo from the camera"))
 
 
 def _check_complete(header: ImageHeader, data: bytes) -> None:
@@ -154,13 +157,13 @@ def _check_complete(header: ImageHeader, data: bytes) -> None:
         # append more after it (motion photos add a video), so it need not be the last bytes
         _, scan = _jpeg_segments(data)
         if scan is None or b"\xff\xd9" not in data[scan:]:
-            raise ImageError("the JPEG is cut off (no end marker); upload the whole file again")
+            raise ImageError(N_("the JPEG is cut off (no end marker); upload the whole file again"))
     if header.format == "png" and b"IEND" not in data[-64:]:
-        raise ImageError("the PNG is cut off (no IEND chunk); upload the whole file again")
+        raise ImageError(N_("the PNG is cut off (no IEND chunk); upload the whole file again"))
     if header.format == "webp":
         declared = int.from_bytes(data[4:8], "little") + 8
         if declared > len(data):
-            raise ImageError("the WebP is cut off; upload the whole file again")
+            raise ImageError(N_("the WebP is cut off; upload the whole file again"))
 
 
 def decode_image(data: bytes, *, max_bytes: int = MAX_BYTES, max_pixels: int = MAX_PIXELS) -> np.ndarray:
@@ -176,26 +179,27 @@ def decode_image(data: bytes, *, max_bytes: int = MAX_BYTES, max_pixels: int = M
     vision.images.ImageError: the file is empty (0 bytes); choose a photo and try again
     """
     if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise ImageError(f"expected the file's bytes, got {type(data).__name__}")
+        raise ImageError(N_("expected the file's bytes, got %(type)s"), type=type(data).__name__)
     data = bytes(data)
     if not data:
-        raise ImageError("the file is empty (0 bytes); choose a photo and try again")
+        raise ImageError(N_("the file is empty (0 bytes); choose a photo and try again"))
     if len(data) > max_bytes:
-        raise ImageError(f"the file is {len(data) / 1e6:.1f} MB, over the {max_bytes / 1e6:.0f} MB limit; "
-                         "send a smaller photo (the camera's normal size is plenty)")
+        raise ImageError(N_("the file is %(mb)s MB, over the %(limit)s MB limit; "
+                            "send a smaller photo (the camera's normal size is plenty)"),
+                         mb=f"{len(data) / 1e6:.1f}", limit=f"{max_bytes / 1e6:.0f}")
     header = read_header(data)
     if min(header.width, header.height) < MIN_SIDE:
-        raise ImageError(f"the image is only {header.width}x{header.height} pixels; "
-                         f"send a photo at least {MIN_SIDE} px on each side")
+        raise ImageError(N_("the image is only %(width)sx%(height)s pixels; send a photo at least %(side)s px on "
+                            "each side"), width=header.width, height=header.height, side=MIN_SIDE)
     if header.pixels > max_pixels:
-        raise ImageError(f"the image is {header.width}x{header.height} pixels "
-                         f"({header.pixels / 1e6:.0f} MP), over the {max_pixels / 1e6:.0f} MP limit; "
-                         "resize it or use the camera's normal size")
+        raise ImageError(N_("the image is %(width)sx%(height)s pixels (%(mp)s MP), over the %(limit)s MP limit; "
+                            "resize it or use the camera's normal size"), width=header.width, height=header.height,
+                         mp=f"{header.pixels / 1e6:.0f}", limit=f"{max_pixels / 1e6:.0f}")
     _check_complete(header, data)
     image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
     if image is None or image.ndim != 3 or image.shape[2] != 3 or image.size == 0:
-        raise ImageError(f"the {header.format.upper()} data cannot be decoded (damaged file); "
-                         "take or export the photo again")
+        raise ImageError(N_("the %(format)s data cannot be decoded (damaged file); take or export the photo again"),
+                         format=header.format.upper())
     return np.ascontiguousarray(image)
 
 
@@ -210,15 +214,16 @@ def read_image(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES,
     p = Path(path)
     try:
         if p.is_dir():
-            raise ImageError(f"{p}: is a folder; give a photo file")
+            raise ImageError(N_("%(path)s: is a folder; give a photo file"), path=p)
         with p.open("rb") as fh:
             data = fh.read(max_bytes + 1)
     except FileNotFoundError:
-        raise ImageError(f"{p}: no such file") from None
+        raise ImageError(N_("%(path)s: no such file"), path=p) from None
     except PermissionError:
-        raise ImageError(f"{p}: not readable (permission denied)") from None
+        raise ImageError(N_("%(path)s: not readable (permission denied)"), path=p) from None
     except OSError as error:
-        raise ImageError(f"{p}: cannot be read ({error.strerror or error})") from None
+        raise ImageError(N_("%(path)s: cannot be read (%(why)s)"), path=p, why=error.strerror or error) from None
     if len(data) > max_bytes:
-        raise ImageError(f"{p}: the file is over the {max_bytes / 1e6:.0f} MB limit; send a smaller photo")
+        raise ImageError(N_("%(path)s: the file is over the %(limit)s MB limit; send a smaller photo"), path=p,
+                         limit=f"{max_bytes / 1e6:.0f}")
     return decode_image(data, max_bytes=max_bytes, max_pixels=max_pixels)

@@ -28,6 +28,7 @@ from scorer import Card, RuleSet, TipluError, parse_card
 from scorer.declare import DeclareResult, check_grouping, check_hand
 from scorer.kinds import Scoring
 from scorer.maal import MaalResult, maal_points
+from scorer.messages import Message, N_
 from vision.detector import Detector
 from vision.doubts import FAINT_CARD, SHORT_MELD, Doubt, count_doubt, hinge_doubts, missing_card_doubts
 from vision.pipeline import DEFAULT_CONF, PhotoReading, read_photo
@@ -119,12 +120,12 @@ class HandVerdict:
         return self.as_laid_error if self.grouping == PLAYER else self.search_error
 
 
-def _attempt(check: Callable[[], Result]) -> tuple[Result | None, str | None]:
+def _attempt(check: Callable[[], Result]) -> tuple[Result | None, Message | None]:
     """The check's result, or None and the message of the :class:`TipluError` it raised."""
     try:
         return check(), None
     except TipluError as error:
-        return None, str(error)
+        return None, error.message
 
 
 def judge_as_laid(cards: Sequence[Card], laid: LaidHand, rules: RuleSet, *, tiplu: Card | None = None,
@@ -138,7 +139,8 @@ def judge_as_laid(cards: Sequence[Card], laid: LaidHand, rules: RuleSet, *, tipl
     if laid.apart:
         apart = tuple(cards[i] for i in laid.apart)
         return DeclareResult(False, None, tuple(map(tuple, melds)), None,
-                             f"{' '.join(map(str, apart))} lie apart from the melds; only the discard may", apart)
+                             Message(N_("%(cards)s lie apart from the melds; only the discard may"),
+                                     cards=" ".join(map(str, apart))), apart)
     discard = None if laid.discard is None else cards[laid.discard]
     return check_grouping(melds, rules, tiplu=tiplu, turned=turned, discard=discard, players=players)
 

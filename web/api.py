@@ -5,8 +5,11 @@ history and exports; no CSRF token, the table code in the ``X-Table-Code`` heade
 ``page_api`` serves the pages' scripts at addresses beside the pages (photos, the
 server's camera, ``cards/check``, the round form's live preview): same origin and a
 CSRF token, like the forms. Bad input answers 4xx with ``{"error": "what to fix"}``
-and stores nothing; :mod:`web.errors` gives each error its status. Who may call
-them (the table code, same-origin writes, JSON bodies) is :mod:`web.security`'s.
+and stores nothing; :mod:`web.errors` gives each error its status. Error texts follow
+the request's language everywhere; ``page_api`` answers also say the scorer's texts
+(reasons, maal labels, doubts) in it, since the pages show them, while ``/api/`` answers
+data in English. Who may call them (the table code, same-origin writes, JSON bodies)
+is :mod:`web.security`'s.
 
 Example (``curl``)::
 
@@ -28,7 +31,7 @@ from web import ledger, payloads, photos
 from web.camera import camera_for
 from web.db import get_db
 from web.errors import USER_ERRORS, BadRequest, NotFound, RoundChanged, Unavailable, json_error
-from web.i18n import _
+from web.i18n import _, localized
 from web.payloads import RoundEntry
 from web.rounds import score_round
 from web.security import csrf, takes_upload
@@ -266,7 +269,7 @@ def from_camera(take: Callable[[], Picture]) -> Picture:
 def keep_and_read(session: Mapping[str, Any], take: Callable[[], np.ndarray]) -> ResponseReturnValue:
     """Read the photo's cards, store both with the session and answer them (201)."""
     photo, reading = read_and_keep(session["id"], take)
-    return jsonify({"photo": photo_answer(photo), "reading": reading}), 201
+    return jsonify({"photo": photo_answer(photo), "reading": localized(reading)}), 201
 
 
 @page_api.post("/sessions/<session:session_id>/photos")
@@ -329,11 +332,11 @@ def check_cards(session: Mapping[str, Any]) -> ResponseReturnValue:
     except BadRequest as error:
         raise BadRequest(_('%(why)s: send a JSON object, e.g. {"cards": ["10C", "JC"], "purpose": "hand"}',
                            why=error)) from None
-    return jsonify(photos.check_cards(session, payload)), 200
+    return jsonify(localized(photos.check_cards(session, payload))), 200
 
 
 @page_api.post("/sessions/<session:session_id>/rounds/preview")
 @json_for_session
 def preview_form_round(session: Mapping[str, Any]) -> ResponseReturnValue:
     """The round form as the scorer would settle it, without saving (the form's live preview)."""
-    return jsonify({"round": score_round(sent_round(session["id"])).to_dict()})
+    return jsonify({"round": localized(score_round(sent_round(session["id"])).to_dict())})

@@ -4,8 +4,9 @@ Raise :class:`BadRequest`, :class:`NotFound` or :class:`Conflict` (or another
 :class:`HttpError`) anywhere in the web layer; a :class:`scorer.TipluError` is bad
 input too and answers 400. :func:`answer_error` is the app's only error handler:
 the API and anyone asking for JSON get ``{"error": "what to fix"}``, people get a
-page with the same message. Unexpected failures answer 500 and are logged, never
-shown.
+page with the same message, in the request's language (a scorer error through
+:func:`web.i18n.translate`, like the web layer's own texts). Unexpected failures
+answer 500 and are logged, never shown.
 
 >>> NotFound("session 9 does not exist").status
 404
@@ -25,7 +26,7 @@ from werkzeug.exceptions import HTTPException
 from werkzeug.exceptions import NotFound as RoutingNotFound
 
 from scorer import TipluError
-from web.i18n import _
+from web.i18n import _, translate
 
 MEGABYTE = 1024 * 1024
 
@@ -146,7 +147,7 @@ def user_error_response(error: Exception, *, as_json: bool | None = None) -> Res
     if isinstance(error, HttpError):
         return error_response(str(error), error.status, as_json=as_json, details=error.details,
                               retry_after=error.retry_after)
-    return error_response(str(error), status_of(error), as_json=as_json)
+    return error_response(translate(error), status_of(error), as_json=as_json)
 
 
 def json_error(error: Exception) -> ResponseReturnValue:

@@ -7,10 +7,18 @@ beside them (``pybabel compile -d web/translations -D tiplu``; a test checks the
 match). The language is the footer's choice (a cookie), else the phone's
 ``Accept-Language``, else English. Card names (``10H``, ``JC``) are never translated.
 
+Texts from the scorer and the camera pipeline are :class:`scorer.Message` values
+(English that keeps its template and params); :func:`translate` says them in the
+page's language, here at the edge: templates, error answers and the pages' JSON
+(:func:`localized`). The API under ``/api/`` translates its error texts like its own
+and answers data in English.
+
 >>> _("Ledger")
 'Ledger'
 >>> _("Round %(n)s", n=3)
 'Round 3'
+>>> translate(Message(N_("only %(n)s dublees, %(needed)s needed"), n=6, needed=8))
+'only 6 dublees, 8 needed'
 """
 
 from __future__ import annotations
@@ -22,6 +30,11 @@ import flask_babel
 from flask import Flask, has_request_context, request
 from flask_babel import Babel
 
+from scorer import N_, Message, TipluError, recognise
+from scorer.maal import LABELS
+from scorer.payments import EVENING
+from scorer.settle import REASONS
+
 TRANSLATIONS = Path(__file__).with_name("translations")
 DOMAIN = "tiplu"
 LANGUAGE_COOKIE = "tiplu_lang"
@@ -29,6 +42,10 @@ LANGUAGE_COOKIE = "tiplu_lang"
 LANGUAGE_NAMES = {"en": "English", "ne": "नेपाली", "hi": "हिन्दी"}
 
 babel = Babel(configure_jinja=False)
+
+#: Scorer texts a ledger keeps only as English (payment and house-rule reasons, maal labels):
+#: :func:`translate` recognises them among these templates.
+STORED_TEXTS: tuple[str, ...] = (*REASONS, *LABELS, EVENING)
 
 
 def available_languages() -> list[str]:
@@ -72,14 +89,52 @@ def ngettext(singular: str, plural: str, n: int, **values: Any) -> str:
     return flask_babel.ngettext(singular, plural, n, n=n, **values)
 
 
-def N_(text: str) -> str:
-    """Mark ``text`` for the catalogue where it is defined; it is translated where it is shown with ``_()``."""
-    return text
+def translate(text: object) -> str:
+    """A text from the scorer or the camera pipeline, in the request's language.
+
+    A :class:`scorer.Message` (or a :class:`scorer.TipluError`, by its message) is
+    translated by its template, then filled with its params; a param that is itself
+    a Message is translated too, and card and player names, being params, stay as
+    they are. Plain text a ledger stored (:data:`STORED_TEXTS`) is recognised first;
+    any other text is shown as it is. Without a request (or in English) this is the
+    English, exactly.
+
+    >>> translate("maal difference: Sita 10, Hari 2"), translate("Anything")
+    ('maal difference: Sita 10, Hari 2', 'Anything')
+    """
+    message = text.message if isinstance(text, TipluError) else text
+    if not isinstance(message, Message):
+        message = recognise(message, STORED_TEXTS) if isinstance(message, str) else None
+        if message is None:
+            return str(text)
+    template = flask_babel.gettext(message.template) if has_request_context() else message.template
+    if not message.params:
+        return template
+    return template % {name: translate(value) if isinstance(value, Message) else value
+                       for name, value in message.params.items()}
+
+
+def localized(data: Any) -> Any:
+    """``data`` (JSON-shaped: dicts, lists, text) with every :class:`scorer.Message` in it translated.
+
+    For the JSON the pages' own scripts show (a verdict's reason, maal labels, doubts);
+    other text, such as card names and keys, is left alone.
+
+    >>> localized({"reason": Message(N_("seen fee")), "cards": ["10H"]})
+    {'reason': 'seen fee', 'cards': ['10H']}
+    """
+    if isinstance(data, Message):
+        return translate(data)
+    if isinstance(data, dict):
+        return {key: localized(value) for key, value in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [localized(value) for value in data]
+    return data
 
 
 def init_app(app: Flask) -> None:
     """Flask-Babel with the tiplu catalogues; ``_``, ``ngettext`` and the language helpers in every template."""
     babel.init_app(app, locale_selector=select_language, default_domain=DOMAIN,
                    default_translation_directories=str(TRANSLATIONS))
-    app.jinja_env.globals.update(_=_, ngettext=ngettext, current_language=current_language,
+    app.jinja_env.globals.update(_=_, ngettext=ngettext, translate=translate, current_language=current_language,
                                  language_names=language_names)

@@ -34,7 +34,7 @@ from scorer.kinds import FINISHES, Route, Scoring, WildSource
 from scorer.rules import DEFAULT_FAMILY
 from web.bounds import MAX_DIGITS, maal_limit, parse_digits, penalty_limit
 from web.errors import BadRequest, NotFoundInPath
-from web.i18n import _
+from web.i18n import _, translate
 
 MAX_NAME_LENGTH = 40
 MAX_TITLE_LENGTH = 80
@@ -497,7 +497,7 @@ def _card(value: Any, what: str) -> Card | None:
     try:
         return parse_card(value)
     except TipluError as error:
-        raise BadRequest(f"{what}: {error}") from None
+        raise BadRequest(f"{what}: {translate(error)}") from None
 
 
 def _cards(value: Any, what: str, rules: RuleSet) -> tuple[Card, ...] | None:
@@ -513,7 +513,7 @@ def _cards(value: Any, what: str, rules: RuleSet) -> tuple[Card, ...] | None:
         cards = parse_cards(value)
         check_copies(cards, decks=rules.decks, jokers=rules.printed_jokers)
     except TipluError as error:
-        raise BadRequest(f"{what}: {error}") from None
+        raise BadRequest(f"{what}: {translate(error)}") from None
     return tuple(cards)
 
 
@@ -654,7 +654,7 @@ def _card_problem(text: str, rules: RuleSet, *, owner: str | None = None) -> str
     try:
         check_copies(parse_cards(text), decks=rules.decks, jokers=rules.printed_jokers)
     except TipluError as error:
-        return _("%(name)s's cards: %(why)s", name=owner, why=error) if owner else str(error)
+        return _("%(name)s's cards: %(why)s", name=owner, why=translate(error)) if owner else translate(error)
     return None
 
 

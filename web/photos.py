@@ -41,7 +41,7 @@ from vision.doubts import FAINT_CARD, Doubt, count_doubt, missing_card_doubts
 from vision.score import declared_sizes, judge_hand, verdict_doubts
 from web.db import write
 from web.errors import NotFound, Unavailable
-from web.i18n import _
+from web.i18n import _, translate
 
 PURPOSES = ("hand", "maal", "tiplu", "turned", "penalty")
 PHOTO_ID = re.compile(r"^[0-9a-f]{32}$")
@@ -316,7 +316,7 @@ def _one_card(text: Any, what: str) -> Card | None:
     try:
         return parse_card(text)
     except TipluError as error:
-        raise PhotoError(f"{what}: {error}") from None
+        raise PhotoError(f"{what}: {translate(error)}") from None
 
 
 def check_cards(session: Mapping[str, Any], payload: Mapping[str, Any]) -> dict[str, Any]:
@@ -344,8 +344,8 @@ def check_cards(session: Mapping[str, Any], payload: Mapping[str, Any]) -> dict[
     cards = parse_cards(raw)
     names = [str(c) for c in cards]
     rules = get_rules(session["rules"], session["options"])
-    tiplu = _one_card(payload.get("tiplu"), "tiplu")
-    turned = _one_card(payload.get("turned"), "turned card")
+    tiplu = _one_card(payload.get("tiplu"), _("tiplu"))
+    turned = _one_card(payload.get("turned"), _("turned card"))
     answer: dict[str, Any] = {"purpose": purpose, "cards": names, "outline": []}
     if not cards or purpose in ("tiplu", "turned"):
         return answer

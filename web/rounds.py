@@ -25,7 +25,7 @@ from scorer.maal import maal_points
 from scorer.rummy import penalty_points
 from scorer.settle import PlayerRound, settle_round
 from web.errors import BadRequest
-from web.i18n import _
+from web.i18n import _, translate
 from web.payloads import PlayerEntry, RoundEntry
 
 
@@ -100,7 +100,7 @@ def _maal_line(player: PlayerEntry, entry: RoundEntry) -> PlayerLine:
         result = maal_points(player.cards, entry.rules, entry.tiplu, seen=player.seen,
                              dealt_tunnelas=player.dealt_tunnelas)
     except TipluError as error:
-        raise BadRequest(f"players.{player.name}.cards: {error}") from None
+        raise BadRequest(f"players.{player.name}.cards: {translate(error)}") from None
     data = result.to_dict()
     return PlayerLine(player.name, player.seat, player.seen, player.seen_by, int(data["total"]),
                       tuple(str(c) for c in player.cards), tuple(data["items"]),
@@ -116,7 +116,7 @@ def _penalty_line(player: PlayerEntry, entry: RoundEntry) -> PlayerLine:
     try:
         result = penalty_points(player.cards, entry.rules, entry.turned)
     except TipluError as error:
-        raise BadRequest(f"players.{player.name}.cards: {error}") from None
+        raise BadRequest(f"players.{player.name}.cards: {translate(error)}") from None
     return PlayerLine(player.name, player.seat, penalty=int(result.penalty),
                       penalty_cards=tuple(str(c) for c in player.cards), penalty_detail=result.to_dict(),
                       wrong_close=player.wrong_close)

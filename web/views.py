@@ -31,7 +31,7 @@ from web.api import sent_round
 from web.camera import camera_for
 from web.db import get_db
 from web.errors import USER_ERRORS, BadRequest, KeyReused, NotFound
-from web.i18n import LANGUAGE_COOKIE, N_, _, available_languages, current_language
+from web.i18n import LANGUAGE_COOKIE, N_, _, available_languages, current_language, translate
 from web.payloads import MAX_SEATS
 from web.security import code_exempt, code_link, is_table_code, safe_next, set_code_cookie, table_code_ok
 from web.serve import is_loopback_host, lan_addresses
@@ -87,7 +87,7 @@ def new_session() -> ResponseReturnValue:
             new = payloads.new_session(payloads.session_form(request.form))
             session_id = ledger.create_session(get_db(), new, source=source())
         except USER_ERRORS as exc:
-            error = str(exc)
+            error = translate(exc)
         else:
             return redirect(url_for("views.session_page", session_id=session_id))
     status = 400 if error else 200
@@ -125,7 +125,7 @@ def session_settings(session_id: int) -> ResponseReturnValue:
                 payloads.plan_form(form) if session["options_locked"] else payloads.session_form(form))
             ledger.update_session(db, session["id"], changes, source=source())
         except USER_ERRORS as exc:
-            error = str(exc)
+            error = translate(exc)
         else:
             flash(_("Settings saved."))
             return redirect(url_for("views.session_page", session_id=session["id"]))
@@ -228,7 +228,7 @@ def save_round_form(session: Mapping[str, Any], number: int | None) -> ResponseR
             "This form was already saved as a round, with other values. Check the ledger; "
             "to save these values as a new round, press Save again."))
     except USER_ERRORS as exc:
-        return render_round_form(session, form, number=number, error=str(exc))
+        return render_round_form(session, form, number=number, error=translate(exc))
     photos.link_photos(db, session["id"], rnd["number"], form.getlist("photo"))
     return redirect(url_for("views.round_page", session_id=session["id"], number=rnd["number"]))
 
@@ -386,7 +386,7 @@ def verify_hand(session_id: int) -> ResponseReturnValue:
             if not result["cards"]:
                 raise BadRequest(_("enter the hand: tap its cards, type them or photograph them"))
         except USER_ERRORS as exc:
-            error, result = str(exc), None
+            error, result = translate(exc), None
     return render_template("verify.html", session=session, form=form, result=result, error=error,
                            jokers=has_printed_jokers(session)), 400 if error else 200
 

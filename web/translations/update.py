@@ -4,7 +4,7 @@ Run from the repository root after changing any user-facing text::
 
     python web/translations/update.py
 
-Strings come from ``_()``/``N_()``/``ngettext()`` in ``web/`` and the templates
+Strings come from ``_()``/``N_()``/``ngettext()`` in ``web/``, ``scorer/`` and ``vision/`` and the templates
 (``web/babel.cfg``), plus each rule family's title, description, option help and
 word choices from :data:`scorer.RULE_FAMILIES` (the pages show those through
 ``_()``). New strings arrive in ``ne`` and ``hi`` untranslated; the compiled
