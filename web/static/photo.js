@@ -332,7 +332,7 @@
         line(answerBox, data.error, "error");
       } else if (data.verdict) {
         var v = data.verdict;
-        line(answerBox, v.valid ? text.msgValid + " (" + v.route + ")" : text.msgInvalid + ": " + v.reason,
+        line(answerBox, v.valid ? text.msgValid + " (" + (v.route === "dublees" ? text.msgRouteDublees : text.msgRouteMelds) + ")" : text.msgInvalid + ": " + v.reason,
              v.valid ? "verdict valid" : "verdict invalid");
         v.melds.forEach(function (meld) { line(answerBox, meld.join(" "), "meld"); });
         if (data.as_laid) {
