@@ -169,6 +169,6 @@ def deck_corrections(db: sqlite_utils.Database, folder: Path, decks: Sequence[st
 
 
 def correction_counts(db: sqlite_utils.Database) -> dict[str | None, int]:
-    """How many crops are kept per deck (None: read with the shipped model)."""
-    return {deck: count for deck, count in
-            db.execute("SELECT deck, count(*) FROM corrections GROUP BY deck").fetchall()}
+    """How many corrected cards are kept per deck (None: read with the shipped model); a card may give two crops."""
+    return {deck: count for deck, count in db.execute(
+        "SELECT deck, count(DISTINCT photo_id || ':' || position) FROM corrections GROUP BY deck").fetchall()}

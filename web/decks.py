@@ -441,10 +441,10 @@ def teach(title: str, uploads: Sequence[Upload], app: Flask | None = None) -> Jo
 
 # --- improving a deck from corrections -------------------------------------------------------------------
 
-def improve(name: str, corrections: Sequence[tuple[Path, str]], app: Flask | None = None) -> JobStatus:
+def improve(name: str, corrections: Sequence[tuple[Path, str]], cards: int, app: Flask | None = None) -> JobStatus:
     """Start fine-tuning deck ``name`` (``standard`` for the shipped model) on kept corrections.
 
-    ``corrections`` are (crop file, right card). For the standard deck a copy,
+    ``corrections`` are (crop file, right card), of ``cards`` corrected cards. For the standard deck a copy,
     "standard + corrections" (:data:`STANDARD_CORRECTED`), is made or improved in the
     instance folder; ``models/`` is never written.
     """
@@ -478,22 +478,22 @@ def improve(name: str, corrections: Sequence[tuple[Path, str]], app: Flask | Non
     def work(progress: Progress) -> Mapping[str, Any]:
         from vision.training.enrol import improve as fine_tune
 
-        crops, cards = [], []
+        crops, names = [], []
         for path, card in corrections:
             crop = cv2.imread(str(path))
             if crop is not None:
                 crops.append(crop)
-                cards.append(card)
+                names.append(card)
         folder.mkdir(parents=True, exist_ok=True)
         built = folder / ".new"
         shutil.rmtree(built, ignore_errors=True)
         try:
-            done = fine_tune(start, built, crops, cards, suit_photos=suits, jokers=jokers, epochs=epochs,
+            done = fine_tune(start, built, crops, names, suit_photos=suits, jokers=jokers, epochs=epochs,
                              copies=copies, progress=progress)
             new = switch_version(folder, title, kind, built)
         except BaseException:
             shutil.rmtree(built, ignore_errors=True)
             raise
-        return {"corrections": done.corrections, "version": new.current[1:]}
+        return {"corrections": cards, "crops": done.corrected_crops, "version": new.current[1:]}
 
     return runner(app).start("improve", name, title, work)

@@ -446,7 +446,8 @@ def improve_deck(name: str) -> ResponseReturnValue:
     read_by: list[str | None] = [None, decks.STANDARD_CORRECTED] if name in ("standard", decks.STANDARD_CORRECTED) \
         else [name]
     try:
-        decks.improve(name, corrections.deck_corrections(db, folder, read_by))
+        counts = corrections.correction_counts(db)
+        decks.improve(name, corrections.deck_corrections(db, folder, read_by), sum(counts.get(d, 0) for d in read_by))
     except USER_ERRORS as exc:
         return decks_page(str(exc), status=status_of(exc))
     return redirect(url_for("views.decks_list"))

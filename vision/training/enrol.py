@@ -564,7 +564,7 @@ class Improvement:
 
     folder: str
     base: str
-    corrections: int
+    corrected_crops: int
     crops: int
     epochs: int
     seconds: float
@@ -598,7 +598,7 @@ def improve(base: Path, out: Path, crops: Sequence[np.ndarray], cards: Sequence[
     net = fine_tune_classifier(base, x, y, epochs, seed=seed, progress=progress)
     date = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     note = dict(read_model_json(base).get("enrolled") or {}) | {
-        "improved": date, "corrections": len(crops), "crops": len(x), "epochs": epochs,
+        "improved": date, "corrected_crops": len(crops), "crops": len(x), "epochs": epochs,
         "seconds": round(time.monotonic() - started, 1)}
     write_model_folder(base, out, net, note, tag="corrected")
     return Improvement(str(out), str(base), len(crops), len(x), epochs, round(time.monotonic() - started, 1), date)
