@@ -433,7 +433,8 @@ def teach_deck() -> ResponseReturnValue:
             max_bytes, _pixels = photos.image_limits()
             uploads.append(decks.Upload(field, upload.filename, upload.stream.read(max_bytes + 1)))
     try:
-        decks.teach(title, uploads)
+        with photos.photo_slot():  # up to five photos decoded at once: the same bound on memory as any photo
+            decks.teach(title, uploads)
     except USER_ERRORS as exc:
         return decks_page(str(exc), title, status_of(exc))
     return redirect(url_for("views.decks_list"))
