@@ -13,7 +13,7 @@ still open to change) is checked by the ledger.
 >>> new_session({"players": ["Anna", "Ben"], "colour": "red"})
 Traceback (most recent call last):
 ...
-web.errors.BadRequest: unknown field 'colour' (use players, rules, options, rounds_planned, title, first_dealer)
+web.errors.BadRequest: unknown field 'colour' (use players, rules, options, rounds_planned, title, first_dealer, deck)
 """
 
 from __future__ import annotations
