@@ -21,29 +21,17 @@ import numpy as np
 import pytest
 
 from vision.detector import INFO_FILE, MODELS_DIR, CardDetector, load_detector
-from vision.training.decks import Deck, DeckError, drawn_decks, load_decks
-from vision.training.enrol import EnrolError, card_names, compose_suit_photo, corner_crops, find_cards
+from vision.training.enrol import EnrolError, card_names, corner_crops, find_cards
 from web.cli import main
+from web_support import suit_photos as make_suit_photos, write_suit_photos
 
 #: Share of the enrolment corners the shipped classifier must name right (nicu-white: 96 of 104).
 CLASSIFIED_FLOOR = 0.85
 
 
-def held_out_deck() -> Deck:
-    try:
-        return load_decks("holdout")[0]
-    except (DeckError, IndexError):
-        return drawn_decks()[0]
-
-
 @pytest.fixture(scope="module")
 def suit_photos() -> list[tuple[str, np.ndarray, list[tuple[float, float]]]]:
-    deck, rng = held_out_deck(), np.random.default_rng(7)
-    photos = []
-    for suit in "SHDC":
-        photo, centres = compose_suit_photo([deck.faces[name] for name in card_names(suit)], rng)
-        photos.append((suit, photo, centres))
-    return photos
+    return make_suit_photos()
 
 
 def test_the_cards_are_found_in_reading_order(suit_photos: list[tuple[str, np.ndarray, list[tuple[float, float]]]]) -> None:
@@ -92,16 +80,7 @@ def tiplu(*argv: object) -> tuple[int, str, str]:
 @pytest.fixture(scope="module")
 def photo_files(suit_photos: SuitPhotos, tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     """The four suit photos as JPEG files, in enrolment order, then a jokers photo."""
-    folder = tmp_path_factory.mktemp("enrol-photos")
-    paths = []
-    for (suit, photo, _), name in zip(suit_photos, ("spades", "hearts", "diamonds", "clubs")):
-        paths.append(folder / f"{name}.jpg")
-        cv2.imwrite(str(paths[-1]), photo, [cv2.IMWRITE_JPEG_QUALITY, 90])
-    deck = held_out_deck()
-    joker = deck.faces.get("JOKER") or deck.faces["KS"]
-    paths.append(folder / "jokers.jpg")
-    cv2.imwrite(str(paths[-1]), compose_suit_photo([joker, joker], np.random.default_rng(3))[0])
-    return paths
+    return write_suit_photos(tmp_path_factory.mktemp("enrol-photos"), suit_photos)
 
 
 @pytest.fixture(scope="module")

@@ -239,9 +239,12 @@ def test_a_session_saved_with_murder_and_kidnap_stays_readable_after_the_upgrade
     path = tmp_path / "old.db"
     old = sqlite_utils.Database(path)
     migrations.apply(old, stop_before="m006_murder_or_kidnap")
-    sid = create(old, ["Anna", "Ben"])
     both = {**get_rules().options, "murder": True, "kidnap": True}
-    old.execute("UPDATE sessions SET options = ? WHERE id = ?", [json.dumps(both), sid])
+    sid = old.execute("INSERT INTO sessions(rules, options, created_at) VALUES ('nepali', ?, 'then')",
+                      [json.dumps(both)]).lastrowid
+    for seat, name in enumerate(["Anna", "Ben"]):  # as that schema stored them (later columns do not exist yet)
+        player = old.execute("INSERT INTO players(name, created_at) VALUES (?, 'then')", [name]).lastrowid
+        old.execute("INSERT INTO session_players(session_id, seat, player_id) VALUES (?, ?, ?)", [sid, seat, player])
     old.conn.commit()
     old.close()
     db = open_db(path)

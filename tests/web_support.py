@@ -39,8 +39,8 @@ def serve_command() -> list[str]:
 class Server:
     """One server process on a free port, with a tiny JSON client."""
 
-    def __init__(self, db_path: Path, *extra: str) -> None:
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", "TIPLU_SECRET_KEY": "server-test"}
+    def __init__(self, db_path: Path, *extra: str, env: dict[str, str] | None = None) -> None:
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "TIPLU_SECRET_KEY": "server-test", **(env or {})}
         self.process = subprocess.Popen([*serve_command(), "--port", "0", "--db", str(db_path), "--no-qr", *extra],
                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
         assert self.process.stdout is not None, "stdout is a pipe"
@@ -121,3 +121,41 @@ def multipart(fields: dict[str, str], image: bytes) -> tuple[bytes, str]:
     out.write(f'--{boundary}\r\nContent-Disposition: form-data; name="image"; filename="p.png"\r\n'
               f"Content-Type: image/png\r\n\r\n".encode() + image + f"\r\n--{boundary}--\r\n".encode())
     return out.getvalue(), f"multipart/form-data; boundary={boundary}"
+
+
+def held_out_deck() -> Any:
+    """The design enrolment tests teach: the held-out nicu-white when its package is installed, else a drawn deck."""
+    from vision.training.decks import DeckError, drawn_decks, load_decks
+    try:
+        return load_decks("holdout")[0]
+    except (DeckError, IndexError):
+        return drawn_decks()[0]
+
+
+def suit_photos(seed: int = 7) -> list[tuple[str, Any, list[tuple[float, float]]]]:
+    """Enrolment photos of :func:`held_out_deck` in memory: (suit, BGR photo, where each card's centre lies)."""
+    import numpy as np
+    from vision.training.enrol import card_names, compose_suit_photo
+    deck, rng = held_out_deck(), np.random.default_rng(seed)
+    photos = []
+    for suit in "SHDC":
+        photo, centres = compose_suit_photo([deck.faces[name] for name in card_names(suit)], rng)
+        photos.append((suit, photo, centres))
+    return photos
+
+
+def write_suit_photos(folder: Path, photos: list[tuple[str, Any, list[tuple[float, float]]]]) -> list[Path]:
+    """The suit photos as JPEG files (spades.jpg ... clubs.jpg, in enrolment order), then jokers.jpg (two jokers)."""
+    import cv2
+    import numpy as np
+    from vision.training.enrol import compose_suit_photo
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for (_suit, photo, _centres), name in zip(photos, ("spades", "hearts", "diamonds", "clubs")):
+        paths.append(folder / f"{name}.jpg")
+        cv2.imwrite(str(paths[-1]), photo, [cv2.IMWRITE_JPEG_QUALITY, 90])
+    deck = held_out_deck()
+    joker = deck.faces.get("JOKER") or deck.faces["KS"]
+    paths.append(folder / "jokers.jpg")
+    cv2.imwrite(str(paths[-1]), compose_suit_photo([joker, joker], np.random.default_rng(3))[0])
+    return paths

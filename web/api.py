@@ -27,7 +27,7 @@ from flask import Blueprint, Response, current_app, jsonify, request, send_file,
 from flask.typing import ResponseReturnValue
 
 from scorer import RULE_FAMILIES
-from web import ledger, payloads, photos
+from web import decks, ledger, payloads, photos
 from web.camera import camera_for
 from web.db import get_db
 from web.errors import USER_ERRORS, BadRequest, NotFound, RoundChanged, Unavailable, json_error
@@ -81,10 +81,12 @@ def list_sessions() -> Response:
 @bp.post("/sessions")
 def create_session() -> ResponseReturnValue:
     db = get_db()
-    session_id = ledger.create_session(db, payloads.new_session(json_body()), source=source())
+    new = payloads.new_session(json_body())
+    decks.check_deck(new.deck)
+    session_id = ledger.create_session(db, new, source=source())
     session = ledger.get_session(db, session_id)
     body = {"id": session_id, "rounds_planned": session["rounds_planned"], "players": session["players"],
-            "rules": session["rules"], "options": session["options"]}
+            "rules": session["rules"], "options": session["options"], "deck": session["deck"]}
     return jsonify(body), 201, {"Location": url_for("api.get_session", session_id=session_id)}
 
 
@@ -96,6 +98,8 @@ def get_session(session_id: int) -> Response:
 @bp.patch("/sessions/<session:session_id>")
 def update_session(session_id: int) -> Response:
     changes = payloads.session_changes(json_body())
+    if "deck" in changes.given:
+        decks.check_deck(changes.deck)
     return jsonify(ledger.update_session(get_db(), session_id, changes, source=source()))
 
 
@@ -196,25 +200,29 @@ def decoded_photo(data: bytes) -> np.ndarray:
     return photos.decode_photo(data, max_bytes=max_bytes, max_pixels=max_pixels)
 
 
-def read_photo(image: np.ndarray, name: str) -> dict[str, Any]:
-    return photos.read_image(image, name=name, model_path=current_app.config.get("MODEL_PATH"))
+def read_photo(image: np.ndarray, name: str, model_path: str | None = None) -> dict[str, Any]:
+    """The photo's cards, read with ``model_path`` (a session's deck) or the app's standard model."""
+    return photos.read_image(image, name=name, model_path=model_path or current_app.config.get("MODEL_PATH"))
 
 
-def read_and_keep(session_id: int, take: Callable[[], np.ndarray]) -> tuple[photos.StoredPhoto, dict[str, Any]]:
-    """Take the picture, read its cards, then store both with the session in one step (inside a photo slot).
+def read_and_keep(session_id: int, deck: str | None,
+                  take: Callable[[], np.ndarray]) -> tuple[photos.StoredPhoto, dict[str, Any], str | None]:
+    """Take the picture, read its cards with the session's deck, then store both with the session in one
+    step (inside a photo slot); and a notice when the deck is gone and the standard one read it.
 
     The upload form's ``purpose`` and ``seat`` are checked before anything is
     decoded, and nothing is written until the reading succeeded, so a failed request
     leaves no file and no row.
     """
     target = payloads.photo_target(request.form)
+    model_path, notice = decks.model_for(deck)
     photo_id = photos.new_photo_id()
     with photos.photo_slot():
         image = take()
-        reading = read_photo(image, f"{photo_id}.jpg")
+        reading = read_photo(image, f"{photo_id}.jpg", model_path)
         photo = photos.store_photo(get_db(), photos.photo_folder(), image, session_id=session_id,
                                    purpose=target.purpose, seat=target.seat, reading=reading, photo_id=photo_id)
-    return photo, reading
+    return photo, reading, notice
 
 
 def photo_answer(photo: photos.StoredPhoto) -> dict[str, Any]:
@@ -237,8 +245,8 @@ def detect() -> Response:
         with photos.photo_slot():
             return jsonify(read_photo(decoded_photo(data), "upload"))
     session = ledger.session_setup(get_db(), payloads.session_id(session_field))
-    photo, reading = read_and_keep(session.id, lambda: decoded_photo(data))
-    return jsonify({**reading, "photo": photo_answer(photo)})
+    photo, reading, notice = read_and_keep(session.id, session.deck, lambda: decoded_photo(data))
+    return jsonify({**reading, "photo": photo_answer(photo), **({"notice": notice} if notice else {})})
 
 
 def json_for_session(view: Callable[..., ResponseReturnValue]) -> Callable[..., ResponseReturnValue]:
@@ -267,9 +275,9 @@ def from_camera(take: Callable[[], Picture]) -> Picture:
 
 
 def keep_and_read(session: Mapping[str, Any], take: Callable[[], np.ndarray]) -> ResponseReturnValue:
-    """Read the photo's cards, store both with the session and answer them (201)."""
-    photo, reading = read_and_keep(session["id"], take)
-    return jsonify({"photo": photo_answer(photo), "reading": localized(reading)}), 201
+    """Read the photo's cards with the session's deck, store both with the session and answer them (201)."""
+    photo, reading, notice = read_and_keep(session["id"], session["deck"], take)
+    return jsonify({"photo": photo_answer(photo), "reading": localized(reading), **({"notice": notice} if notice else {})}), 201
 
 
 @page_api.post("/sessions/<session:session_id>/photos")
@@ -340,3 +348,12 @@ def check_cards(session: Mapping[str, Any]) -> ResponseReturnValue:
 def preview_form_round(session: Mapping[str, Any]) -> ResponseReturnValue:
     """The round form as the scorer would settle it, without saving (the form's live preview)."""
     return jsonify({"round": localized(score_round(sent_round(session["id"])).to_dict())})
+
+
+@page_api.get("/decks/status")
+def deck_status() -> Response:
+    """The background learner's state, for the Decks page's progress bar:
+    ``{"kind", "deck", "title", "state": "idle"|"running"|"done"|"failed", "epoch", "epochs", "progress", "message"}``."""
+    response = jsonify(decks.runner().status().to_dict())
+    response.headers["Cache-Control"] = "no-store"
+    return response

@@ -63,7 +63,10 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     default ledger ``tiplu.db`` and the secret key live. Photos: ``PHOTO_DIR``
     (``$TIPLU_PHOTOS``, default ``photos/`` next to the ledger), ``MAX_PHOTO_PIXELS``
     (``$TIPLU_MAX_PHOTO_MP`` megapixels), ``MODEL_PATH`` (``$TIPLU_MODEL``) and
-    ``CAMERA`` (``$TIPLU_CAMERA``: ``auto``, ``none`` or a device). ``TABLE_CODE``
+    ``CAMERA`` (``$TIPLU_CAMERA``: ``auto``, ``none`` or a device). Decks taught on the Decks page:
+    ``DECKS_DIR`` (``$TIPLU_DECKS``, default ``decks/`` next to the ledger), and the epochs and crops
+    per corner of their learning, ``DECK_EPOCHS`` and ``DECK_COPIES`` (``$TIPLU_DECK_EPOCHS``,
+    ``$TIPLU_DECK_COPIES``; :mod:`web.decks`). ``TABLE_CODE``
     (``$TIPLU_TABLE_CODE``): when set, every request needs it (see :mod:`web.security`);
     ``tiplu serve`` sets it when it listens on the network. ``PROXY_HOPS``
     (``$TIPLU_PROXY_HOPS``): reverse proxies in front, whose ``X-Forwarded-*`` to trust.
@@ -84,6 +87,9 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         PHOTO_DIR=os.environ.get("TIPLU_PHOTOS") or None,
         MAX_PHOTO_PIXELS=int(os.environ.get("TIPLU_MAX_PHOTO_MP", 40)) * 1_000_000,
         PROXY_HOPS=int(os.environ.get("TIPLU_PROXY_HOPS") or 0),
+        DECKS_DIR=os.environ.get("TIPLU_DECKS") or None,
+        DECK_EPOCHS=int(os.environ.get("TIPLU_DECK_EPOCHS") or 0) or None,
+        DECK_COPIES=int(os.environ.get("TIPLU_DECK_COPIES") or 0) or None,
     )
     if test_config:
         app.config.update(test_config)

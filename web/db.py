@@ -185,6 +185,34 @@ def m006_murder_or_kidnap(db: sqlite_utils.Database) -> None:
                         json.dumps({"options": changed})])
 
 
+@migrations()
+def m007_session_deck(db: sqlite_utils.Database) -> None:
+    """The deck a session's photos are read with: an enrolled deck's folder name, NULL for the shipped model.
+
+    Sessions saved before decks could be chosen keep NULL: they go on with the standard deck.
+    """
+    db.execute("ALTER TABLE sessions ADD COLUMN deck TEXT")
+
+
+@migrations()
+def m008_corrections(db: sqlite_utils.Database) -> None:
+    """Cards a player confirmed or changed in a photo review: the card's place in the photo's reading,
+    each corner crop's file (under the photo's folder), the card read and the right one, and the deck
+    that read it (NULL: the shipped model)."""
+    db.execute("""
+        CREATE TABLE corrections (
+            id INTEGER PRIMARY KEY,
+            photo_id TEXT NOT NULL REFERENCES photos(id) ON DELETE CASCADE,
+            position INTEGER NOT NULL,
+            deck TEXT,
+            card TEXT NOT NULL,
+            read TEXT NOT NULL,
+            file TEXT NOT NULL UNIQUE,
+            created_at TEXT NOT NULL
+        )""")
+    db.execute("CREATE INDEX corrections_deck ON corrections(deck, id)")
+
+
 def connect(path: str | os.PathLike[str]) -> sqlite_utils.Database:
     """Open the file with the ledger's pragmas, without migrating it."""
     conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)

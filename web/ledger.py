@@ -40,11 +40,13 @@ from web.rounds import ScoredRound, score_round
 
 @dataclass(frozen=True)
 class SessionSetup:
-    """What a round is checked against: the session's id, its players in seat order and its rules."""
+    """What a round is checked against: the session's id, its players in seat order and its rules
+    (and the deck its photos are read with, None for the shipped model)."""
 
     id: int
     players: tuple[str, ...]
     rules: RuleSet
+    deck: str | None = None
 
 
 def now() -> str:
@@ -82,15 +84,15 @@ def create_session(db: sqlite_utils.Database, new: NewSession, *, demo: bool = F
     """
     with write(db):
         cursor = db.execute(
-            "INSERT INTO sessions(title, rules, options, rounds_planned, first_dealer, demo, created_at) "
-            "VALUES (?,?,?,?,?,?,?)",
+            "INSERT INTO sessions(title, rules, options, rounds_planned, first_dealer, demo, created_at, deck) "
+            "VALUES (?,?,?,?,?,?,?,?)",
             [new.title, new.rules.name, _dumps(dict(new.rules.options)), new.rounds_planned, new.first_dealer,
-             int(demo), now()])
+             int(demo), now(), new.deck])
         session_id = _last_id(cursor)
         _seat_players(db, session_id, new.players)
         _audit(db, session_id, "create session", source=source,
                after={"players": list(new.players), "rules": new.rules.name, "options": dict(new.rules.options),
-                      "rounds_planned": new.rounds_planned, "title": new.title})
+                      "rounds_planned": new.rounds_planned, "title": new.title, "deck": new.deck})
     return session_id
 
 
@@ -125,7 +127,7 @@ def session_rules(row: Mapping[str, Any]) -> RuleSet:
 def session_setup(db: sqlite_utils.Database, session_id: int) -> SessionSetup:
     """The players and rules a round of this session is checked against (404 for an unknown session)."""
     row = _session_row(db, session_id)
-    return SessionSetup(row["id"], tuple(session_players(db, row["id"])), session_rules(row))
+    return SessionSetup(row["id"], tuple(session_players(db, row["id"])), session_rules(row), row["deck"])
 
 
 def dealer_for(players: Sequence[str], first_dealer: int, number: int, direction: str) -> str:
@@ -202,7 +204,7 @@ def get_session(db: sqlite_utils.Database, session_id: int) -> dict[str, Any]:
     return {
         "id": row["id"], "title": row["title"], "rules": rules.name, "options": dict(rules.options),
         "players": players, "rounds_planned": row["rounds_planned"], "first_dealer": row["first_dealer"],
-        "direction": direction, "demo": bool(row["demo"]), "created_at": row["created_at"],
+        "direction": direction, "demo": bool(row["demo"]), "deck": row["deck"], "created_at": row["created_at"],
         "ended_at": row["ended_at"], "options_locked": bool(rounds), "lower_is_better": rules.lower_is_better,
         "rounds": rounds, "totals": totals, "standings": table, "winners": winners,
         "next_dealer": dealer_for(players, row["first_dealer"], len(rounds) + 1, direction),
@@ -467,7 +469,7 @@ def restore_round(db: sqlite_utils.Database, session_id: int, audit_id: int, *, 
 
 def update_session(db: sqlite_utils.Database, session_id: int, changes: SessionChanges, *,
                    source: str = "") -> dict[str, Any]:
-    """Change a session's title or planned rounds any time; rules, options and players only before round 1."""
+    """Change a session's title, planned rounds or deck any time; rules, options and players only before round 1."""
     with write(db):
         session = _session_row(db, session_id)
         before = get_session(db, session["id"])
@@ -478,6 +480,8 @@ def update_session(db: sqlite_utils.Database, session_id: int, changes: SessionC
             db.execute("UPDATE sessions SET title = ? WHERE id = ?", [changes.title, session["id"]])
         if "rounds_planned" in changes.given:
             db.execute("UPDATE sessions SET rounds_planned = ? WHERE id = ?", [changes.rounds_planned, session["id"]])
+        if "deck" in changes.given:
+            db.execute("UPDATE sessions SET deck = ? WHERE id = ?", [changes.deck, session["id"]])
         if changes.locked:
             name = session["rules"] if changes.rules is None else changes.rules
             options = changes.options if changes.options is not None else (
@@ -494,8 +498,8 @@ def update_session(db: sqlite_utils.Database, session_id: int, changes: SessionC
             _seat_players(db, session["id"], players)
         after = get_session(db, session["id"])
         _audit(db, session["id"], "edit session", source=source,
-               before={k: before[k] for k in ("title", "rounds_planned", "rules", "options", "players")},
-               after={k: after[k] for k in ("title", "rounds_planned", "rules", "options", "players")})
+               before={k: before[k] for k in ("title", "rounds_planned", "rules", "options", "players", "deck")},
+               after={k: after[k] for k in ("title", "rounds_planned", "rules", "options", "players", "deck")})
     return after
 
 

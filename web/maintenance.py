@@ -20,6 +20,7 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from web import db as ledger_file
+from web.corrections import CORRECTIONS_DIR
 from web.photos import PHOTO_ID
 
 #: Files younger than this are left alone: an upload may be between its rename and its commit.
@@ -59,17 +61,31 @@ class LedgerReport:
         return shown
 
 
+def _orphan_corrections(photo_dir: Path, kept: set[str], cutoff: float) -> list[str]:
+    """Kept correction crops (``<photo id>/corrections/*.png``) with no row, and leftover temporaries,
+    as paths relative to ``photo_dir``."""
+    found = []
+    for path in sorted(photo_dir.glob(f"*/{CORRECTIONS_DIR}/*")):
+        name = path.relative_to(photo_dir).as_posix()
+        if (PHOTO_ID.match(path.parent.parent.name) and path.is_file() and (name.endswith(".tmp") or name not in kept)
+                and path.stat().st_mtime < cutoff):
+            found.append(name)
+    return found
+
+
 def check_ledger(db_path: str | os.PathLike[str], photo_dir: Path, repair: bool = False, *,
                  settle_seconds: float = SETTLE_SECONDS) -> LedgerReport:
     """Check the ledger at ``db_path`` and the photos in ``photo_dir``; with ``repair``, delete orphan files.
 
-    An orphan is a ``<id>.jpg`` with no row, or a ``.<id>.tmp`` left by an upload
+    An orphan is a ``<id>.jpg`` with no row, a kept correction crop
+    (``<id>/corrections/<card>_<n>.png``) with no row, or a temporary file left by a write
     that never finished, older than ``settle_seconds``.
     """
     file = ledger_file.check_ledger(db_path)
     database = ledger_file.open_db(db_path)
     try:
         rows = {r[0] for r in database.execute("SELECT id FROM photos").fetchall()}
+        kept = {r[0] for r in database.execute("SELECT file FROM corrections").fetchall()}
     finally:
         database.close()
     orphans: list[str] = []
@@ -85,10 +101,14 @@ def check_ledger(db_path: str | os.PathLike[str], photo_dir: Path, repair: bool 
                 present.add(photo_id)
             if (name.endswith(".tmp") or photo_id not in rows) and path.stat().st_mtime < cutoff:
                 orphans.append(name)
+        orphans += _orphan_corrections(photo_dir, kept, cutoff)
     removed: list[str] = []
     if repair:
         for name in orphans:
             (photo_dir / name).unlink(missing_ok=True)
             removed.append(name)
+            with contextlib.suppress(OSError):  # an emptied corrections folder, then its photo's folder
+                (photo_dir / name).parent.rmdir()
+                (photo_dir / name).parent.parent.rmdir()
     return LedgerReport(file, tuple(orphans), tuple(sorted(rows - present)), tuple(removed))
 

@@ -13,7 +13,7 @@ still open to change) is checked by the ledger.
 >>> new_session({"players": ["Anna", "Ben"], "colour": "red"})
 Traceback (most recent call last):
 ...
-web.errors.BadRequest: unknown field 'colour' (use players, rules, options, rounds_planned, title, first_dealer)
+web.errors.BadRequest: unknown field 'colour' (use players, rules, options, rounds_planned, title, first_dealer, deck)
 """
 
 from __future__ import annotations
@@ -48,8 +48,11 @@ MAX_SEATS = 6
 #: A ``first_dealer`` that is no seat number; the ledger reports it with the seat range.
 NO_SEAT = -1
 
-NEW_SESSION_FIELDS = ("players", "rules", "options", "rounds_planned", "title", "first_dealer")
-SESSION_CHANGE_FIELDS = ("first_dealer", "options", "players", "rounds_planned", "rules", "title")
+NEW_SESSION_FIELDS = ("players", "rules", "options", "rounds_planned", "title", "first_dealer", "deck")
+SESSION_CHANGE_FIELDS = ("deck", "first_dealer", "options", "players", "rounds_planned", "rules", "title")
+#: An enrolled deck's name in the instance folder (``decks/<name>/``); "standard" or nothing is the shipped model.
+DECK_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
+STANDARD_DECK = "standard"
 SESSION_END_FIELDS = ("ended",)
 #: Fixed once the first round is played.
 LOCKED_FIELDS = frozenset({"rules", "options", "players", "first_dealer"})
@@ -335,15 +338,31 @@ def clean_title(value: Any) -> str:
     return " ".join(value.split())[:MAX_TITLE_LENGTH]
 
 
+def deck_name(value: Any) -> str | None:
+    """The deck a session reads its photos with: an enrolled deck's name, or None for the shipped model.
+
+    Only the form is checked here; whether the deck exists is :mod:`web.decks`'s question.
+
+    >>> deck_name("grandma-2"), deck_name("standard"), deck_name("")
+    ('grandma-2', None, None)
+    """
+    if value in (None, "", STANDARD_DECK):
+        return None
+    if not isinstance(value, str) or not DECK_NAME.match(value):
+        raise BadRequest(_("deck: give the name of a deck on the Decks page, or \"standard\""))
+    return value
+
+
 @dataclass(frozen=True)
 class NewSession:
-    """A session to create: seats in clockwise order, rules with every option filled in, the plan."""
+    """A session to create: seats in clockwise order, rules with every option filled in, the plan, the deck."""
 
     players: tuple[str, ...]
     rules: RuleSet
     rounds_planned: int | None = None
     title: str = ""
     first_dealer: int = 0
+    deck: str | None = None
 
 
 def new_session(payload: Mapping[str, Any]) -> NewSession:
@@ -360,7 +379,7 @@ def new_session(payload: Mapping[str, Any]) -> NewSession:
     if not 0 <= first < len(players):
         raise BadRequest(_("first_dealer: seat %(seat)s does not exist (0 to %(last)s)", seat=first,
                            last=len(players) - 1))
-    return NewSession(players, rules, planned, title, first)
+    return NewSession(players, rules, planned, title, first, deck_name(payload.get("deck")))
 
 
 @dataclass(frozen=True)
@@ -378,6 +397,7 @@ class SessionChanges:
     options: Mapping[str, Any] | None = None
     players: tuple[str, ...] | None = None
     first_dealer: int | None = None
+    deck: str | None = None
 
     @property
     def locked(self) -> frozenset[str]:
@@ -399,7 +419,8 @@ def session_changes(payload: Any) -> SessionChanges:
         options=house_options(payload["options"]) if "options" in payload else None,
         players=clean_players(payload["players"]) if "players" in payload else None,
         first_dealer=None if "first_dealer" not in payload else (
-            first if isinstance(first, int) and not isinstance(first, bool) else NO_SEAT))
+            first if isinstance(first, int) and not isinstance(first, bool) else NO_SEAT),
+        deck=deck_name(payload.get("deck")))
 
 
 def session_ended(payload: Mapping[str, Any]) -> bool:
@@ -428,12 +449,14 @@ def session_form(form: Mapping[str, str]) -> dict[str, Any]:
         key = f"opt_{family}_{spec.name}"
         options[spec.name] = key in form if spec.kind == "bool" else form.get(key, spec.default)
     return {"players": [p for p in players if p], "rules": family, "options": options,
-            "rounds_planned": form.get("rounds_planned", "").strip() or None, "title": form.get("title", "")}
+            "rounds_planned": form.get("rounds_planned", "").strip() or None, "title": form.get("title", ""),
+            "deck": form.get("deck") or None}
 
 
 def plan_form(form: Mapping[str, str]) -> dict[str, Any]:
-    """The settings form once the rules are fixed: only the title and the agreed rounds."""
-    return {"title": form.get("title", ""), "rounds_planned": form.get("rounds_planned", "").strip() or None}
+    """The settings form once the rules are fixed: the title, the agreed rounds and the deck."""
+    return {"title": form.get("title", ""), "rounds_planned": form.get("rounds_planned", "").strip() or None,
+            "deck": form.get("deck") or None}
 
 
 # --- rounds ---------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import threading
 import uuid
 from dataclasses import dataclass
@@ -275,11 +276,13 @@ def session_photo_ids(db: sqlite_utils.Database, session_id: int) -> list[str]:
 
 
 def remove_files(folder: Path, photo_ids: Sequence[str]) -> int:
-    """Delete these photos' files (after their rows are gone); returns how many were removed."""
+    """Delete these photos' files and their folders of kept corrections (after their rows are gone);
+    returns how many photos were removed."""
     removed = 0
     for photo_id in photo_ids:
         if PHOTO_ID.match(photo_id):
             path = folder / f"{photo_id}.jpg"
+            shutil.rmtree(folder / photo_id, ignore_errors=True)
             if path.is_file():
                 path.unlink()
                 removed += 1

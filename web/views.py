@@ -26,11 +26,11 @@ from scorer.kinds import Scoring, WildSource
 from scorer.payments import PairLine, evening_net, fewest_payments, net_pairs, read_settlement
 from scorer.settle import Payment
 from scorer.rules import DEFAULT_FAMILY
-from web import ledger, payloads, photos
+from web import corrections, decks, ledger, payloads, photos
 from web.api import sent_round
 from web.camera import camera_for
 from web.db import get_db
-from web.errors import USER_ERRORS, BadRequest, KeyReused, NotFound
+from web.errors import USER_ERRORS, BadRequest, KeyReused, NotFound, status_of
 from web.i18n import LANGUAGE_COOKIE, N_, _, available_languages, current_language, translate
 from web.payloads import MAX_SEATS
 from web.security import code_exempt, code_link, is_table_code, safe_next, set_code_cookie, table_code_ok
@@ -85,6 +85,7 @@ def new_session() -> ResponseReturnValue:
     if request.method == "POST":
         try:
             new = payloads.new_session(payloads.session_form(request.form))
+            decks.check_deck(new.deck)
             session_id = ledger.create_session(get_db(), new, source=source())
         except USER_ERRORS as exc:
             error = translate(exc)
@@ -92,13 +93,14 @@ def new_session() -> ResponseReturnValue:
             return redirect(url_for("views.session_page", session_id=session_id))
     status = 400 if error else 200
     return render_template("session_new.html", error=error, form=request.form, max_seats=MAX_SEATS,
-                           default_family=DEFAULT_FAMILY), status
+                           default_family=DEFAULT_FAMILY, decks=decks.list_decks(decks.decks_folder())), status
 
 
 def settings_form(session: Mapping[str, Any]) -> MultiDict[str, str]:
     """A stored session as new-session form fields, to prefill the settings form."""
     values: MultiDict[str, str] = MultiDict({"rules": session["rules"], "title": session["title"] or "",
-                                             "rounds_planned": str(session["rounds_planned"] or "")})
+                                             "rounds_planned": str(session["rounds_planned"] or ""),
+                                             "deck": session["deck"] or payloads.STANDARD_DECK})
     for seat, name in enumerate(session["players"]):
         values[f"player{seat}"] = name
     for spec in RULE_FAMILIES[session["rules"]].options:
@@ -123,6 +125,7 @@ def session_settings(session_id: int) -> ResponseReturnValue:
         try:
             changes = payloads.session_changes(
                 payloads.plan_form(form) if session["options_locked"] else payloads.session_form(form))
+            decks.check_deck(changes.deck)
             ledger.update_session(db, session["id"], changes, source=source())
         except USER_ERRORS as exc:
             error = translate(exc)
@@ -130,7 +133,8 @@ def session_settings(session_id: int) -> ResponseReturnValue:
             flash(_("Settings saved."))
             return redirect(url_for("views.session_page", session_id=session["id"]))
     return render_template("session_new.html", error=error, form=form, max_seats=MAX_SEATS,
-                           default_family=session["rules"], session=session, edit=session), 400 if error else 200
+                           default_family=session["rules"], session=session, edit=session,
+                           decks=decks.list_decks(decks.decks_folder())), 400 if error else 200
 
 
 @bp.get("/sessions/<session:session_id>")
@@ -215,21 +219,30 @@ def save_round_form(session: Mapping[str, Any], number: int | None) -> ResponseR
     if problems:
         return render_round_form(session, form, number=number, field_errors=problems)
     body = payloads.round_form(form, session["players"], get_rules(session["rules"], session["options"]))
+    replayed = False
     try:
-        if number is None:
-            key = payloads.idempotency_key(form.get("submission") or None)
-            rnd, _replayed = ledger.add_round(db, session["id"], sent_round(session["id"], body),
-                                              idempotency_key=key, source=source())
-        else:
-            rnd = ledger.update_round(db, session["id"], number, sent_round(session["id"], body), source=source())
-            flash(_("Round %(n)s was changed; every total after it was recomputed.", n=number))
+        kept = corrections.read_corrections(form.getlist("correction"))
+        with corrections.saved_with(db) as written:
+            if number is None:
+                key = payloads.idempotency_key(form.get("submission") or None)
+                rnd, replayed = ledger.add_round(db, session["id"], sent_round(session["id"], body),
+                                                 idempotency_key=key, source=source())
+            else:
+                rnd = ledger.update_round(db, session["id"], number, sent_round(session["id"], body),
+                                          source=source())
+            photos.link_photos(db, session["id"], rnd["number"], form.getlist("photo"))
+            if not replayed:
+                deck = decks.find_deck(decks.decks_folder(), session["deck"])
+                corrections.keep_corrections(db, photos.photo_folder(), session["id"],
+                                             deck.name if deck is not None else None, kept, written)
     except KeyReused:
         return render_round_form(session, form, number=number, error=_(
             "This form was already saved as a round, with other values. Check the ledger; "
             "to save these values as a new round, press Save again."))
     except USER_ERRORS as exc:
         return render_round_form(session, form, number=number, error=translate(exc))
-    photos.link_photos(db, session["id"], rnd["number"], form.getlist("photo"))
+    if number is not None:
+        flash(_("Round %(n)s was changed; every total after it was recomputed.", n=number))
     return redirect(url_for("views.round_page", session_id=session["id"], number=rnd["number"]))
 
 
@@ -300,7 +313,7 @@ LINE_FIELD_NAMES: Mapping[str, str] = {
 #: The fields of a round or a session that History names when they change.
 FIELD_NAMES: Mapping[str, str] = {
     "tiplu": N_("tiplu"), "turned": N_("turned card"), "winner": N_("winner"), "finish": N_("finish"),
-    "title": N_("title"), "rounds_planned": N_("rounds agreed"), "rules": N_("rules")}
+    "title": N_("title"), "rounds_planned": N_("rounds agreed"), "rules": N_("rules"), "deck": N_("deck")}
 #: What the ledger writes in the audit trail (in English, as stored); History shows them translated.
 AUDIT_ACTIONS = (N_("create session"), N_("edit session"), N_("end session"), N_("reopen session"),
                  N_("delete session"), N_("add round"), N_("edit round"), N_("delete round"), N_("restore round"))
@@ -389,6 +402,56 @@ def verify_hand(session_id: int) -> ResponseReturnValue:
             error, result = translate(exc), None
     return render_template("verify.html", session=session, form=form, result=result, error=error,
                            jokers=has_printed_jokers(session)), 400 if error else 200
+
+
+def decks_page(error: str | None = None, title: str = "", status: int = 200) -> tuple[str, int]:
+    """The Decks page: the decks taught here, each with "Improve from corrections", the form to teach
+    one, and the progress of the job running in the background."""
+    from vision.training.enrol import missing_train_extra
+
+    counts = corrections.correction_counts(get_db())
+    found = decks.list_decks(decks.decks_folder())
+    standard = counts.get(None, 0) + counts.get(decks.STANDARD_CORRECTED, 0)
+    return render_template("decks.html", decks=found, counts=counts, standard_corrections=standard,
+                           missing=missing_train_extra(), job=decks.runner().status(), error=error,
+                           title=title), status
+
+
+@bp.get("/decks")
+def decks_list() -> ResponseReturnValue:
+    return decks_page()
+
+
+@bp.post("/decks")
+def teach_deck() -> ResponseReturnValue:
+    """Check the four suit photos (and the jokers photo), keep them and start learning; the page shows the progress."""
+    title = request.form.get("title", "")
+    uploads = []
+    for field in (*decks.SUITS, decks.JOKERS):
+        upload = request.files.get(field)
+        if upload is not None and upload.filename:
+            max_bytes, _pixels = photos.image_limits()
+            uploads.append(decks.Upload(field, upload.filename, upload.stream.read(max_bytes + 1)))
+    try:
+        with photos.photo_slot():  # up to five photos decoded at once: the same bound on memory as any photo
+            decks.teach(title, uploads)
+    except USER_ERRORS as exc:
+        return decks_page(translate(exc), title, status_of(exc))
+    return redirect(url_for("views.decks_list"))
+
+
+@bp.post("/decks/<name>/improve")
+def improve_deck(name: str) -> ResponseReturnValue:
+    """Fine-tune a deck (``standard``: the shipped model's copy) on the corrections kept for it."""
+    db, folder = get_db(), photos.photo_folder()
+    read_by: list[str | None] = [None, decks.STANDARD_CORRECTED] if name in ("standard", decks.STANDARD_CORRECTED) \
+        else [name]
+    try:
+        counts = corrections.correction_counts(db)
+        decks.improve(name, corrections.deck_corrections(db, folder, read_by), sum(counts.get(d, 0) for d in read_by))
+    except USER_ERRORS as exc:
+        return decks_page(translate(exc), status=status_of(exc))
+    return redirect(url_for("views.decks_list"))
 
 
 @bp.route("/code", methods=["GET", "POST"])

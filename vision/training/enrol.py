@@ -29,9 +29,9 @@ what was seen (:class:`EnrolError`).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
-import math
 import shutil
 import sys
 import time
@@ -44,13 +44,14 @@ from typing import Any
 import cv2
 import numpy as np
 
-from scorer import CLASS_NAMES, TipluError
+from scorer import CLASS_NAMES, Message, N_, TipluError
 from vision.detector import (CLASSIFIER_FILE, CROP_H, CROP_MARGIN, CROP_W, DETECTOR_FILE, INFO_FILE, MODELS_DIR,
                              crop_corner, read_model_json)
 from vision.training.faces import INK_BR, INK_TL, Face
 
 SUITS = ("S", "H", "D", "C")
-SUIT_NAMES = {"S": "spades", "H": "hearts", "D": "diamonds", "C": "clubs"}
+SUIT_NAMES = {"S": Message(N_("spades")), "H": Message(N_("hearts")), "D": Message(N_("diamonds")),
+              "C": Message(N_("clubs"))}
 RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
 #: A card is 63 x 88 mm; outlines whose long/short ratio is far from that are not cards.
 CARD_RATIO = (1.2, 1.75)
@@ -137,8 +138,9 @@ def find_cards(image_bgr: np.ndarray, suit: str, photo: str = "photo") -> list[F
         raise EnrolError(f"{photo}: suit {suit!r}: use one of {', '.join(SUITS)}")
     outlines = reading_order(_outlines(image_bgr))
     if len(outlines) != len(RANKS):
-        raise EnrolError(f"{photo}: {len(outlines)} cards found, 13 needed: lay out the {SUIT_NAMES[suit]} "
-                         f"A to K face up in rows, not touching, on a plain table, and photograph them from above")
+        raise EnrolError(N_("%(photo)s: %(n)s cards found, 13 needed: lay out the %(suit)s A to K face up in rows, "
+                            "not touching, on a plain table, and photograph them from above"),
+                         photo=photo, n=len(outlines), suit=SUIT_NAMES[suit])
     return [FoundCard(name, tuple((float(x), float(y)) for x, y in outline))
             for name, outline in zip(card_names(suit), outlines)]
 
@@ -269,8 +271,9 @@ def find_jokers(image_bgr: np.ndarray, photo: str = "photo") -> list[FoundCard]:
     """The printed jokers of a jokers photo (1 to :data:`MAX_JOKERS`, not touching)."""
     outlines = reading_order(_outlines(image_bgr))
     if not 1 <= len(outlines) <= MAX_JOKERS:
-        raise EnrolError(f"{photo}: {len(outlines)} cards found, 1 to {MAX_JOKERS} jokers needed: lay out the "
-                         f"deck's printed jokers face up, not touching, on a plain table, and photograph them from above")
+        raise EnrolError(N_("%(photo)s: %(n)s cards found, 1 to %(most)s jokers needed: lay out the deck's printed "
+                            "jokers face up, not touching, on a plain table, and photograph them from above"),
+                         photo=photo, n=len(outlines), most=MAX_JOKERS)
     return [FoundCard(JOKER, tuple((float(x), float(y)) for x, y in outline)) for outline in outlines]
 
 
@@ -396,52 +399,58 @@ def enrolment_crops(faces: Sequence[Face], copies: int = COPIES, seed: int = 0) 
     return x, y
 
 
+def train_extra_message(missing: str) -> str:
+    """What to install when ``missing`` (torch or onnx) cannot be imported: ``tiplu enrol`` and the web page say it.
+
+    >>> train_extra_message("torch")
+    "learning a deck needs the train extra (torch is missing): pip install -e '.[train]'"
+    """
+    return f"learning a deck needs the train extra ({missing} is missing): pip install -e '.[train]'"
+
+
+def missing_train_extra() -> str | None:
+    """:func:`train_extra_message` when torch or onnx is not installed, else None; imports neither
+    (a page can ask cheaply)."""
+    for name in ("onnx", "torch"):
+        if name in sys.modules:
+            if sys.modules[name] is None:
+                return train_extra_message(name)
+        elif importlib.util.find_spec(name) is None:
+            return train_extra_message(name)
+    return None
+
+
 def _torch() -> Any:
     try:
         import onnx  # noqa: F401  (classifier_from_onnx reads the base weights with it)
         import torch
     except ImportError as error:
-        raise EnrolError(f"learning a deck needs the train extra ({error.name} is missing): "
-                         f"pip install -e '.[train]'") from None
+        raise EnrolError(train_extra_message(str(error.name))) from None
     return torch
 
 
 def fine_tune_classifier(base: Path, crops: np.ndarray, labels: np.ndarray, epochs: int = EPOCHS, *,
                          seed: int = 0, progress: Callable[[int, int, float], None] | None = None) -> Any:
-    """Stage 2 of the model folder ``base`` rebuilt in torch and fine-tuned on ``crops``;
-    ``progress(epoch, epochs, loss)`` after each epoch. Returns the net in eval mode."""
+    """Stage 2 of the model folder ``base`` rebuilt in torch and fine-tuned on ``crops``
+    (:func:`vision.training.train.fit_classifier`); ``progress(epoch, epochs, loss)`` after
+    each epoch. Returns the net in eval mode."""
     torch = _torch()
     from vision.training.accumulate import classifier_from_onnx
-    from vision.training.train import _to_tensor
+    from vision.training.train import _to_tensor, fit_classifier
 
     torch.manual_seed(seed)
-    xt, yt = _to_tensor(crops), torch.from_numpy(labels)
-    net = classifier_from_onnx(base / CLASSIFIER_FILE, xt[torch.randperm(len(xt))[:256]].numpy())
-    opt = torch.optim.AdamW(net.parameters(), lr=LEARNING_RATE, weight_decay=5e-4)
-    steps = math.ceil(len(xt) / BATCH)
-    schedule = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=LEARNING_RATE, total_steps=max(1, epochs * steps))
-    loss_fn = torch.nn.CrossEntropyLoss(label_smoothing=0.05)
-    for epoch in range(epochs):
-        net.train()
-        order, total = torch.randperm(len(xt)), 0.0
-        for i in range(steps):
-            idx = order[i * BATCH:(i + 1) * BATCH]
-            opt.zero_grad()
-            loss = loss_fn(net(xt[idx]), yt[idx])
-            loss.backward()
-            opt.step()
-            schedule.step()
-            total += float(loss.detach()) * len(idx)
-        if progress is not None:
-            progress(epoch + 1, epochs, total / len(xt))
-    return net.eval()
+    sample = _to_tensor(crops)[torch.randperm(len(crops))[:256]].numpy()
+    net = classifier_from_onnx(base / CLASSIFIER_FILE, sample)
+    return fit_classifier(net, crops, labels, epochs=epochs, lr=LEARNING_RATE, batch=BATCH, progress=progress)
 
 
-def write_model_folder(base: Path, out: Path, net: Any, note: dict[str, Any], detector: Path | None = None) -> list[Path]:
+def write_model_folder(base: Path, out: Path, net: Any, note: dict[str, Any], detector: Path | None = None,
+                       tag: str = "enrolled") -> list[Path]:
     """``out`` as a model folder: the base's settings, its detector (or ``detector``, a stage-1
-    checkpoint, exported), ``net`` as its classifier, ``note`` as ``"enrolled"``."""
-    torch = _torch()
-    from vision.training.train import OPSET, _ultralytics
+    checkpoint, exported), ``net`` as its classifier, ``note`` as ``"enrolled"``; the version
+    is the base's plus ``+tag`` (``0.2+enrolled``, then ``0.2+enrolled+corrected``)."""
+    _torch()
+    from vision.training.train import OPSET, _ultralytics, export_classifier
 
     out.mkdir(parents=True, exist_ok=True)
     if detector is None:
@@ -451,13 +460,11 @@ def write_model_folder(base: Path, out: Path, net: Any, note: dict[str, Any], de
         with _quiet_ultralytics():
             exported = YOLO(str(detector)).export(format="onnx", imgsz=320, dynamic=True, opset=OPSET, device="cpu")
         shutil.copyfile(exported, out / DETECTOR_FILE)
-    torch.onnx.export(net, (torch.zeros(1, 3, CROP_H, CROP_W),), str(out / CLASSIFIER_FILE), dynamo=False,
-                      opset_version=OPSET, input_names=["crops"], output_names=["logits"],
-                      dynamic_axes={"crops": {0: "n"}, "logits": {0: "n"}})
+    export_classifier(net, out / CLASSIFIER_FILE)
     (out / "classes.txt").write_text("\n".join(CLASS_NAMES) + "\n")
     info = read_model_json(base)
     base_version = info.get("metrics", {}).get("version", "?")
-    info |= {"format": info.get("format", "tiplu-corners-v1"), "metrics": {"version": f"{base_version}+enrolled"},
+    info |= {"format": info.get("format", "tiplu-corners-v1"), "metrics": {"version": f"{base_version}+{tag}"},
              "enrolled": note | {"base": str(base), "base_version": base_version}}
     (out / INFO_FILE).write_text(json.dumps(info, indent=2) + "\n")
     return [out / DETECTOR_FILE, out / CLASSIFIER_FILE, out / "classes.txt", out / INFO_FILE]
@@ -466,10 +473,13 @@ def write_model_folder(base: Path, out: Path, net: Any, note: dict[str, Any], de
 def enrol(suit_photos: Sequence[Path], out: Path, *, jokers: Path | None = None, base: Path = MODELS_DIR,
           design: str | None = None, epochs: int = EPOCHS, copies: int = COPIES, seed: int = 0,
           detector_epochs: int = 0, scenes: int = SCENES, work: Path | None = None,
-          say: Callable[[str], None] | None = None) -> Enrolment:
+          say: Callable[[str], None] | None = None,
+          progress: Callable[[int, int, float], None] | None = None) -> Enrolment:
     """Learn a deck from its suit photos (and jokers photo) and write the model folder ``out``.
 
-    ``say`` gets a progress line after cutting the crops and after each epoch. Raises
+    ``say`` gets a progress line after cutting the crops and after each epoch;
+    ``progress(epoch, epochs, loss)`` is called after each epoch of the card namer (the web
+    page's progress bar). Raises
     :class:`EnrolError` for a bad photo (naming it), a base folder without both ONNX
     files, ``out`` being ``base``, or a missing train extra.
     """
@@ -495,6 +505,8 @@ def enrol(suit_photos: Sequence[Path], out: Path, *, jokers: Path | None = None,
     def epoch_done(epoch: int, total: int, loss: float) -> None:
         if say:
             say(f"epoch {epoch}/{total} loss {loss:.3f} ({time.monotonic() - started:.0f} s)")
+        if progress:
+            progress(epoch, total, loss)
 
     net = fine_tune_classifier(base, crops, labels, epochs, seed=seed, progress=epoch_done)
     detector = None
@@ -514,6 +526,85 @@ def enrol(suit_photos: Sequence[Path], out: Path, *, jokers: Path | None = None,
             "epochs": epochs, "detector_epochs": detector_epochs, "seconds": round(time.monotonic() - started, 1)}
     write_model_folder(base, out, net, note, detector)
     return Enrolment(str(out), design, tuple(photos), len(crops), epochs, round(time.monotonic() - started, 1), date)
+
+
+#: Copies of each kept correction in an improvement (the crop as it is, then augmented).
+CORRECTION_COPIES = 20
+
+
+def correction_crops(crops: Sequence[np.ndarray], cards: Sequence[str], copies: int = CORRECTION_COPIES,
+                     seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Training crops from corner crops kept in review, each labelled with the card the player chose:
+    the crop itself and ``copies - 1`` copies through the classifier's light, blur, noise and
+    180-degree changes (:func:`vision.training.train._augment_pixels`).
+
+    >>> x, y = correction_crops([np.zeros((48, 32, 3), np.uint8)], ["8H"], copies=3)
+    >>> x.shape, [CLASS_NAMES[k] for k in y]
+    ((3, 48, 32, 3), ['8H', '8H', '8H'])
+    """
+    from vision.training.train import _augment_pixels
+
+    index = {name: k for k, name in enumerate(CLASS_NAMES)}
+    rng = np.random.default_rng(seed)
+    xs: list[np.ndarray] = []
+    ys: list[int] = []
+    for crop, card in zip(crops, cards):
+        if card not in index:
+            raise EnrolError(f"{card}: not a card name; a correction names one of the 53 faces")
+        if crop.shape[:2] != (CROP_H, CROP_W):
+            crop = cv2.resize(crop, (CROP_W, CROP_H), interpolation=cv2.INTER_AREA)
+        xs.append(crop)
+        xs += [_augment_pixels(rng, crop) for _ in range(copies - 1)]
+        ys += [index[card]] * copies
+    if not xs:
+        raise EnrolError("no corrections kept yet: confirm or change cards in a photo review and save the round first")
+    return np.stack(xs), np.array(ys, np.int64)
+
+
+@dataclass(frozen=True)
+class Improvement:
+    """A model folder written by :func:`improve`: the folder it started from and what it learnt from."""
+
+    folder: str
+    base: str
+    corrected_crops: int
+    crops: int
+    epochs: int
+    seconds: float
+    date: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def improve(base: Path, out: Path, crops: Sequence[np.ndarray], cards: Sequence[str], *,
+            suit_photos: Sequence[Path] = (), jokers: Path | None = None, epochs: int = EPOCHS,
+            copies: int = COPIES, correction_copies: int = CORRECTION_COPIES, seed: int = 0,
+            progress: Callable[[int, int, float], None] | None = None) -> Improvement:
+    """Fine-tune the card namer of the model folder ``base`` on corrections kept in review
+    (``crops`` with the right ``cards``) and write the result to the model folder ``out``.
+
+    With the deck's enrolment photos (``suit_photos``, ``jokers``) their crops are learnt
+    again too (:func:`enrolment_crops`), so the deck's own cards are not forgotten for the
+    few corrected ones. ``base`` stays as it was.
+    """
+    started = time.monotonic()
+    base, out = Path(base), Path(out)
+    if out.resolve() == base.resolve():
+        raise EnrolError(f"{out}: that is the model being improved; write the new version to a new folder")
+    _torch()
+    x, y = correction_crops(crops, cards, correction_copies, seed)
+    if suit_photos:
+        _, faces = read_enrolment(suit_photos, jokers, base.name)
+        ex, ey = enrolment_crops(faces, copies, seed)
+        x, y = np.concatenate([x, ex]), np.concatenate([y, ey])
+    net = fine_tune_classifier(base, x, y, epochs, seed=seed, progress=progress)
+    date = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    note = dict(read_model_json(base).get("enrolled") or {}) | {
+        "improved": date, "corrected_crops": len(crops), "crops": len(x), "epochs": epochs,
+        "seconds": round(time.monotonic() - started, 1)}
+    write_model_folder(base, out, net, note, tag="corrected")
+    return Improvement(str(out), str(base), len(crops), len(x), epochs, round(time.monotonic() - started, 1), date)
 
 
 def compose_suit_photo(faces: Sequence[Face], rng: np.random.Generator,

@@ -26,8 +26,9 @@ import shutil
 import sys
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -332,15 +333,51 @@ def train_classifier(datasets: Sequence[Path], *, epochs: int = 30, copies: int 
         if resume is not None:
             opt.load_state_dict(ck["optimizer"])
             start = ck["epoch"] + 1
-    steps = math.ceil(len(x) / batch)
+    out.mkdir(parents=True, exist_ok=True)
+    best_score = -math.inf
+
+    def epoch_done(epoch: int, epochs: int, loss: float) -> None:
+        nonlocal best_score
+        msg = f"epoch {epoch}/{epochs} loss {loss:.4f}"
+        if vx is not None and vy is not None:
+            acc = classifier_accuracy(net.cpu(), vx, vy)
+            net.to(device)
+            msg += f" val_acc {acc:.4f}"
+        print(msg, flush=True)
+        ck = {"model": {k: v.cpu() for k, v in net.state_dict().items()}, "optimizer": opt.state_dict(),
+              "epoch": epoch - 1, "classes": list(CLASS_NAMES) + ["BACKGROUND"]}
+        torch.save(ck, out / "last.pt")
+        if -loss >= best_score:
+            best_score = -loss
+            torch.save(ck, out / "best.pt")
+
+    fit_classifier(net, x, y, epochs=epochs, lr=lr, batch=batch, device=device, optimizer=opt, start=start,
+                   progress=epoch_done)
+    return out / "best.pt"
+
+
+def fit_classifier(net: Any, crops: np.ndarray, labels: np.ndarray, *, epochs: int, lr: float = 2e-3,
+                   batch: int = 128, device: str = "cpu", optimizer: Any = None, start: int = 0,
+                   progress: Callable[[int, int, float], None] | None = None) -> Any:
+    """Train the crop classifier ``net`` in memory on ``crops`` (N, 48, 32, 3 BGR) and ``labels``.
+
+    The one training loop of stage 2: AdamW (``optimizer``, when resuming, else a new one
+    at ``lr``), a one-cycle schedule over ``epochs`` fast-forwarded to epoch ``start``,
+    cross-entropy with 0.05 label smoothing. ``progress(epoch, epochs, mean loss)`` after
+    each epoch (1-based); :func:`train_classifier` saves its checkpoints there and
+    :func:`vision.training.enrol.fine_tune_classifier` reports progress. Returns ``net``
+    in eval mode. Seed torch first for a repeatable run.
+    """
+    import torch
+
+    opt = optimizer or torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=5e-4)
+    steps = math.ceil(len(crops) / batch)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=max(1, epochs * steps))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # fast-forwarding a resumed schedule
         for _ in range(start * steps):
             sched.step()
-    out.mkdir(parents=True, exist_ok=True)
-    xt, yt = _to_tensor(x), torch.from_numpy(y)
-    best_score = -math.inf
+    xt, yt = _to_tensor(crops), torch.from_numpy(labels)
     loss_fn = torch.nn.CrossEntropyLoss(label_smoothing=0.05)
     for epoch in range(start, epochs):
         net.train()
@@ -354,20 +391,19 @@ def train_classifier(datasets: Sequence[Path], *, epochs: int = 30, copies: int 
             opt.step()
             sched.step()
             total += float(loss.detach()) * len(idx)
-        score = -total / len(xt)
-        msg = f"epoch {epoch + 1}/{epochs} loss {total / len(xt):.4f}"
-        if vx is not None and vy is not None:
-            acc = classifier_accuracy(net.cpu(), vx, vy)
-            net.to(device)
-            msg += f" val_acc {acc:.4f}"
-        print(msg, flush=True)
-        ck = {"model": {k: v.cpu() for k, v in net.state_dict().items()}, "optimizer": opt.state_dict(), "epoch": epoch,
-              "classes": list(CLASS_NAMES) + ["BACKGROUND"]}
-        torch.save(ck, out / "last.pt")
-        if score >= best_score:
-            best_score = score
-            torch.save(ck, out / "best.pt")
-    return out / "best.pt"
+        if progress is not None:
+            progress(epoch + 1, epochs, total / len(xt))
+    return net.eval()
+
+
+def export_classifier(net: Any, path: Path) -> Path:
+    """Write the crop classifier ``net`` as ONNX (opset :data:`OPSET`, a dynamic batch), as the app reads it."""
+    import torch
+
+    torch.onnx.export(net.cpu().eval(), (torch.zeros(1, 3, CROP_H, CROP_W),), str(path), dynamo=False,
+                      opset_version=OPSET, input_names=["crops"], output_names=["logits"],
+                      dynamic_axes={"crops": {0: "n"}, "logits": {0: "n"}})
+    return path
 
 
 def classifier_accuracy(net, crops: np.ndarray, labels: np.ndarray) -> float:
@@ -408,10 +444,7 @@ def export_models(detector: Path, classifier: Path | None, out: Path = Path("mod
         net = corner_net()
         net.load_state_dict(torch.load(str(classifier), map_location="cpu", weights_only=False)["model"])
         net.eval()
-        torch.onnx.export(net, (torch.zeros(1, 3, CROP_H, CROP_W),), str(out / CLASSIFIER_FILE), dynamo=False,
-                          opset_version=OPSET, input_names=["crops"], output_names=["logits"],
-                          dynamic_axes={"crops": {0: "n"}, "logits": {0: "n"}})
-        written.append(out / CLASSIFIER_FILE)
+        written.append(export_classifier(net, out / CLASSIFIER_FILE))
     (out / "classes.txt").write_text("\n".join(CLASS_NAMES) + "\n")
     info = {"format": "tiplu-corners-v1", "stages": 2 if classifier is not None else 1, "imgsz": imgsz,
             "max_imgsz": max_imgsz or 2 * imgsz, "scale_split": SCALE_SPLIT,

@@ -90,7 +90,7 @@
         var corner = (c.corners || []).map(function (k) { return corners[k]; }).filter(Boolean)
           .sort(function (a, b) { return b.confidence - a.confidence; })[0];
         return { card: c.card, box: c.box, corner: corner ? corner.box : c.box, uncertain: !!c.uncertain,
-                 fixed: false, confidence: c.confidence,
+                 fixed: false, confidence: c.confidence, source: index,
                  alternatives: (c.alternatives || []).map(function (a) { return a.card; }),
                  group: groupOf[index] === undefined ? null : groupOf[index] };
       });
@@ -101,7 +101,7 @@
       image.src = data.photo.url;
       overlay.setAttribute("viewBox", "0 0 " + data.photo.width + " " + data.photo.height);
       body.hidden = false;
-      say(text.msgFound.replace("%n", state.cards.length));
+      say(text.msgFound.replace("%n", state.cards.length) + (data.notice ? " " + data.notice : ""));
       render();
       check();
     }
@@ -384,6 +384,17 @@
         kept.name = "photo";
         kept.value = state.photo.id;
         input.form.appendChild(kept);
+        /* The cards confirmed or changed by a tap, by their place in the reading: kept as
+           corrections (corner crop and right card) when the round is saved. */
+        var corrected = state.cards.filter(function (c) { return c.fixed && c.source !== undefined; })
+          .map(function (c) { return [c.source, c.card]; });
+        if (corrected.length) {
+          var correction = document.createElement("input");
+          correction.type = "hidden";
+          correction.name = "correction";
+          correction.value = JSON.stringify({ photo: state.photo.id, cards: corrected });
+          input.form.appendChild(correction);
+        }
       }
       input.dispatchEvent(new Event("input", { bubbles: true }));
       input.dispatchEvent(new Event("change", { bubbles: true }));

@@ -1,0 +1,108 @@
+"""Teach tiplu a deck on a 360 px phone, play a session with it, correct a photo, improve the deck.
+
+Headless Debian Chromium through Playwright against a real ``tiplu serve`` process, a
+real SQLite file and the shipped model as the starting point. The suit photos are
+composed from a held-out design as in ``test_enrol.py`` (``web_support``); learning runs
+1 epoch on 2 crops per corner (``TIPLU_DECK_EPOCHS``, ``TIPLU_DECK_COPIES``) so the walk
+stays quick; how well a deck is learnt is measured in the model card.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from test_browser import check_fits, tap_cards
+from web_support import CHROMIUM, Server, phone_page, suit_photos, write_suit_photos
+
+pytestmark = [pytest.mark.browser,
+              pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's /usr/bin/chromium")]
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_images" / "declared_hand.jpg"
+LEARNING = 240_000  # ms: a tiny enrolment takes about 15 s alone on 2 cores; CI runs beside other jobs
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[Server, Path]]:
+    server = Server(tmp_path / "deck.db", env={"TIPLU_DECK_EPOCHS": "1", "TIPLU_DECK_COPIES": "2"})
+    yield server, tmp_path
+    server.kill()
+
+
+def test_teach_a_deck_use_it_correct_a_photo_and_improve(served: tuple[Server, Path], tmp_path: Path) -> None:
+    server, folder = served
+    base = server.base
+    photos = write_suit_photos(tmp_path / "suits", suit_photos())
+    with phone_page() as page:
+        page.goto(base + "/")
+        page.click("#decks-link")
+        page.wait_for_url("**/decks")
+        page.fill('input[name="title"]', "Grandma")
+        for field, photo in zip(("spades", "hearts", "diamonds", "clubs"), photos):
+            page.locator(f'input[name="{field}"]').set_input_files(str(photo))
+        check_fits(page, tmp_path, "21-teach-a-deck")
+        page.click("#teach-deck")
+        page.wait_for_selector('#deck-job[data-state="running"]')
+        check_fits(page, tmp_path, "22-learning")
+        page.wait_for_selector('#deck-job[data-state="done"]', timeout=LEARNING)
+        assert page.locator("#deck-progress").evaluate("bar => bar.value") == 1
+        assert page.inner_text("#deck-job-message").startswith("Learnt Grandma from ")
+        assert page.locator('.deck[data-deck="grandma"]').count() == 1
+        assert (folder / "decks" / "grandma" / "v1" / "corner_classifier.onnx").is_file()
+
+        page.goto(base + "/sessions/new")
+        for seat, name in enumerate(["Anna", "Ben", "Carla", "Dan"]):
+            page.fill(f'input[name="player{seat}"]', name)
+        page.locator('input[name="deck"][value="grandma"]').check()
+        check_fits(page, tmp_path, "23-session-deck")
+        page.click("text=Start session")
+        page.wait_for_url("**/sessions/1")
+        assert page.request.get(base + "/api/sessions/1").json()["deck"] == "grandma"
+
+        page.goto(base + "/sessions/1/rounds/new")
+        tap_cards(page, "tiplu", ["JC"])
+        page.locator('input[name="winner"][value="Anna"]').check()
+        for seat in (0, 1, 2):
+            page.locator(f'input[name="p{seat}_seen"]').check()
+        page.locator('.photo-tools[data-target="p1_cards"] .photo-input').set_input_files(str(SAMPLE))
+        page.wait_for_selector("#photo-body", state="visible")
+        page.wait_for_function("document.getElementById('photo-image').complete")
+        doubtful = page.locator("#photo-doubts .doubt-card")
+        assert doubtful.count() >= 1, "the enrolled model doubts some card of the declared hand"
+        confirmed = int(doubtful.first.get_attribute("data-index"))
+        confirmed_card = doubtful.first.locator(".doubt-choice.confirm").get_attribute("data-card")
+        doubtful.first.locator(".doubt-choice.confirm").click()
+        sure = page.locator("#photo-cards .photo-card:not(.uncertain):not(.fixed)").first
+        changed = int(sure.get_attribute("data-index"))
+        new_card = "KS" if sure.inner_text() != "KS" else "QS"
+        sure.click()
+        page.locator(f'#photo-grid .card[data-card="{new_card}"]').click()
+        assert page.locator(f'#photo-cards .photo-card[data-index="{changed}"]').inner_text() == new_card
+        check_fits(page, tmp_path, "24-corrected")
+        page.click("#photo-use")
+        page.click("#save-round")
+        page.wait_for_url("**/sessions/1/rounds/1")
+
+        ledger = sqlite3.connect(folder / "deck.db")
+        rows = ledger.execute("SELECT photo_id, position, deck, card, file FROM corrections ORDER BY id").fetchall()
+        assert {(r[1], r[3]) for r in rows} == {(confirmed, confirmed_card), (changed, new_card)}
+        assert {r[2] for r in rows} == {"grandma"}, "kept for the deck that read the photo"
+        for row in rows:
+            kept = folder / "photos" / row[4]
+            assert kept.is_file() and kept.parent == folder / "photos" / row[0] / "corrections"
+            assert kept.name.startswith(row[3] + "_") and kept.suffix == ".png"
+
+        page.goto(base + "/decks")
+        assert "2 corrections kept" in page.inner_text('.deck[data-deck="grandma"]')
+        page.locator('.deck[data-deck="grandma"] button.improve').click()
+        page.wait_for_selector('#deck-job[data-state="done"]', timeout=LEARNING)
+        assert "improved from 2 corrections: version 2 is in use" in page.inner_text("#deck-job-message")
+        deck = json.loads((folder / "decks" / "grandma" / "deck.json").read_text())
+        assert deck["current"] == "v2" and deck["versions"] == ["v1", "v2"]
+        model = json.loads((folder / "decks" / "grandma" / "v2" / "model.json").read_text())
+        assert model["enrolled"]["corrected_crops"] == len(rows) and model["metrics"]["version"].endswith("+enrolled+corrected")
+        check_fits(page, tmp_path, "25-improved")

@@ -1,0 +1,303 @@
+"""Decks taught on the web page, a deck per session, and corrections kept with the round.
+
+A real Flask app on a real SQLite file, the shipped model, and one real (tiny) enrolment
+through the page; the photos are composed from a held-out design as in ``test_enrol.py``
+(shared through ``web_support``). The browser walk-through is ``test_browser_deck.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import sys
+import time
+from io import BytesIO
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import cv2
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+
+from web import corrections, decks
+from web.app import create_app
+from web.db import connect, migrations, open_db
+from web.maintenance import check_ledger
+from web_support import PLAYERS, suit_photos, write_suit_photos
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_images" / "declared_hand.jpg"
+
+
+@pytest.fixture(scope="module")
+def photo_files(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    return write_suit_photos(tmp_path_factory.mktemp("suits"), suit_photos())
+
+
+@pytest.fixture
+def app(db_path: Path) -> Iterator[Flask]:
+    """The app with the tiniest learning schedule (the page's runs are timed in the model card, not here)."""
+    app = create_app({"TESTING": True, "DATABASE": str(db_path), "SECRET_KEY": "test-secret",
+                      "WTF_CSRF_ENABLED": False, "DECK_EPOCHS": 1, "DECK_COPIES": 2})
+    yield app
+    decks.runner(app).wait(300)
+
+
+def teach_form(title: str, files: list[Path], names: tuple[str, ...] = decks.SUITS) -> dict[str, Any]:
+    form: dict[str, Any] = {"title": title}
+    for name, path in zip(names, files):
+        form[name] = (BytesIO(path.read_bytes()), path.name)
+    return form
+
+
+def page_error(response: Any) -> str:
+    text = response.get_data(as_text=True)
+    assert 'id="deck-error"' in text, text[:2000]
+    return text.split('id="deck-error">', 1)[1].split("</p>", 1)[0]
+
+
+@pytest.mark.parametrize("case, message", [
+    ("not an image", "hearts.jpg: not a JPEG, PNG or WebP image"),
+    ("six cards", "hearts.jpg: 6 cards found, 13 needed: lay out the hearts A to K"),
+    ("a suit twice", "spades.jpg was chosen for both spades and hearts"),
+    ("no clubs", "choose a photo for each suit; missing: clubs"),
+    ("no name", "name the deck"),
+    ("a joker photo of a suit", "jokers.jpg: 13 cards found, 1 to 6 jokers needed"),
+])
+def test_bad_photos_get_the_clis_messages_on_the_page(client: FlaskClient, app: Flask, photo_files: list[Path],
+                                                     tmp_path: Path, case: str, message: str) -> None:
+    files, names, title = list(photo_files[:4]), decks.SUITS, "Grandma"
+    if case == "not an image":
+        (tmp_path / "hearts.jpg").write_text("not a photo")
+        files[1] = tmp_path / "hearts.jpg"
+    elif case == "six cards":
+        cv2.imwrite(str(tmp_path / "hearts.jpg"), cv2.imread(str(files[1]))[:, :700])
+        files[1] = tmp_path / "hearts.jpg"
+    elif case == "a suit twice":
+        files[1] = files[0]
+    elif case == "no clubs":
+        files = files[:3]
+    elif case == "no name":
+        title = "  "
+    else:
+        cv2.imwrite(str(tmp_path / "jokers.jpg"), cv2.imread(str(files[0])), [cv2.IMWRITE_JPEG_QUALITY, 70])
+        files, names = files + [tmp_path / "jokers.jpg"], (*decks.SUITS, decks.JOKERS)
+    response = client.post("/decks", data=teach_form(title, files, names), content_type="multipart/form-data")
+    assert response.status_code == 400
+    assert message in page_error(response)
+    assert not decks.decks_folder(app).exists() or not any(decks.decks_folder(app).iterdir())
+    assert decks.runner(app).status().state == "idle"
+
+
+@pytest.mark.parametrize("language, message", [
+    ("ne", "hearts.jpg: 6 पत्ती भेटियो, 13 चाहिन्छ: पान का A देखि K"),
+    ("hi", "hearts.jpg: 6 पत्ते मिले, 13 चाहिए: पान के A से K"),
+])
+def test_a_photo_without_13_cards_is_explained_in_the_pages_language(client: FlaskClient, photo_files: list[Path],
+                                                                     tmp_path: Path, language: str,
+                                                                     message: str) -> None:
+    files = list(photo_files[:4])
+    cv2.imwrite(str(tmp_path / "hearts.jpg"), cv2.imread(str(files[1]))[:, :700])
+    files[1] = tmp_path / "hearts.jpg"
+    response = client.post("/decks", data=teach_form("Grandma", files, decks.SUITS),
+                           content_type="multipart/form-data", headers={"Accept-Language": language})
+    assert response.status_code == 400 and message in page_error(response)
+
+
+def test_without_the_train_extra_the_page_says_what_to_install(client: FlaskClient, photo_files: list[Path],
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "torch", None)  # what a core-only install sees
+    wanted = "learning a deck needs the train extra (torch is missing): pip install -e &#39;.[train]&#39;"
+    page = client.get("/decks").get_data(as_text=True)
+    assert wanted in page and 'id="teach-deck" disabled' in page
+    response = client.post("/decks", data=teach_form("Grandma", photo_files[:4]), content_type="multipart/form-data")
+    assert response.status_code == 400 and wanted in page_error(response)
+
+
+def wait_done(client: FlaskClient, timeout: float = 240) -> dict[str, Any]:
+    """Poll the status endpoint as the page does, until the job is no longer running."""
+    deadline = time.monotonic() + timeout
+    seen: list[float] = []
+    while time.monotonic() < deadline:
+        status = client.get("/decks/status").get_json()
+        seen.append(status["progress"])
+        if status["state"] != "running":
+            assert seen == sorted(seen), f"the progress went back: {seen}"
+            return status
+        time.sleep(0.5)
+    raise AssertionError(f"still learning after {timeout} s: {status}")
+
+
+def upload_photo(client: FlaskClient, sid: int, path: Path = SAMPLE) -> dict[str, Any]:
+    response = client.post(f"/sessions/{sid}/photos", data={"image": (BytesIO(path.read_bytes()), path.name),
+                                                           "purpose": "maal", "seat": "1"},
+                           content_type="multipart/form-data")
+    assert response.status_code == 201, response.get_json()
+    return response.get_json()
+
+
+def test_teach_a_deck_choose_it_and_fall_back_when_it_is_gone(client: FlaskClient, app: Flask,
+                                                             photo_files: list[Path]) -> None:
+    form = teach_form("Grandma's deck", photo_files[:4])
+    first = client.post("/decks", data=form, content_type="multipart/form-data")
+    assert first.status_code == 302, first.get_data(as_text=True)[:2000]
+    again = client.post("/decks", data=teach_form("Grandma's deck", photo_files[:4]), content_type="multipart/form-data")
+    assert again.status_code in (400, 409)  # a double tap: running (409) or, once done, the name is taken (400)
+    assert ("tiplu is already learning Grandma&#39;s deck" in page_error(again)
+            or "a deck called Grandma&#39;s deck is already here" in page_error(again))
+    status = wait_done(client)
+    assert status["state"] == "done" and status["progress"] == 1, status
+    assert status["message"].startswith("Learnt Grandma's deck from ")
+    folder = decks.decks_folder(app) / "grandma-s-deck"
+    assert json.loads((folder / "deck.json").read_text())["current"] == "v1"
+    assert sorted(p.name for p in (folder / "photos").iterdir()) == ["clubs.jpg", "diamonds.jpg", "hearts.jpg",
+                                                                     "spades.jpg"]
+    assert json.loads((folder / "v1" / "model.json").read_text())["enrolled"]["design"] == "Grandma's deck"
+    assert 'data-deck="grandma-s-deck"' in client.get("/decks").get_data(as_text=True)
+    assert not (Path(__file__).resolve().parent.parent / "models" / "grandma-s-deck").exists()
+
+    new = client.post("/api/sessions", json={"players": PLAYERS, "deck": "grandma-s-deck"})
+    assert new.status_code == 201 and new.get_json()["deck"] == "grandma-s-deck"
+    sid = new.get_json()["id"]
+    assert 'value="grandma-s-deck" checked' in client.get(f"/sessions/{sid}/settings").get_data(as_text=True)
+    read = upload_photo(client, sid)
+    assert "notice" not in read
+    enrolled = decks.find_deck(decks.decks_folder(app), "grandma-s-deck")
+    assert enrolled is not None
+    from web.photos import get_detector
+    assert get_detector(str(enrolled.model_folder)) is get_detector(str(enrolled.model_folder))
+
+    shutil.rmtree(folder)
+    gone = upload_photo(client, sid)
+    assert gone["notice"].startswith("The deck grandma-s-deck is missing from the server, so the standard deck")
+    standard = upload_photo(client, client.post("/api/sessions", json={"players": PLAYERS}).get_json()["id"])
+    assert [c["card"] for c in gone["reading"]["cards"]] == [c["card"] for c in standard["reading"]["cards"]]
+    settings = client.get(f"/sessions/{sid}/settings").get_data(as_text=True)
+    assert 'id="deck-gone"' in settings
+    assert client.patch(f"/api/sessions/{sid}", json={"deck": "grandma-s-deck"}).status_code == 400
+    assert client.patch(f"/api/sessions/{sid}", json={"deck": "standard"}).get_json()["deck"] is None
+
+
+def test_an_old_ledger_upgrades_and_its_sessions_use_the_standard_deck(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    old = connect(path)
+    migrations.apply(old, stop_before="m007_session_deck")
+    old.execute("INSERT INTO sessions(title, rules, options, created_at) VALUES ('then', 'nepali', '{}', 'then')")
+    for seat, name in enumerate(["Anna", "Ben"]):
+        old.execute("INSERT INTO players(name, created_at) VALUES (?, 'then')", [name])
+        old.execute("INSERT INTO session_players(session_id, seat, player_id) VALUES (1, ?, ?)", [seat, seat + 1])
+    old.conn.commit()
+    assert "deck" not in old["sessions"].columns_dict
+    old.close()
+    upgraded = open_db(path)
+    assert "deck" in upgraded["sessions"].columns_dict and "corrections" in upgraded.table_names()
+    upgraded.close()
+    app = create_app({"TESTING": True, "DATABASE": str(path), "SECRET_KEY": "x", "WTF_CSRF_ENABLED": False})
+    client = app.test_client()
+    assert client.get("/api/sessions/1").get_json()["deck"] is None
+    with app.app_context():
+        assert decks.model_for(None) == (None, None)
+    response = client.post("/api/detect", data={"image": (BytesIO(SAMPLE.read_bytes()), "hand.jpg"), "session": "1"},
+                           content_type="multipart/form-data")
+    assert response.status_code == 200 and "notice" not in response.get_json()
+    plain = client.post("/api/detect", data={"image": (BytesIO(SAMPLE.read_bytes()), "hand.jpg")},
+                        content_type="multipart/form-data").get_json()
+    assert [c["card"] for c in response.get_json()["cards"]] == [c["card"] for c in plain["cards"]]
+
+
+def round_form(photo: dict[str, Any], fixes: list[list[Any]]) -> dict[str, Any]:
+    """The round form as the page posts it after a review: RULES.md's round, Ben's maal from the photo."""
+    form: dict[str, Any] = {"tiplu": "JC", "winner": "Anna", "p0_maal": "5", "p0_seen": "on", "p1_seen": "on",
+                            "p2_maal": "10", "p2_seen": "on", "p3_maal": "3", "p1_maal": "2",
+                            "photo": photo["photo"]["id"]}
+    if fixes:
+        form["correction"] = json.dumps({"photo": photo["photo"]["id"], "cards": fixes})
+    return form
+
+
+def kept_files(app: Flask, photo_id: str) -> list[str]:
+    folder = decks.decks_folder(app).parent / "photos" / photo_id / corrections.CORRECTIONS_DIR
+    return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+
+
+def test_corrections_are_kept_with_the_round(client: FlaskClient, app: Flask, db_path: Path,
+                                            make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    photo = upload_photo(client, sid)
+    cards = photo["reading"]["cards"]
+    fixes = [[0, cards[0]["card"]], [1, "KS" if cards[1]["card"] != "KS" else "QS"], [999, "8H"]]
+    response = client.post(f"/sessions/{sid}/rounds/new", data=round_form(photo, fixes))
+    assert response.status_code == 302, response.get_data(as_text=True)[:2000]
+    rows = sqlite3.connect(db_path).execute(
+        "SELECT position, deck, card, read, file FROM corrections ORDER BY id").fetchall()
+    assert {(r[0], r[2], r[3]) for r in rows} == {(0, fixes[0][1], cards[0]["card"]), (1, fixes[1][1], cards[1]["card"])}
+    assert all(deck is None for _, deck, *_ in rows), "read with the standard deck"
+    files = kept_files(app, photo["photo"]["id"])
+    assert files == sorted(Path(r[4]).name for r in rows) and len(files) >= 2
+    crop = cv2.imread(str(decks.decks_folder(app).parent / "photos" / rows[0][4]))
+    assert crop.shape == (48, 32, 3) and crop.std() > 10, "a corner cut from the photo, not a blank"
+    with app.app_context():
+        read_by = corrections.deck_corrections(connect(db_path), decks.decks_folder().parent / "photos", [None])
+    assert [card for _, card in read_by] == [r[2] for r in rows]
+    assert check_ledger(db_path, decks.decks_folder(app).parent / "photos").ok
+
+
+def test_a_failed_save_keeps_no_correction(client: FlaskClient, app: Flask, db_path: Path,
+                                          make_session: Callable[..., int], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The crops are renamed into place inside the round's transaction; a failure before the commit removes them."""
+    sid = make_session()
+    photo = upload_photo(client, sid)
+    keep = corrections.keep_corrections
+
+    written: list[Path] = []
+
+    def keep_then_fail(*args: Any) -> int:
+        keep(*args)
+        written.extend(args[-1])  # the files are in place ...
+        raise OSError("disk full")  # ... and then the save fails
+
+    monkeypatch.setattr(corrections, "keep_corrections", keep_then_fail)
+    response = client.post(f"/sessions/{sid}/rounds/new", data=round_form(photo, [[0, "KS"], [1, "QS"]]))
+    assert response.status_code == 500 and len(written) >= 2
+    assert kept_files(app, photo["photo"]["id"]) == [] and not any(p.exists() for p in written)
+    ledger = sqlite3.connect(db_path)
+    assert ledger.execute("SELECT count(*) FROM corrections").fetchone() == (0,)
+    assert ledger.execute("SELECT count(*) FROM rounds").fetchone() == (0,)
+
+
+def test_check_ledger_removes_correction_files_without_a_row(client: FlaskClient, app: Flask, db_path: Path,
+                                                            make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    photo = upload_photo(client, sid)
+    client.post(f"/sessions/{sid}/rounds/new", data=round_form(photo, [[0, "KS"]]))
+    photos = decks.decks_folder(app).parent / "photos"
+    stray = photos / photo["photo"]["id"] / corrections.CORRECTIONS_DIR / "8H_1.png"
+    shutil.copy(next(stray.parent.iterdir()), stray)
+    old = time.time() - 3600
+    os.utime(stray, (old, old))
+    report = check_ledger(db_path, photos)
+    assert not report.ok and report.orphan_files == (f"{photo['photo']['id']}/corrections/8H_1.png",)
+    assert check_ledger(db_path, photos, repair=True).removed == report.orphan_files
+    assert not stray.exists() and check_ledger(db_path, photos).ok
+    client.delete(f"/api/sessions/{sid}")
+    assert not (photos / photo["photo"]["id"]).exists(), "a deleted session takes its corrections along"
+
+
+def test_bad_corrections_are_explained(client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    photo = upload_photo(client, sid)
+    form = round_form(photo, [])
+    form["correction"] = json.dumps({"photo": photo["photo"]["id"], "cards": [[0, "ZZ"]]})
+    response = client.post(f"/sessions/{sid}/rounds/new", data=form)
+    assert response.status_code == 400 and "correction: " in response.get_data(as_text=True)
+    assert client.get(f"/api/sessions/{sid}").get_json()["rounds"] == []
+
+
+def test_improving_without_corrections_says_what_to_do(client: FlaskClient) -> None:
+    response = client.post("/decks/standard/improve")
+    assert response.status_code == 400
+    assert "No corrections are kept for standard + corrections yet" in page_error(response)
+    response = client.post("/decks/nope/improve")
+    assert response.status_code == 400 and "there is no deck called nope" in page_error(response)
