@@ -208,13 +208,21 @@ def test_every_main_page_light_and_dark_at_360_px(phone: Any, server: Server) ->
         "players": {**{n: {"seen": s, "maal": m} for n, (s, m) in rounds[0].items()}, "Sita": {"seen": True, "maal": 6}}})
     pages = {"sessions": "/", "new-session": "/sessions/new", "ledger": f"/sessions/{sid}",
              "round": f"/sessions/{sid}/rounds/1", "history": f"/sessions/{sid}/history",
-             "end": f"/sessions/{sid}/end", "join-local": "/join", "check-hand": f"/sessions/{sid}/verify"}
+             "end": f"/sessions/{sid}/end", "join-local": "/join", "check-hand": f"/sessions/{sid}/verify",
+             "decks": "/decks"}
     for name, path in pages.items():
         phone.goto(server.base + path)
         shoot(phone, name)
         assert phone.evaluate("document.documentElement.lang") == "en"
     phone.goto(f"{server.base}/sessions/{sid}/history")
     assert "Sita's maal: 3 → 6" in phone.inner_text(".history")
+    assert "maal difference" in phone.goto(f"{server.base}/sessions/{sid}/rounds/1").text()
+    phone.goto(f"{server.base}/language/ne?next=/sessions/{sid}/rounds/1")
+    shoot(phone, "round-ne")
+    text = phone.inner_text("main")
+    assert phone.evaluate("document.documentElement.lang") == "ne"
+    assert "मालको फरक" in text and "maal difference" not in text and "Sita" in text and "JC" in text
+    phone.goto(f"{server.base}/language/en?next=/")
 
     phone.goto(f"{server.base}/sessions/{sid}")
     target = phone.locator("table.ledger tbody tr").nth(1).locator("td.num").last
