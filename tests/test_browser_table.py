@@ -219,7 +219,7 @@ def test_every_main_page_light_and_dark_at_360_px(phone: Any, server: Server) ->
     assert "maal difference" in phone.goto(f"{server.base}/sessions/{sid}/rounds/1").text()
     phone.goto(f"{server.base}/language/ne?next=/sessions/{sid}/rounds/1")
     shoot(phone, "round-ne")
-    text = phone.inner_text("main")
+    text = phone.text_content("main")  # the breakdown is folded: text_content reads it too
     assert phone.evaluate("document.documentElement.lang") == "ne"
     assert "मालको फरक" in text and "maal difference" not in text and "Sita" in text and "JC" in text
     phone.goto(f"{server.base}/language/en?next=/")
