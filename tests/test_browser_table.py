@@ -94,13 +94,13 @@ def test_a_typical_round_takes_at_most_8_taps_on_2_screens(phone: Any, server: S
     assert saved["net"] == expected.net
 
 
-def visible_controls_under(page: Any, minimum: int) -> list[str]:
-    """Every visible control of the round form smaller than ``minimum`` px in either direction.
+def visible_controls_under(page: Any, minimum: int, root: str = "#round-form") -> list[str]:
+    """Every visible control inside ``root`` (the round form) smaller than ``minimum`` px in either direction.
 
     A checkbox or radio is tapped through its label, so the label is measured.
     """
-    return page.evaluate("""(minimum) => {
-        const form = document.getElementById('round-form');
+    return page.evaluate("""([minimum, root]) => {
+        const form = document.querySelector(root);
         const found = [];
         const targets = new Set();
         form.querySelectorAll('button, select, summary, input, a').forEach(el => {
@@ -112,12 +112,11 @@ def visible_controls_under(page: Any, minimum: int) -> list[str]:
             const box = el.getBoundingClientRect();
             const style = getComputedStyle(el);
             if (!box.width || !box.height || style.visibility === 'hidden') return;
-            if (el.matches('input[type=file]')) return;
             if (box.width < minimum - 0.5 || box.height < minimum - 0.5)
                 found.push(`${el.outerHTML.slice(0, 80)} ${Math.round(box.width)}x${Math.round(box.height)}`);
         });
         return found;
-    }""", minimum)
+    }""", [minimum, root])
 
 
 def test_no_control_in_the_round_form_is_under_44_px(phone: Any, server: Server) -> None:
@@ -214,6 +213,8 @@ def test_every_main_page_light_and_dark_at_360_px(phone: Any, server: Server) ->
         phone.goto(server.base + path)
         shoot(phone, name)
         assert phone.evaluate("document.documentElement.lang") == "en"
+    phone.goto(f"{server.base}/decks")
+    assert visible_controls_under(phone, MIN_TARGET, "main") == []
     phone.goto(f"{server.base}/sessions/{sid}/history")
     assert "Sita's maal: 3 → 6" in phone.inner_text(".history")
     assert "maal difference" in phone.goto(f"{server.base}/sessions/{sid}/rounds/1").text()
