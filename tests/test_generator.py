@@ -214,6 +214,23 @@ def test_cli_run_writes_a_dataset(tmp_path: Path) -> None:
     assert json.loads(out.getvalue())["count"] == 2
 
 
+def test_cli_randomised_procedural_scenes(tmp_path: Path) -> None:
+    """``--randomise --procedural 1`` (the campaign's data commands): every scene lays cards of a
+    fresh procedural design, turned well beyond the upright range of plain scenes."""
+    out = StringIO()
+    assert main(["generate", str(tmp_path / "dr"), "--count", "3", "--seed", "3", "--crop", "--randomise",
+                 "--procedural", "1"], stdout=out) == 0
+    scenes = [json.loads(path.read_text())["cards"] for path in sorted((tmp_path / "dr" / "geometry").iterdir())]
+    assert len(scenes) == 3 and all(any(card["deck"].startswith("proc-") for card in cards) for cards in scenes)
+    assert max(abs(card["angle"]) for cards in scenes for card in cards) > 45
+
+
+def test_cli_procedural_share_must_be_a_share(tmp_path: Path) -> None:
+    err = StringIO()
+    assert main(["generate", str(tmp_path / "bad"), "--procedural", "1.5"], stdout=StringIO(), stderr=err) == 2
+    assert "procedural is a share of the scenes, from 0 to 1; got 1.5" in err.getvalue()
+
+
 @pytest.mark.skipif(not installed_svg_decks(), reason="SVG card decks or rsvg-convert missing")
 def test_svg_deck_faces_have_tight_indices(tmp_path: Path) -> None:
     faces = load_svg_faces(svg_deck("standard"), tmp_path)

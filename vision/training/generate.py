@@ -116,6 +116,8 @@ def generate_dataset(out_dir: str | os.PathLike, count: int, seed: int = 0, *,
     """
     if count < 1:
         raise SceneError(f"count must be at least 1, got {count}")
+    if not 0.0 <= procedural <= 1.0:
+        raise SceneError(f"procedural is a share of the scenes, from 0 to 1; got {procedural:g}")
     chosen = list(scenes) if scenes else list(SCENE_WEIGHTS)
     for s in chosen:
         if s not in SCENE_TYPES:

@@ -55,6 +55,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--min-visible", type=float, default=MIN_VISIBLE,
                         help=f"fraction of an index that must show to get a box ({MIN_VISIBLE})")
     parser.add_argument("--quality", type=int, default=None, help="fixed JPEG quality (default 55-95)")
+    parser.add_argument("--randomise", action="store_true",
+                        help="domain randomisation: any angle, strong tilt, hands, phones, coins, webcam and "
+                             "low-light frames")
+    parser.add_argument("--procedural", type=float, default=0.0, metavar="SHARE",
+                        help="share of scenes drawn with fresh procedural designs, 0 to 1 (default 0)")
     parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
 
 
@@ -67,7 +72,8 @@ def run(args: argparse.Namespace, io: Streams) -> int:
                                    val_fraction=args.val_fraction, scenes=args.scenes,
                                    effects=not args.no_effects, min_visible=args.min_visible,
                                    quality=args.quality, workers=args.workers, start=args.start,
-                                   progress=io.stdout, card_px=tuple(args.card_px))
+                                   progress=io.stdout, card_px=tuple(args.card_px),
+                                   randomise=args.randomise, procedural=args.procedural)
     except (SceneError, ValueError) as err:
         return io.fail("generate", err)
     io.stdout.write(json.dumps(summary.to_dict()) + "\n")
