@@ -17,12 +17,17 @@
 # Run (device tool): carry [".whl", "data/real"], timeout_s 540, command:
 #   bash vision/training/train_gpu.sh
 #
-# Knobs (env): DET_EPOCHS (6), CLS_EPOCHS (4), CROPS (6000), TABLES (1200), WORKERS (16).
+# Knobs (env): DET_EPOCHS (6), CLS_EPOCHS (4), CROPS (6000), TABLES (1200), WORKERS (16), DEVICE (0: the GPU;
+# "cpu" for a dry run), SCENES (30 whole tables per held-out design) and REAL (all real val photos) for the report.
+# A CPU dry run on a copy of the repository checks every step in a few minutes:
+#   DET_EPOCHS=1 CLS_EPOCHS=1 CROPS=16 TABLES=8 WORKERS=2 DEVICE=cpu SCENES=2 REAL=4 bash vision/training/train_gpu.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PY=${PY:-python3}
 DET_EPOCHS=${DET_EPOCHS:-6}; CLS_EPOCHS=${CLS_EPOCHS:-4}
 CROPS=${CROPS:-6000}; TABLES=${TABLES:-1200}; WORKERS=${WORKERS:-16}
+DEVICE=${DEVICE:-0}; SCENES=${SCENES:-30}; REAL=${REAL:-}
+if [ "$DEVICE" = cpu ]; then CLS_DEVICE=cpu; else CLS_DEVICE=cuda; fi
 OUT=${OUT:-runs/gpu_out}
 mkdir -p "$OUT" runs
 if [ -d .whl ]; then
@@ -37,28 +42,32 @@ started=$(date +%s)
 say() { echo "[$(( $(date +%s) - started ))s] $*"; }
 
 # 1. data: domain-randomised crops and tables (procedural designs, held-out ones excluded), real train twice
+#    and turned to any angle
 say "generating"
+[ -d data/real_turned/train ] || $TIPLU train turn-real data/real data/real_turned --copies 2
 [ -f data/gpu_crops/data.yaml ] || $TIPLU generate data/gpu_crops --count "$CROPS" --seed 31 --crop --randomise \
     --procedural 0.5 --val-fraction 0.02 --workers "$WORKERS"
 [ -f data/gpu_tables/data.yaml ] || $TIPLU generate data/gpu_tables --count "$TABLES" --seed 32 --size 640x480 \
     --randomise --procedural 0.5 --val-fraction 0 --workers "$WORKERS"
 cat > runs/gpu_mix.yaml <<YAML
 path: $PWD/data
-train: [gpu_crops/train.txt, gpu_tables/train.txt, real/train/images, real/train/images]
+train: [gpu_crops/train.txt, gpu_tables/train.txt, real/train/images, real/train/images, real_turned/train/images]
 val: real/val/images
 names: {0: corner}
 YAML
 
 # 2. both stages, more epochs of the committed schedule (the resume point follows every epoch)
 say "stage 1"
-$TIPLU accumulate detector runs/gpu_mix.yaml --epochs "$DET_EPOCHS" --batch 64 --workers "$WORKERS" --device 0
+$TIPLU accumulate detector runs/gpu_mix.yaml --epochs "$DET_EPOCHS" --batch 64 --workers "$WORKERS" --device "$DEVICE"
 say "stage 2"
-$TIPLU accumulate classifier data/real data/gpu_crops --epochs "$CLS_EPOCHS" --max-images 6000 --device cuda
+$TIPLU accumulate classifier data/real data/real_turned data/gpu_crops --epochs "$CLS_EPOCHS" --max-images 6000 \
+    --device "$CLS_DEVICE"
 
 # 3. the candidate, measured as the model card measures (real val turned, held-out tables, samples)
 say "export and report"
 $TIPLU accumulate export --out runs/gpu_candidate
-$TIPLU report runs/gpu_candidate --real-val data/real/val --scenes 30 --out runs/gpu_report || true
+$TIPLU report runs/gpu_candidate --real-val data/real/val --scenes "$SCENES" ${REAL:+--max-real "$REAL"} \
+    --out runs/gpu_report || true
 
 # 4. what comes back (at most 8 files): the resume point, the candidate and its report
 cp vision/training/resume/detector.pt vision/training/resume/classifier.pt vision/training/resume/state.json "$OUT"/
