@@ -6,6 +6,7 @@ is skipped when ``kdegames-card-data-kf5`` or ``rsvg-convert`` is missing.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections import Counter
@@ -17,7 +18,8 @@ import numpy as np
 import pytest
 
 from scorer import CLASS_NAMES
-from vision.training.decks import Deck, drawn_decks, installed_svg_decks, load_svg_faces, svg_deck
+from vision.training.decks import (Deck, DeckError, drawn_decks, installed_svg_decks, load_svg_faces, render_deck,
+                                   svg_deck)
 from vision.training.faces import CORNER_CODES, DRAWN_STYLES, FaceError, draw_face, face_from_image
 from vision.training.generate import generate_dataset
 from vision.training.scenes import MIN_VISIBLE, SCENE_TYPES, SceneError, render_scene
@@ -229,6 +231,18 @@ def test_cli_procedural_share_must_be_a_share(tmp_path: Path) -> None:
     err = StringIO()
     assert main(["generate", str(tmp_path / "bad"), "--procedural", "1.5"], stdout=StringIO(), stderr=err) == 2
     assert "procedural is a share of the scenes, from 0 to 1; got 1.5" in err.getvalue()
+
+
+@pytest.mark.skipif(not installed_svg_decks(), reason="SVG card decks or rsvg-convert missing")
+def test_a_rendered_deck_is_used_without_its_package(tmp_path: Path) -> None:
+    """A machine without the SVG packages (the GPU machine) uses the face cache carried to it."""
+    installed = svg_deck("standard")
+    render_deck(installed, tmp_path)
+    elsewhere = dataclasses.replace(installed, path=tmp_path / "not-installed.svgz")
+    assert elsewhere.cached(tmp_path) and not elsewhere.available
+    assert len(load_svg_faces(elsewhere, tmp_path)) == len(load_svg_faces(installed, tmp_path))
+    with pytest.raises(DeckError, match="install the kdegames-card-data-kf5 package"):
+        render_deck(elsewhere, tmp_path / "empty-cache")
 
 
 @pytest.mark.skipif(not installed_svg_decks(), reason="SVG card decks or rsvg-convert missing")

@@ -73,6 +73,10 @@ class SvgDeck:
     def available(self) -> bool:
         return self.path.exists()
 
+    def cached(self, cache_dir: Path | None = None) -> bool:
+        """Rendered into the face cache already, so usable without its package (a carried ``data/faces``)."""
+        return ((cache_dir or default_cache_dir()) / self.name / "faces.json").is_file()
+
 
 def _kde(name: str, folder: str, file: str, license: str, jokers: tuple[str, ...] = (),
          four: bool = False, window: tuple[float, float] = (0.24, 0.45)) -> SvgDeck:
@@ -172,12 +176,12 @@ def render_deck(deck: SvgDeck, cache_dir: Path | None = None, *, force: bool = F
     ``faces.json`` maps card -> {"tl": box, "br": box} or {"error": why}. Returns the folder.
     Cards whose index cannot be found are recorded with the error and skipped at load time.
     """
-    if not deck.available:
-        raise DeckError(f"{deck.path} is missing; install the {deck.package} package")
     folder = (cache_dir or default_cache_dir()) / deck.name
     meta_path = folder / "faces.json"
     if meta_path.exists() and not force:
         return folder
+    if not deck.available:
+        raise DeckError(f"{deck.path} is missing; install the {deck.package} package")
     folder.mkdir(parents=True, exist_ok=True)
     meta: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -308,8 +312,10 @@ def drawn_decks() -> list[Deck]:
             for st in DRAWN_STYLES]
 
 
-def installed_svg_decks() -> list[SvgDeck]:
-    return [d for d in SVG_DECKS if d.available] if rsvg_available() else []
+def installed_svg_decks(cache_dir: Path | None = None) -> list[SvgDeck]:
+    """SVG decks that can be used: installed with rsvg-convert to render them, or already rendered in the cache."""
+    renders = rsvg_available()
+    return [d for d in SVG_DECKS if (renders and d.available) or d.cached(cache_dir)]
 
 
 def load_decks(which: str = "train", *, holdout: str = HOLDOUT_DECK,
@@ -325,13 +331,13 @@ def load_decks(which: str = "train", *, holdout: str = HOLDOUT_DECK,
         raise DeckError(f"unknown deck choice {which!r}; use train, holdout, drawn, svg or all")
     if which == "holdout":
         deck = svg_deck(holdout)
-        if not deck.available or not rsvg_available():
+        if not deck.cached(cache_dir) and (not deck.available or not rsvg_available()):
             raise DeckError(f"holdout deck {holdout!r} needs {deck.package} and rsvg-convert")
         return [Deck(deck.name, load_svg_faces(deck, cache_dir), deck.license)]
     decks: list[Deck] = [] if which == "svg" else drawn_decks()
     if which == "drawn":
         return decks
-    for deck in installed_svg_decks():
+    for deck in installed_svg_decks(cache_dir):
         held = deck.name == holdout or deck.name in FAMILIES.get(holdout, ())
         if (held and which != "all") or (names and deck.name not in names):
             continue

@@ -14,7 +14,9 @@
 #       --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 -d .whl \
 #       ultralytics ultralytics-thop polars sqlite-utils sqlite-fts4 flask werkzeug itsdangerous blinker \
 #       flask-wtf wtforms flask-babel babel segno waitress click-default-group tabulate python-dateutil
-# Run (device tool): carry [".whl", "data/real"], timeout_s 540, command:
+#   tiplu train decks                      # renders every installed SVG deck into data/faces (21 MB)
+# Run (device tool): carry [".whl", "data/real", "data/faces"] (64 MiB in all: check `du -shc`), timeout_s 540,
+# command (the machine has no SVG deck packages: the carried face cache stands in for them):
 #   bash vision/training/train_gpu.sh
 #
 # Knobs (env): DET_EPOCHS (6), CLS_EPOCHS (4), CROPS (6000), TABLES (1200), WORKERS (16), DEVICE (0: the GPU;
