@@ -12,7 +12,7 @@
 #   tiplu train import-real /path/to/cards-real-dev data/real
 #   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
 #       --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 -d .whl \
-#       ultralytics ultralytics-thop polars sqlite-utils sqlite-fts4 flask werkzeug itsdangerous blinker \
+#       ultralytics ultralytics-thop sqlite-utils sqlite-fts4 flask werkzeug itsdangerous blinker \
 #       flask-wtf wtforms flask-babel babel segno waitress click-default-group tabulate python-dateutil
 #   tiplu train decks                      # renders every installed SVG deck into data/faces (21 MB)
 # Run (device tool): carry [".whl", "data/real", "data/faces"] (64 MiB in all: check `du -shc`), timeout_s 540,
@@ -38,6 +38,8 @@ if [ -d .whl ]; then
 else
     export PYTHONPATH=$PWD
 fi
+# polars (Ultralytics reads its results.csv with it) is not on the GPU machine and too big to carry: a stand-in
+$PY -c "import polars" 2>/dev/null || export PYTHONPATH=$PYTHONPATH:$PWD/vision/training/gpu
 export YOLO_OFFLINE=1 YOLO_AUTOINSTALL=0 PYTHONUNBUFFERED=1
 TIPLU="$PY -m web.cli"
 started=$(date +%s)

@@ -1,0 +1,1 @@
+"""GPU-machine helpers for train_gpu.sh (see polars/)."""
