@@ -62,6 +62,18 @@ def tap_cards(page: Any, field: str, cards: list[str]) -> None:
             entry.locator(f'.suit[data-suit="{card[-1]}"]').click()
 
 
+def photograph_into_round(page: Any, round_url: str, photo: Path) -> None:
+    """Open a new round (tiplu JC, Anna won, seats 0-2 seen) and photograph Ben's maal cards; wait for the review."""
+    page.goto(round_url)
+    tap_cards(page, "tiplu", ["JC"])
+    page.locator('input[name="winner"][value="Anna"]').check()
+    for seat in (0, 1, 2):
+        page.locator(f'input[name="p{seat}_seen"]').check()
+    page.locator('.photo-tools[data-target="p1_cards"] .photo-input').set_input_files(str(photo))
+    page.wait_for_selector("#photo-body", state="visible")
+    page.wait_for_function("document.getElementById('photo-image').complete")
+
+
 def enter_round(page: Any, tiplu: str, winner: str, seen: list[int], maal: dict[int, str],
                 cards: dict[int, list[str]]) -> None:
     tap_cards(page, "tiplu", [tiplu])

@@ -16,7 +16,7 @@ from typing import Iterator
 
 import pytest
 
-from test_browser import check_fits, tap_cards
+from test_browser import check_fits, photograph_into_round
 from web_support import CHROMIUM, Server, phone_page, suit_photos, write_suit_photos
 
 pytestmark = [pytest.mark.browser,
@@ -63,14 +63,7 @@ def test_teach_a_deck_use_it_correct_a_photo_and_improve(served: tuple[Server, P
         page.wait_for_url("**/sessions/1")
         assert page.request.get(base + "/api/sessions/1").json()["deck"] == "grandma"
 
-        page.goto(base + "/sessions/1/rounds/new")
-        tap_cards(page, "tiplu", ["JC"])
-        page.locator('input[name="winner"][value="Anna"]').check()
-        for seat in (0, 1, 2):
-            page.locator(f'input[name="p{seat}_seen"]').check()
-        page.locator('.photo-tools[data-target="p1_cards"] .photo-input').set_input_files(str(SAMPLE))
-        page.wait_for_selector("#photo-body", state="visible")
-        page.wait_for_function("document.getElementById('photo-image').complete")
+        photograph_into_round(page, base + "/sessions/1/rounds/new", SAMPLE)
         doubtful = page.locator("#photo-doubts .doubt-card")
         assert doubtful.count() >= 1, "the enrolled model doubts some card of the declared hand"
         confirmed = int(doubtful.first.get_attribute("data-index"))

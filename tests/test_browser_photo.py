@@ -14,7 +14,7 @@ import pytest
 
 from scorer import get_rules, parse_card, parse_cards
 from scorer.maal import maal_points
-from test_browser import check_fits, live_url, page, tap_cards  # noqa: F401  (fixtures)
+from test_browser import check_fits, live_url, page, photograph_into_round, tap_cards  # noqa: F401  (fixtures)
 from web_support import CHROMIUM
 from test_photos import REAL_VAL, SAMPLES, sample_photos
 from test_pipeline import EXPECTED
@@ -37,15 +37,7 @@ def test_photograph_maal_fix_a_card_and_save(page: Any, live_url: str, tmp_path:
     found = [c["card"] for c in readings[photo]["cards"]]
 
     page.request.post(live_url + "/api/sessions", data={"players": ["Anna", "Ben", "Carla", "Dan"]})
-    page.goto(live_url + "/sessions/1/rounds/new")
-    tap_cards(page, "tiplu", ["JC"])
-    page.locator('input[name="winner"][value="Anna"]').check()
-    for seat in (0, 1, 2):
-        page.locator(f'input[name="p{seat}_seen"]').check()
-
-    page.locator('.photo-tools[data-target="p1_cards"] .photo-input').set_input_files(str(photo))
-    page.wait_for_selector("#photo-body", state="visible")
-    page.wait_for_function("document.getElementById('photo-image').complete")
+    photograph_into_round(page, live_url + "/sessions/1/rounds/new", photo)
     assert page.locator("#photo-cards .photo-card").count() == len(found)
     assert page.locator("#photo-overlay .detection").count() == len(found)
     uncertain = sum(1 for c in readings[photo]["cards"] if c["uncertain"])

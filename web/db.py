@@ -280,6 +280,19 @@ def database_path(app: Flask) -> str:
     return os.path.join(app.instance_path, "tiplu.db")
 
 
+def folder_beside_ledger(setting: str, name: str, app: Flask | None = None) -> Path:
+    """A folder the app keeps files in (photos, decks): config ``setting`` if set, else ``name``
+    next to the ledger file, else ``name`` in the instance folder (an in-memory ledger)."""
+    app = app or current_app
+    configured = app.config.get(setting)
+    if configured:
+        return Path(configured)
+    database = str(app.config.get("DATABASE") or "")
+    if database and database != ":memory:":
+        return Path(database).resolve().parent / name
+    return Path(app.instance_path) / name
+
+
 def get_db() -> sqlite_utils.Database:
     """The request's connection (one per request, kept on ``flask.g``)."""
     if "db" not in g:

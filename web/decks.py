@@ -38,6 +38,7 @@ from flask import Flask, current_app
 
 from scorer import TipluError
 from vision.detector import MODELS_DIR
+from web.db import folder_beside_ledger
 from web.errors import BadRequest, Conflict
 from web.i18n import N_, _, translate
 from web.payloads import DECK_NAME, deck_name
@@ -98,14 +99,7 @@ def deck_name_for(title: str) -> str:
 
 def decks_folder(app: Flask | None = None) -> Path:
     """Where decks live: ``DECKS_DIR``, else ``decks/`` next to the ledger (``instance/decks``)."""
-    app = app or current_app
-    configured = app.config.get("DECKS_DIR")
-    if configured:
-        return Path(configured)
-    database = str(app.config.get("DATABASE") or "")
-    if database and database != ":memory:":
-        return Path(database).resolve().parent / "decks"
-    return Path(app.instance_path) / "decks"
+    return folder_beside_ledger("DECKS_DIR", "decks", app)
 
 
 def base_model(app: Flask | None = None) -> Path:

@@ -40,7 +40,7 @@ from vision.images import decode_image
 from vision.pipeline import DEFAULT_CONF, read_photo
 from vision.doubts import FAINT_CARD, Doubt, count_doubt, missing_card_doubts
 from vision.score import declared_sizes, judge_hand, verdict_doubts
-from web.db import write
+from web.db import folder_beside_ledger, write
 from web.errors import NotFound, Unavailable
 from web.i18n import _, translate
 
@@ -165,14 +165,7 @@ def read_image(image: np.ndarray, *, name: str = "upload", conf: float = DEFAULT
 
 def photo_folder(app: Flask | None = None) -> Path:
     """Where photos live: ``PHOTO_DIR``, else ``photos/`` next to the ledger file (``instance/photos``)."""
-    app = app or current_app
-    configured = app.config.get("PHOTO_DIR")
-    if configured:
-        return Path(configured)
-    database = str(app.config.get("DATABASE") or "")
-    if database and database != ":memory:":
-        return Path(database).resolve().parent / "photos"
-    return Path(app.instance_path) / "photos"
+    return folder_beside_ledger("PHOTO_DIR", "photos", app)
 
 
 def _check_purpose(purpose: Any) -> str:
