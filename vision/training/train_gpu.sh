@@ -6,7 +6,9 @@
 # them with `tiplu report`, and copies back what a session commits. It was written for the
 # `device` tool's H200 machine (python3 there holds torch + onnxruntime + opencv, but not
 # ultralytics, flask or sqlite-utils: carry them as wheels in .whl/, see the device README)
-# and has NOT been run yet: the first session that is lent a GPU runs it and fixes what breaks.
+# and has not run on a GPU yet. Session 4 ran every step on CPU with the dry-run knobs below (all passed,
+# 14 minutes, most of it rendering the SVG decks' faces, which a carried data/faces skips), and trained with the
+# polars stand-in in vision/training/gpu/ in place of polars.
 #
 # Prepare here (once per session; .whl/ and data/ are git-ignored and travel with `carry`):
 #   tiplu train import-real /path/to/cards-real-dev data/real
