@@ -123,11 +123,12 @@ def share_on_photo(box: np.ndarray, inside: np.ndarray, margin: float) -> float:
     x1, y1, x2, y2 = (float(v) for v in box)
     dx, dy = margin * (x2 - x1), margin * (y2 - y1)
     x1, y1, x2, y2 = x1 - dx, y1 - dy, x2 + dx, y2 + dy
-    area = max((x2 - x1) * (y2 - y1), 1e-9)
     h, w = inside.shape[:2]
-    c1, r1 = int(np.clip(round(x1), 0, w)), int(np.clip(round(y1), 0, h))
-    c2, r2 = int(np.clip(round(x2), 0, w)), int(np.clip(round(y2), 0, h))
-    return min(float(inside[r1:r2, c1:c2].sum()) / area, 1.0)
+    on_canvas = max(min(x2, w) - max(x1, 0), 0) * max(min(y2, h) - max(y1, 0), 0)
+    region = inside[int(max(y1, 0)):int(np.ceil(min(y2, h))), int(max(x1, 0)):int(np.ceil(min(x2, w)))]
+    if not region.size:
+        return 0.0
+    return float(on_canvas / max((x2 - x1) * (y2 - y1), 1e-9) * (region > 0).mean())
 
 
 def hard_crops(model: Path | str, data: Sequence[Path | str], *, turns: int = 0, seed: int = 0,
@@ -216,6 +217,8 @@ def read_hard_crops(path: Path | str) -> HardCrops:
     path = Path(path)
     if not path.is_file():
         raise TrainError(f"{path}: no such crops file; make one with tiplu train stage1-crops MODEL DATA --out {path}")
+    if not zipfile.is_zipfile(path):
+        raise TrainError(f"{path}: not a .npz file; make one with tiplu train stage1-crops MODEL DATA --out FILE.npz")
     try:
         with np.load(path, allow_pickle=False) as npz:
             missing = [k for k in ARRAYS if k not in npz.files]
