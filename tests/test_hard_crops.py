@@ -22,6 +22,8 @@ from vision.training.turned import turn_photo
 from web.cli import main
 
 REAL = Path(__file__).resolve().parent / "data" / "real_val"
+#: A photo, its labelled boxes and classes, and the crops of stage 1's boxes on it.
+Photo = tuple[np.ndarray, np.ndarray, list[int], PhotoCrops]
 
 
 @pytest.fixture(scope="module")
@@ -30,11 +32,11 @@ def detector() -> CardDetector:
 
 
 @pytest.fixture(scope="module")
-def photos(detector: CardDetector) -> list[tuple[np.ndarray, np.ndarray, list[int], PhotoCrops]]:
+def photos(detector: CardDetector) -> list[Photo]:
     """Every real val photo upright and turned by 90 and 135 degrees, with its labels and its crops."""
-    out = []
+    out: list[Photo] = []
     for sample in iter_samples(REAL):
-        image = cv2.imread(str(sample.image))
+        image = np.asarray(cv2.imread(str(sample.image)))
         h, w = image.shape[:2]
         boxes = np.array([[b.x1 * w, b.y1 * h, b.x2 * w, b.y2 * h] for b in sample.boxes])
         labels = [b.cls for b in sample.boxes]
@@ -45,7 +47,7 @@ def photos(detector: CardDetector) -> list[tuple[np.ndarray, np.ndarray, list[in
     return out
 
 
-def test_each_card_crop_is_named_by_the_label_it_overlaps(detector: CardDetector, photos: list) -> None:
+def test_each_card_crop_is_named_by_the_label_it_overlaps(detector: CardDetector, photos: list[Photo]) -> None:
     """A card crop comes from a stage-1 box on a label of that card (IoU >= 0.5), one box per label,
     cut exactly as the detector cuts it at run time."""
     matched = labelled = 0
@@ -65,7 +67,7 @@ def test_each_card_crop_is_named_by_the_label_it_overlaps(detector: CardDetector
     assert matched >= 0.7 * labelled, f"the shipped stage 1 finds most corners ({matched}/{labelled})"
 
 
-def test_no_background_crop_overlaps_a_label_or_the_photo_edge(photos: list) -> None:
+def test_no_background_crop_overlaps_a_label_or_the_photo_edge(photos: list[Photo]) -> None:
     backgrounds = 0
     for image, truth, _, found in photos:
         bg = found.labels == BACKGROUND
