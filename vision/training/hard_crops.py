@@ -11,8 +11,11 @@ own input sizes, its NMS), and keeps:
   as a crop of that label's card;
 - the best-scoring boxes that overlap no label (IoU < 0.1 with every one) and score at least
   :data:`BACKGROUND_FLOOR`, as BACKGROUND crops, at most ``max_background`` per photo, unless
-  their crop reaches past the photo's edge: the real labels leave out corners cut by the frame,
-  so a box there is often a true corner (seen on the committed real val photos).
+  their crop reaches past the photo's edge or the model's own classifier names them as a card
+  labelled in the same photo. The real photos often label one corner of a card and not its
+  other, or none cut by the frame (seen on real train: the second index of a J, 4 and 5 of
+  hearts), and a box on such an unlabelled corner is no false alarm. The price: a pip the
+  classifier takes for the card it belongs to is no BACKGROUND crop either.
 
 Boxes in between (IoU 0.1-0.5, or a second box on an already matched corner) are left out:
 neither a card nor clearly none. Crops are cut with :func:`~vision.detector.crop_corner` at
@@ -42,7 +45,7 @@ import cv2
 import numpy as np
 
 from scorer import CLASS_NAMES
-from vision.detector import CROP_H, CROP_W, CardDetector, ModelError, crop_corner, read_model_json
+from vision.detector import CLASSIFIER_FILE, CROP_H, CROP_W, CardDetector, ModelError, crop_corner, read_model_json
 from vision.training.dataset import DatasetError, iter_samples
 from vision.training.evaluate import box_iou
 from vision.training.report import LOCATE_CONF, MATCH_IOU, match_boxes, stage1_boxes
@@ -92,7 +95,7 @@ def photo_crops(detector: CardDetector, image: np.ndarray, truth_boxes: np.ndarr
 
     ``truth_boxes`` are pixel boxes (x1, y1, x2, y2) and ``truth_labels`` their class indices.
     ``on_photo`` marks (non-zero) the pixels that show the photo, for a turned photo whose
-    canvas corners are black fill; default: every pixel.
+    canvas corners are black fill; default: every pixel. The detector needs its classifier.
     """
     boxes, scores = stage1_boxes(detector, image, conf)
     truth_boxes = np.asarray(truth_boxes, float).reshape(-1, 4)
@@ -102,6 +105,10 @@ def photo_crops(detector: CardDetector, image: np.ndarray, truth_boxes: np.ndarr
     inside = np.ones(image.shape[:2], np.uint8) if on_photo is None else (on_photo > 0).astype(np.uint8)
     misses = [i for i in range(len(boxes)) if overlap[i] < BACKGROUND_IOU and scores[i] >= floor
               and share_on_photo(boxes[i], inside, info.crop_margin) >= ON_PHOTO]
+    if misses:
+        named = detector.classify(image, boxes[misses]).argmax(1)
+        labelled = set(int(c) for c in truth_labels)
+        misses = [i for i, k in zip(misses, named) if int(k) not in labelled]
     picked += [(i, BACKGROUND) for i in misses[:max_background]]  # stage1_boxes is best first
     crops = [crop_corner(image, boxes[i], info.crop_margin, (info.crop_w, info.crop_h)) for i, _ in picked]
     index = [i for i, _ in picked]
@@ -148,6 +155,9 @@ def hard_crops(model: Path | str, data: Sequence[Path | str], *, turns: int = 0,
         detector = CardDetector(model)
     except ModelError as exc:
         raise TrainError(str(exc)) from None
+    if not (model / CLASSIFIER_FILE).is_file():
+        raise TrainError(f"{model}: no {CLASSIFIER_FILE}; stage-1 crops need both stages (it tells unlabelled "
+                         "corners from false alarms)")
     samples = []
     for folder in map(Path, data):
         if not folder.is_dir():
