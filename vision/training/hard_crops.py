@@ -173,7 +173,7 @@ def hard_crops(model: Path | str, data: Sequence[Path | str], *, turns: int = 0,
     if max_images is not None and len(samples) > max_images:
         samples = [samples[i] for i in sorted(rng.choice(len(samples), max_images, replace=False))]
     parts: list[PhotoCrops] = []
-    photos = 0
+    labelled = 0
     for sample in samples:
         image = cv2.imread(str(sample.image))
         if image is None:
@@ -188,16 +188,16 @@ def hard_crops(model: Path | str, data: Sequence[Path | str], *, turns: int = 0,
             on_photo = turn_photo(whole, boxes[:0], angle)[0] > 127 if angle else None
             parts.append(photo_crops(detector, shown, shown_boxes, labels, conf=conf, floor=floor,
                                      max_background=max_background, on_photo=on_photo))
-            photos += 1
+            labelled += len(labels)
     if not parts:
         raise TrainError(f"{', '.join(map(str, data))}: no readable photos to run stage 1 on")
     crops = np.concatenate([p.crops for p in parts])
     labels_all = np.concatenate([p.labels for p in parts])
-    matched = int((labels_all != BACKGROUND).sum())
+    matched = sum(p.matched for p in parts)
     summary = {"model": str(model), "model_version": str(read_model_json(model).get("metrics", {}).get("version", "?")),
-               "data": [str(d) for d in data], "photos": photos, "turns": turns, "seed": seed,
+               "data": [str(d) for d in data], "photos": len(parts), "turns": turns, "seed": seed,
                "matched": matched, "background": int(len(labels_all) - matched),
-               "labelled_corners": sum(len(s.boxes) for s in samples) * (1 + turns),
+               "labelled_corners": labelled,
                "conf": conf, "background_floor": floor, "max_background": max_background}
     return HardCrops(crops, labels_all, summary)
 
