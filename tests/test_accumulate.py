@@ -103,3 +103,46 @@ def test_restarting_one_stage_keeps_the_other_and_says_why(tmp_path: Path) -> No
     again = acc.read_state(folder)
     assert again["detector"]["epochs_done"] == 0 and again["classifier"]["epochs_done"] == 2
     assert again["detector"]["discarded"] == [{"reason": "too much rotation", "chunks": [{"from_epoch": 0, "epochs": 1}]}]
+
+
+def test_classifier_chunk_adds_stage1_crops_and_records_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """``tiplu accumulate classifier --extra-crops``: the crops join the epoch's own, the chunk names the file,
+    and a state.json written before the option existed still reads."""
+    from io import StringIO
+
+    from vision.training.hard_crops import hard_crops, save_hard_crops
+    from web.cli import main
+    monkeypatch.chdir(tmp_path)
+    extra = save_hard_crops(hard_crops(MODELS_DIR, [REAL], max_images=3), tmp_path / "stage1.npz")
+    crops = acc._crop_batch(REAL)
+    acc.save_classifier(acc.classifier_from_onnx(MODELS_DIR / "corner_classifier.onnx", crops), tmp_path / "r")
+    old_chunk = {"data": ["data/real"], "decks": "train", "from_epoch": 0, "epochs": 2, "lr": 1e-3, "turn_any": 0.5,
+                 "minutes": 3.0, "best": "runs/accumulate/classifier/best.pt"}
+    acc.write_state({"detector": {"epochs_done": 0, "plan_epochs": 60, "lr_max": 4e-3, "lr_min": 2e-4, "chunks": []},
+                     "classifier": {"epochs_done": 2, "plan_epochs": 10, "lr_max": 1e-3, "lr_min": 1e-4,
+                                    "chunks": [old_chunk]}}, tmp_path / "r")
+    out, err = StringIO(), StringIO()
+    code = main(["accumulate", "classifier", str(REAL), "--decks", "none", "--copies", "1", "--extra-crops", str(extra),
+                 "--extra-copies", "2", "--resume-dir", str(tmp_path / "r")], stdout=out, stderr=err)
+    assert code == 0, err.getvalue()
+    given = len(np.load(extra)["labels"])
+    assert f"{2 * given} of the crops are given ones ({given} x 2)" in capsys.readouterr().out
+    chunks = acc.read_state(tmp_path / "r")["classifier"]["chunks"]
+    assert chunks[0] == old_chunk
+    assert chunks[1]["extra_crops"] == [str(extra)] and chunks[1]["extra_copies"] == 2
+    assert chunks[1]["from_epoch"] == 2 and chunks[1]["data"] == [str(REAL)]
+
+
+def test_loop_checks_the_extra_crops_before_any_epoch(tmp_path: Path) -> None:
+    from io import StringIO
+
+    from web.cli import main
+    acc.write_state({"detector": {"epochs_done": 0, "plan_epochs": 60, "lr_max": 4e-3, "lr_min": 2e-4, "chunks": []},
+                     "classifier": {"epochs_done": 0, "plan_epochs": 10, "lr_max": 1e-3, "lr_min": 1e-4,
+                                    "chunks": []}}, tmp_path / "r")
+    err = StringIO()
+    assert main(["accumulate", "loop", "--classifier-data", str(REAL), "--extra-crops", str(tmp_path / "none.npz"),
+                 "--resume-dir", str(tmp_path / "r")], stdout=StringIO(), stderr=err) == 2
+    assert "none.npz: no such crops file; make one with tiplu train stage1-crops" in err.getvalue()
+    assert acc.read_state(tmp_path / "r")["classifier"]["chunks"] == []

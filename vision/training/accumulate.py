@@ -24,6 +24,7 @@ trainable models, with batch norms calibrated so the network computes the same f
     python -m vision.training.accumulate classifier data/real data/synth_dr --epochs 2 --decks train
     python -m vision.training.accumulate loop --detector-data runs/mix_dr.yaml \
         --classifier-data data/real data/synth_dr --rounds 100      # the background campaign
+    ... --extra-crops runs/stage1_crops.npz    # also stage 1's own boxes (tiplu train stage1-crops)
     python -m vision.training.accumulate export --out runs/candidate
     python -m vision.training.accumulate status
 
@@ -45,7 +46,8 @@ from typing import Any, cast
 import cv2
 import numpy as np
 
-from vision.detector import CLASSIFIER_FILE, DETECTOR_FILE, letterbox
+from vision.detector import CLASSIFIER_FILE, CROP_H, CROP_W, DETECTOR_FILE, letterbox
+from vision.training.hard_crops import load_hard_crops
 from vision.training.train import (DEFAULT_DETECTOR_YAML, TrainError, _ultralytics, corner_net, export_models,
                                    train_classifier)
 
@@ -330,11 +332,15 @@ def continue_detector(data: Path, epochs: int, *, imgsz: int = 320, batch: int =
 def continue_classifier(data: Sequence[Path], epochs: int, *, decks: str | None = "train", copies: int = 2,
                         face_copies: int = 4, turn_any: float = 0.5, max_images: int | None = None,
                         folder: Path = RESUME_DIR, out: Path = Path("runs/accumulate/classifier"),
-                        device: str = "cpu") -> dict[str, Any]:
+                        device: str = "cpu", extra_crops: Sequence[Path] = (),
+                        extra_copies: int = 1) -> dict[str, Any]:
     """Train stage 2 for ``epochs`` more (one cycle peaking at the campaign's rate), then save the resume point.
 
     ``turn_any`` is the share of face crops turned anywhere in 0-360 degrees (rotation-complete).
+    ``extra_crops`` are ``.npz`` files of stage 1's own boxes (:mod:`vision.training.hard_crops`),
+    added ``extra_copies`` times each, pixel-augmented afresh every chunk.
     """
+    extra = load_hard_crops(extra_crops, (CROP_W, CROP_H)) if extra_crops else None
     state = read_state(folder)
     st = state["classifier"]
     e0 = st["epochs_done"]
@@ -343,7 +349,7 @@ def continue_classifier(data: Sequence[Path], epochs: int, *, decks: str | None 
     t0 = time.time()
     best = train_classifier(list(data), epochs=epochs, copies=copies, out=out, weights=start, lr=lr,
                             max_images=max_images, decks=decks, face_copies=face_copies, seed=e0,
-                            turn_any=turn_any, device=device)
+                            turn_any=turn_any, device=device, extra=extra, extra_copies=extra_copies)
     import torch
     net = corner_net()
     net.load_state_dict(torch.load(str(out / "last.pt"), map_location="cpu", weights_only=False)["model"])
@@ -351,19 +357,23 @@ def continue_classifier(data: Sequence[Path], epochs: int, *, decks: str | None 
     st["epochs_done"] = e0 + epochs
     st["chunks"].append({"data": [str(d) for d in data], "decks": decks, "from_epoch": e0, "epochs": epochs,
                          "lr": lr, "turn_any": turn_any, "minutes": round((time.time() - t0) / 60, 1),
-                         "best": str(best)})
+                         "best": str(best)} | ({"extra_crops": [str(p) for p in extra_crops],
+                                                "extra_copies": extra_copies} if extra_crops else {}))
     write_state(state, folder)
     return state
 
 
 def campaign(detector_data: Path | None, classifier_data: Sequence[Path], rounds: int, *,
               folder: Path = RESUME_DIR, decks: str | None = "train", max_images: int | None = 1500,
-              imgsz: int = 320, batch: int = 16, workers: int = 2) -> dict[str, Any]:
+              imgsz: int = 320, batch: int = 16, workers: int = 2, extra_crops: Sequence[Path] = (),
+              extra_copies: int = 1) -> dict[str, Any]:
     """Alternate one detector epoch and one classifier epoch ``rounds`` times (stops at each plan's end).
 
     Meant to run in the background for hours: every step updates the resume point, so it can
-    be killed at any time and started again with the same command.
+    be killed at any time and started again with the same command. ``extra_crops`` go to every
+    classifier epoch (:func:`continue_classifier`); they are checked before the first epoch.
     """
+    load_hard_crops(extra_crops, (CROP_W, CROP_H))
     state = read_state(folder)
     for _ in range(rounds):
         progressed = False
@@ -371,7 +381,8 @@ def campaign(detector_data: Path | None, classifier_data: Sequence[Path], rounds
             state = continue_detector(detector_data, 1, imgsz=imgsz, batch=batch, workers=workers, folder=folder)
             progressed = True
         if classifier_data and state["classifier"]["epochs_done"] < state["classifier"]["plan_epochs"]:
-            state = continue_classifier(classifier_data, 1, decks=decks, max_images=max_images, folder=folder)
+            state = continue_classifier(classifier_data, 1, decks=decks, max_images=max_images, folder=folder,
+                                        extra_crops=extra_crops, extra_copies=extra_copies)
             progressed = True
         if not progressed:
             break

@@ -153,15 +153,24 @@ def match_boxes(pred: np.ndarray, truth: np.ndarray, iou: float = MATCH_IOU) -> 
     return pairs
 
 
+def stage1_boxes(detector: CardDetector, image: np.ndarray, conf: float = LOCATE_CONF) -> tuple[np.ndarray, np.ndarray]:
+    """Stage 1's boxes (pixels) and scores on a photo, best first, after the detector's own NMS and top 100.
+
+    The boxes the classifier is handed at run time (:meth:`CardDetector.detect`), down to ``conf``.
+    """
+    boxes, scores, _ = detector._stage1(image, conf)
+    keep = nms(boxes, scores, detector.info.nms_iou)[:100]
+    return boxes[keep].reshape(-1, 4), scores[keep]
+
+
 def score_photo(detector: CardDetector, image: np.ndarray, truth: Truth, conf: float = DEFAULT_CONF) -> PhotoScore:
     """Measure one photo: stage 1 alone, stage 2 on stage 1's matched boxes, then the app's reading."""
     t0 = time.perf_counter()
-    boxes, scores, _ = detector._stage1(image, LOCATE_CONF)
-    keep = nms(boxes, scores, detector.info.nms_iou)[:100]
-    pairs = match_boxes(boxes[keep], truth.boxes)
+    boxes, _ = stage1_boxes(detector, image)
+    pairs = match_boxes(boxes, truth.boxes)
     named = 0
     if pairs:
-        probs = detector.classify(image, boxes[keep][[i for i, _ in pairs]])
+        probs = detector.classify(image, boxes[[i for i, _ in pairs]])
         best = probs.argmax(1)
         named = sum(int(k) < len(detector.classes) and detector.classes[int(k)] == truth.names[j]
                     for k, (_, j) in zip(best, pairs))

@@ -198,6 +198,24 @@ def build_crops(samples: Sequence[Sample], copies: int = 8, background: float = 
     return np.stack(xs), np.array(ys, dtype=np.int64)
 
 
+def augmented_copies(crops: np.ndarray, labels: np.ndarray, copies: int = 1,
+                     seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """``copies`` pixel-augmented versions (:func:`_augment_pixels`) of crops already cut, with their labels.
+
+    For crops saved unaugmented, such as stage 1's own boxes (:mod:`vision.training.hard_crops`),
+    so that each epoch sees them lit, blurred and turned differently.
+
+    >>> x, y = augmented_copies(np.zeros((3, 48, 32, 3), np.uint8), np.array([0, 5, 53]), copies=2)
+    >>> x.shape, y.tolist()
+    ((6, 48, 32, 3), [0, 5, 53, 0, 5, 53])
+    """
+    rng = np.random.default_rng(seed)
+    out = [_augment_pixels(rng, crop) for _ in range(copies) for crop in crops]
+    if not out:
+        return np.zeros((0,) + crops.shape[1:], np.uint8), np.zeros(0, np.int64)
+    return np.stack(out), np.tile(np.asarray(labels, np.int64), copies)
+
+
 def face_crops(decks: Sequence[Deck], copies: int = 6, background: float = 0.3,
                seed: int = 0, turn_any: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """Classifier crops cut from rendered card faces (``vision.training.decks``), many designs cheaply.
@@ -297,11 +315,14 @@ def train_classifier(datasets: Sequence[Path], *, epochs: int = 30, copies: int 
                      weights: Path | None = None, batch: int = 128, lr: float = 2e-3,
                      max_images: int | None = None, seed: int = 0,
                      val_data: Path | None = None, decks: str | None = None,
-                     face_copies: int = 6, device: str = "cpu", turn_any: float = 0.0) -> Path:
+                     face_copies: int = 6, device: str = "cpu", turn_any: float = 0.0,
+                     extra: tuple[np.ndarray, np.ndarray] | None = None, extra_copies: int = 1) -> Path:
     """Train the crop classifier on the train splits of YOLO folders; returns ``best.pt``.
 
     Saves ``last.pt`` every epoch (``resume`` continues it) and ``best.pt`` at the lowest
     training loss. ``val_data`` only prints accuracy on its val crops: it never selects.
+    ``extra`` adds crops already cut (and their labels), ``extra_copies`` augmented copies each
+    (:func:`augmented_copies`), e.g. :func:`vision.training.hard_crops.load_hard_crops`.
     """
     try:
         import torch
@@ -318,6 +339,10 @@ def train_classifier(datasets: Sequence[Path], *, epochs: int = 30, copies: int 
     if decks:
         fx, fy = face_crops(load_decks(decks), copies=face_copies, seed=seed, turn_any=turn_any)
         x, y = np.concatenate([x, fx]), np.concatenate([y, fy])
+    if extra is not None and len(extra[0]):
+        ex, ey = augmented_copies(extra[0], extra[1], extra_copies, seed)
+        x, y = np.concatenate([x, ex]), np.concatenate([y, ey])
+        print(f"classifier: {len(ex)} of the crops are given ones ({len(extra[0])} x {extra_copies})", flush=True)
     print(f"classifier: {len(x)} crops from {len(samples)} images in {time.time() - t0:.0f}s", flush=True)
     vx = vy = None
     if val_data is not None:

@@ -2,6 +2,7 @@
 
     tiplu accumulate init [--from models]          a resume point from the shipped ONNX models
     tiplu accumulate loop --detector-data D.yaml --classifier-data data/real data/synth
+        [--extra-crops runs/stage1_crops.npz]      also crops of stage 1's own boxes (tiplu train stage1-crops)
     tiplu accumulate export --out runs/candidate   ONNX files from the resume point
     tiplu accumulate status
 
@@ -52,6 +53,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     loop.add_argument("--decks", default="train", choices=("train", "drawn", "svg", "none"))
     loop.add_argument("--max-images", type=int, default=1500, help="images per classifier epoch's crops")
     loop.add_argument("--imgsz", type=int, default=320)
+    for p in (cls, loop):
+        p.add_argument("--extra-crops", type=Path, nargs="+", default=[], metavar="FILE",
+                       help="crops of stage 1's own boxes (tiplu train stage1-crops) added to every classifier epoch")
+        p.add_argument("--extra-copies", type=int, default=1, help="augmented copies of each extra crop per epoch")
     exp = sub.add_parser("export", help="write ONNX files from the resume point")
     exp.add_argument("--out", type=Path, required=True)
     sub.add_parser("status", help="print state.json")
@@ -63,6 +68,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, io: Streams) -> int:
     """Run one step; exit 2 with a message when an input is missing."""
     try:
+        if getattr(args, "extra_copies", 1) < 1:
+            raise TrainError(f"--extra-copies must be 1 or more, not {args.extra_copies}")
         if args.step == "init":
             init_from_onnx(args.models, args.real, args.resume_dir, args.stages, args.reason)
         elif args.step == "detector":
@@ -71,11 +78,12 @@ def run(args: argparse.Namespace, io: Streams) -> int:
         elif args.step == "classifier":
             continue_classifier(args.data, args.epochs, decks=None if args.decks == "none" else args.decks,
                                 copies=args.copies, face_copies=args.face_copies, turn_any=args.turn_any,
-                                max_images=args.max_images, folder=args.resume_dir, device=args.device)
+                                max_images=args.max_images, folder=args.resume_dir, device=args.device,
+                                extra_crops=args.extra_crops, extra_copies=args.extra_copies)
         elif args.step == "loop":
             campaign(args.detector_data, args.classifier_data, args.rounds, folder=args.resume_dir,
                      decks=None if args.decks == "none" else args.decks, max_images=args.max_images,
-                     imgsz=args.imgsz)
+                     imgsz=args.imgsz, extra_crops=args.extra_crops, extra_copies=args.extra_copies)
         elif args.step == "export":
             for p in export_resume_point(args.out, args.resume_dir):
                 io.stdout.write(f"wrote {p}\n")

@@ -3,6 +3,7 @@
     tiplu train import-real PATH/cards-real-dev data/real   the real photos, split burst-wise
     tiplu train turn-real data/real data/real_turned --copies 2   real train photos at any angle
     tiplu train decks [--sheets DIR]                          render the SVG decks' faces
+    tiplu train stage1-crops models data/real --out runs/hard.npz --turns 1   crops of stage 1's own boxes
     tiplu train detector data/real/data.yaml --epochs 60 --imgsz 320
     tiplu train classifier data/real data/synth --epochs 30
     tiplu train export --detector runs/tiplu/detector/weights/best.pt \\
@@ -23,6 +24,7 @@ import cv2
 
 from vision.training.dataset import DatasetError, import_real
 from vision.training.decks import DeckError, contact_sheet, installed_svg_decks, load_svg_faces, render_deck, svg_deck
+from vision.training.hard_crops import hard_crops, save_hard_crops
 from vision.training.train import (DEFAULT_DETECTOR_YAML, TrainError, export_models, train_classifier,
                                    train_detector)
 from vision.training.turned import turned_copies
@@ -77,6 +79,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     turn.add_argument("dst", type=Path, nargs="?", default=Path("data/real_turned"))
     turn.add_argument("--copies", type=int, default=2, help="turned copies of each photo")
     turn.add_argument("--seed", type=int, default=0)
+    hard = sub.add_parser("stage1-crops", help="classifier crops of a model's own stage-1 boxes (hard negatives too)")
+    hard.add_argument("model", type=Path, help="model folder whose stage 1 finds the boxes (models, runs/candidate)")
+    hard.add_argument("data", type=Path, nargs="+", help="YOLO folders (their train/ split if present)")
+    hard.add_argument("--out", type=Path, required=True, help="the .npz file to write")
+    hard.add_argument("--turns", type=int, default=0, help="also read each photo this many times turned at random")
+    hard.add_argument("--seed", type=int, default=0)
+    hard.add_argument("--max-images", type=int, default=None, help="a seeded sample of this many photos")
     decks = sub.add_parser("decks", help="render the installed SVG decks' faces and check their corners")
     decks.add_argument("names", nargs="*", help="decks to render (default: all installed)")
     decks.add_argument("--force", action="store_true", help="re-render even if cached")
@@ -105,6 +114,13 @@ def run(args: argparse.Namespace, io: Streams) -> int:
             print(import_real(args.src, args.dst, args.val_fraction, args.seed), file=out)
         elif args.stage == "turn-real":
             print(turned_copies(args.src, args.dst, args.copies, args.seed), file=out)
+        elif args.stage == "stage1-crops":
+            if args.turns < 0 or (args.max_images is not None and args.max_images < 1):
+                raise TrainError("--turns must be 0 or more and --max-images 1 or more")
+            if args.out.suffix != ".npz" or args.out.is_dir():
+                raise TrainError(f"--out {args.out}: give a file name ending in .npz, e.g. runs/stage1_crops.npz")
+            found = hard_crops(args.model, args.data, turns=args.turns, seed=args.seed, max_images=args.max_images)
+            print(json.dumps({"out": str(save_hard_crops(found, args.out))} | found.summary), file=out)
         elif args.stage == "decks":
             render_decks(args.names, args.cache, force=args.force, sheets=args.sheets, out=out)
         else:
