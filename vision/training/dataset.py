@@ -23,6 +23,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import cv2
+import numpy as np
+
 from scorer import CLASS_NAMES
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp")
@@ -65,6 +68,16 @@ class Sample:
 
     image: Path
     boxes: tuple[Box, ...]
+
+
+def read_sample(sample: Sample) -> tuple[np.ndarray, np.ndarray] | None:
+    """The photo (BGR) and its labelled boxes in pixels, shape (N, 4); None when the image cannot be read."""
+    image = cv2.imread(str(sample.image))
+    if image is None:
+        return None
+    h, w = image.shape[:2]
+    boxes = np.array([[b.x1 * w, b.y1 * h, b.x2 * w, b.y2 * h] for b in sample.boxes], float).reshape(-1, 4)
+    return image, boxes
 
 
 def map_class_name(name: str) -> int | None:

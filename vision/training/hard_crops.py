@@ -41,12 +41,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import cv2
 import numpy as np
 
 from scorer import CLASS_NAMES
 from vision.detector import CLASSIFIER_FILE, CROP_H, CROP_W, CardDetector, ModelError, crop_corner, read_model_json
-from vision.training.dataset import DatasetError, iter_samples
+from vision.training.dataset import DatasetError, iter_samples, read_sample
 from vision.training.evaluate import box_iou
 from vision.training.report import LOCATE_CONF, MATCH_IOU, match_boxes, stage1_boxes
 from vision.training.train import BACKGROUND, TrainError
@@ -175,11 +174,11 @@ def hard_crops(model: Path | str, data: Sequence[Path | str], *, turns: int = 0,
     parts: list[PhotoCrops] = []
     labelled = 0
     for sample in samples:
-        image = cv2.imread(str(sample.image))
-        if image is None:
+        read = read_sample(sample)
+        if read is None:
             continue
+        image, boxes = read
         h, w = image.shape[:2]
-        boxes = np.array([[b.x1 * w, b.y1 * h, b.x2 * w, b.y2 * h] for b in sample.boxes])
         labels = [b.cls for b in sample.boxes]
         angles = [0.0] + [random_turn(rng) for _ in range(turns)]
         whole = np.full((h, w), 255, np.uint8)

@@ -43,7 +43,7 @@ from scorer.declare import check_grouping
 from vision.detector import CardDetector, ModelError, nms
 from vision.pipeline import DEFAULT_CONF, read_photo
 from vision.score import score_reading
-from vision.training.dataset import DatasetError, iter_samples
+from vision.training.dataset import DatasetError, iter_samples, read_sample
 from vision.training.evaluate import box_iou, card_set_scores
 from vision.training.turned import turn_photo
 
@@ -196,11 +196,10 @@ def real_photos(folder: Path, limit: int | None = None, seed: int = 0) -> list[t
         samples = [samples[i] for i in sorted(pick)]
     out = []
     for s in samples:
-        img = cv2.imread(str(s.image))
-        if img is None:
+        read = read_sample(s)
+        if read is None:
             continue
-        h, w = img.shape[:2]
-        boxes = np.array([[b.x1 * w, b.y1 * h, b.x2 * w, b.y2 * h] for b in s.boxes], float).reshape(-1, 4)
+        img, boxes = read
         out.append((img, Truth(boxes, tuple(b.name for b in s.boxes))))
     return out
 

@@ -36,7 +36,7 @@ import numpy as np
 from scorer import CLASS_NAMES
 from vision.detector import (CLASSIFIER_FILE, CROP_H, CROP_MARGIN, CROP_W, DETECTOR_FILE, NMS_IOU, SCALE_SPLIT,
                              crop_corner)
-from vision.training.dataset import Sample, iter_samples
+from vision.training.dataset import Sample, iter_samples, read_sample
 from vision.training.decks import Deck, load_decks
 
 CONFIG_DIR = Path(__file__).resolve().parent / "train_config"
@@ -171,11 +171,11 @@ def build_crops(samples: Sequence[Sample], copies: int = 8, background: float = 
     for s in items:
         if not s.boxes:
             continue
-        img = cv2.imread(str(s.image))
-        if img is None:
+        read = read_sample(s)
+        if read is None:
             continue
+        img, boxes = read
         h, w = img.shape[:2]
-        boxes = np.array([[b.x1 * w, b.y1 * h, b.x2 * w, b.y2 * h] for b in s.boxes])
         for b, box in zip(s.boxes, boxes):
             for _ in range(copies):
                 xs.append(_augment_pixels(rng, crop_corner(img, _augment_box(rng, box, w, h))))

@@ -23,7 +23,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.training.dataset import Box, DatasetError, Sample, iter_samples, write_yolo
+from vision.training.dataset import Box, DatasetError, Sample, iter_samples, read_sample, write_yolo
 
 #: Turns closer than this to upright are drawn again: the originals already cover them.
 MIN_TURN = 15.0
@@ -80,11 +80,10 @@ def turned_copies(src: Path | str, dst: Path | str, copies: int = 2, seed: int =
     work.mkdir(parents=True, exist_ok=True)
     written: list[Sample] = []
     for sample in samples:
-        image = cv2.imread(str(sample.image))
-        if image is None:
+        read = read_sample(sample)
+        if read is None:
             continue
-        h, w = image.shape[:2]
-        boxes = np.array([[b.x1 * w, b.y1 * h, b.x2 * w, b.y2 * h] for b in sample.boxes])
+        image, boxes = read
         for k in range(copies):
             angle = random_turn(rng)
             out, turned = turn_photo(image, boxes, angle)
