@@ -344,11 +344,11 @@ def schedule(app: Flask) -> Schedule:
     try:
         scenes = CALIBRATION_SCENES if configured is None else int(configured)
         verify_calibration_scenes(scenes)
+    except EnrolError as error:
+        raise BadRequest(f"TIPLU_DECK_CALIBRATION_SCENES: {translate(error)}") from None
     except ValueError:
         raise BadRequest(f"TIPLU_DECK_CALIBRATION_SCENES: {configured!r} is not a whole number; give 0 (keep the "
                          "base model's calibration) or at least 2") from None
-    except EnrolError as error:
-        raise BadRequest(f"TIPLU_DECK_CALIBRATION_SCENES: {translate(error)}") from None
     return Schedule(int(app.config.get("DECK_EPOCHS") or DEFAULT_EPOCHS),
                     int(app.config.get("DECK_COPIES") or DEFAULT_COPIES), scenes)
 
