@@ -29,7 +29,8 @@ LEARNING = 240_000  # ms: a tiny enrolment takes about 15 s alone on 2 cores; CI
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[Server, Path]]:
     server = Server(tmp_path / "deck.db", env={"TIPLU_DECK_EPOCHS": "1", "TIPLU_DECK_COPIES": "2",
-                                                   "TIPLU_DECK_CALIBRATION_SCENES": "2"})
+                                                   "TIPLU_DECK_CALIBRATION_SCENES": "0"})  # the walk taps the
+    # base calibration's doubts (thresholds chosen on 1 scene may doubt nothing); recalibration: test_enrol.py
     yield server, tmp_path
     server.kill()
 
@@ -99,5 +100,4 @@ def test_teach_a_deck_use_it_correct_a_photo_and_improve(served: tuple[Server, P
         assert deck["current"] == "v2" and deck["versions"] == ["v1", "v2"]
         model = json.loads((folder / "decks" / "grandma" / "v2" / "model.json").read_text())
         assert model["enrolled"]["corrected_crops"] == len(rows) and model["metrics"]["version"].endswith("+enrolled+corrected")
-        assert list(model["calibration"]["test_splits"]) == ["grandma/scenes-seed2002"]  # recalibrated on the deck
         check_fits(page, tmp_path, "25-improved")

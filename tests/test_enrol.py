@@ -22,7 +22,7 @@ import pytest
 
 from vision.calibration import Calibration
 from vision.detector import INFO_FILE, MODELS_DIR, CardDetector, load_detector
-from vision.training.enrol import EnrolError, card_names, corner_crops, find_cards
+from vision.training.enrol import EnrolError, card_names, corner_crops, find_cards, improve
 from web.cli import main
 from web_support import suit_photos as make_suit_photos, write_suit_photos
 
@@ -164,6 +164,19 @@ def scores_with(model: Path, split: str, calibration: dict) -> dict:
         write_scenes(enrolled_decks(faces), Path(folder), range(CALIBRATION_SCENES // 2), seed)
         cases = read_split(Path(folder), load_detector(model))
     return scores(cases, Calibration.from_model_json({"calibration": calibration}))
+
+
+def test_improving_an_enrolled_deck_recalibrates_it_too(enrolled: tuple[Path, dict, str], photo_files: list[Path],
+                                                        suit_photos: SuitPhotos, tmp_path: Path) -> None:
+    out, _, _ = enrolled
+    suit, photo, _ = suit_photos[1]
+    crops = [crop for card in find_cards(photo, suit)[:2] for crop in corner_crops(photo, card.outline)]
+    improve(out, tmp_path / "v2", crops, ["AH", "AH", "2H", "2H"], suit_photos=photo_files[:4], epochs=1,
+            copies=1, correction_copies=2, calibration_scenes=2)
+    calibration = json.loads((tmp_path / "v2" / INFO_FILE).read_text())["calibration"]
+    assert list(calibration["calibration_splits"]) == ["grandma/scenes-seed1001"]
+    assert calibration["calibration_splits"]["grandma/scenes-seed1001"]["photos"] == 1
+    assert calibration["test_splits"]["grandma/scenes-seed2002"]["photos"] == 1  # not the enrolment's 3: its own
 
 
 @pytest.mark.parametrize("scenes", ["1", "-2", "many"])
