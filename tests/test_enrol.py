@@ -15,12 +15,13 @@ import re
 import sys
 from io import StringIO
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
 import pytest
 
-from vision.calibration import Calibration
+from vision.calibration import Calibration, calibration_of
 from vision.detector import INFO_FILE, MODELS_DIR, CardDetector, load_detector
 from vision.training.enrol import EnrolError, card_names, corner_crops, find_cards, improve
 from web.cli import main
@@ -145,11 +146,11 @@ def test_enrol_recalibrates_doubt_on_scenes_of_its_own_deck(enrolled: tuple[Path
     assert tested["before"] == scores_with(out, tested_on, base)
     for name in ("uncertain_below", "alternative_above", "faint_above"):
         assert 0 <= calibration[name] <= 1
-    assert Calibration.from_model_json({"calibration": calibration}) == load_detector(out).calibration
+    assert Calibration.from_model_json({"calibration": calibration}) == calibration_of(load_detector(out))
     assert "recalibrating doubt: 6/6 scenes read" in stderr and "doubt recalibrated: uncertain below" in stderr
 
 
-def scores_with(model: Path, split: str, calibration: dict) -> dict:
+def scores_with(model: Path, split: str, calibration: dict[str, Any]) -> dict[str, float]:
     """The test half rendered again (the same seed gives the same scenes) and read with ``model``, scored with
     ``calibration``: what the enrolment's "before" figures must be."""
     import tempfile
