@@ -40,7 +40,8 @@ def photo_files(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
 def app(db_path: Path) -> Iterator[Flask]:
     """The app with the tiniest learning schedule (the page's runs are timed in the model card, not here)."""
     app = create_app({"TESTING": True, "DATABASE": str(db_path), "SECRET_KEY": "test-secret",
-                      "WTF_CSRF_ENABLED": False, "DECK_EPOCHS": 1, "DECK_COPIES": 2})
+                      "WTF_CSRF_ENABLED": False, "DECK_EPOCHS": 1, "DECK_COPIES": 2,
+                      "DECK_CALIBRATION_SCENES": 2})
     yield app
     decks.runner(app).wait(300)
 
@@ -106,6 +107,18 @@ def test_a_photo_without_13_cards_is_explained_in_the_pages_language(client: Fla
     assert response.status_code == 400 and message in page_error(response)
 
 
+@pytest.mark.parametrize("scenes, message", [("1", "calibration scenes: 1 given; give 0"),
+                                              ("lots", "&#39;lots&#39; is not a whole number")])
+def test_a_bad_calibration_setting_is_refused_before_anything_is_kept(client: FlaskClient, app: Flask,
+                                                                     photo_files: list[Path], scenes: str,
+                                                                     message: str) -> None:
+    app.config["DECK_CALIBRATION_SCENES"] = scenes
+    response = client.post("/decks", data=teach_form("Grandma", photo_files[:4]), content_type="multipart/form-data")
+    assert response.status_code == 400 and "TIPLU_DECK_CALIBRATION_SCENES: " in page_error(response)
+    assert message in page_error(response)
+    assert not (decks.decks_folder(app) / "grandma").exists()
+
+
 def test_without_the_train_extra_the_page_says_what_to_install(client: FlaskClient, photo_files: list[Path],
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "torch", None)  # what a core-only install sees
@@ -154,7 +167,9 @@ def test_teach_a_deck_choose_it_and_fall_back_when_it_is_gone(client: FlaskClien
     assert json.loads((folder / "deck.json").read_text())["current"] == "v1"
     assert sorted(p.name for p in (folder / "photos").iterdir()) == ["clubs.jpg", "diamonds.jpg", "hearts.jpg",
                                                                      "spades.jpg"]
-    assert json.loads((folder / "v1" / "model.json").read_text())["enrolled"]["design"] == "Grandma's deck"
+    model = json.loads((folder / "v1" / "model.json").read_text())
+    assert model["enrolled"]["design"] == "Grandma's deck" and model["enrolled"]["calibration_scenes"] == 2
+    assert list(model["calibration"]["calibration_splits"]) == ["Grandma's deck/scenes-seed1001"]
     assert 'data-deck="grandma-s-deck"' in client.get("/decks").get_data(as_text=True)
     assert not (Path(__file__).resolve().parent.parent / "models" / "grandma-s-deck").exists()
 

@@ -15,18 +15,22 @@ import re
 import sys
 from io import StringIO
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
 import pytest
 
+from vision.calibration import Calibration, calibration_of
 from vision.detector import INFO_FILE, MODELS_DIR, CardDetector, load_detector
-from vision.training.enrol import EnrolError, card_names, corner_crops, find_cards
+from vision.training.enrol import EnrolError, card_names, corner_crops, find_cards, improve
 from web.cli import main
 from web_support import suit_photos as make_suit_photos, write_suit_photos
 
 #: Share of the enrolment corners the shipped classifier must name right (nicu-white: 96 of 104).
 CLASSIFIED_FLOOR = 0.85
+#: Scenes the tiny enrolment recalibrates doubt on (3 to choose, 3 to test).
+CALIBRATION_SCENES = 6
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +93,7 @@ def enrolled(photo_files: list[Path], tmp_path_factory: pytest.TempPathFactory) 
     pytest.importorskip("torch")
     out = tmp_path_factory.mktemp("enrolled") / "grandma"
     code, stdout, stderr = tiplu("enrol", "--out", out, "--epochs", 1, "--copies", 2, "--jokers", photo_files[4],
-                                 "--json", *photo_files[:4])
+                                 "--calibration-scenes", CALIBRATION_SCENES, "--json", *photo_files[:4])
     assert code == 0, stderr
     return out, json.loads(stdout), stderr
 
@@ -124,6 +128,68 @@ def test_the_enrolled_folder_is_a_model_the_detector_and_the_cli_load(enrolled: 
     assert json.loads(stdout.splitlines()[0])["corners"]
 
 
+def test_enrol_recalibrates_doubt_on_scenes_of_its_own_deck(enrolled: tuple[Path, dict, str]) -> None:
+    """The thresholds were chosen on a calibration half of the deck's own scenes and measured on a test half
+    (another seed), beside the base model's thresholds on that same half; ``tiplu detect`` uses them."""
+    out, summary, stderr = enrolled
+    base = json.loads((MODELS_DIR / INFO_FILE).read_text())["calibration"]
+    calibration = json.loads((out / INFO_FILE).read_text())["calibration"]
+    assert summary["calibration_scenes"] == CALIBRATION_SCENES
+    assert calibration["method"].startswith("flag >= 90% of wrong cards on the calibration splits")
+    (chosen_on, chosen), = calibration["calibration_splits"].items()
+    (tested_on, tested), = calibration["test_splits"].items()
+    assert chosen_on.startswith("grandma/") and tested_on.startswith("grandma/") and chosen_on != tested_on
+    assert not set(calibration["calibration_splits"]) & set(base["calibration_splits"])
+    assert not set(calibration["test_splits"]) & set(base["test_splits"])
+    assert chosen["photos"] == CALIBRATION_SCENES // 2 and tested["photos"] == CALIBRATION_SCENES // 2
+    assert chosen["cards"] > 0 and tested["cards"] > 0
+    assert tested["before"] == scores_with(out, tested_on, base)
+    for name in ("uncertain_below", "alternative_above", "faint_above"):
+        assert 0 <= calibration[name] <= 1
+    assert Calibration.from_model_json({"calibration": calibration}) == calibration_of(load_detector(out))
+    assert "recalibrating doubt: 6/6 scenes read" in stderr and "doubt recalibrated: uncertain below" in stderr
+
+
+def scores_with(model: Path, split: str, calibration: dict[str, Any]) -> dict[str, float]:
+    """The test half rendered again (the same seed gives the same scenes) and read with ``model``, scored with
+    ``calibration``: what the enrolment's "before" figures must be."""
+    import tempfile
+
+    from vision.training.calibrate import read_split, scores
+    from vision.training.enrol import enrolled_decks, read_enrolment, write_scenes
+
+    info = json.loads((model / INFO_FILE).read_text())["enrolled"]
+    _, faces = read_enrolment([Path(p["photo"]) for p in info["photos"][:4]], Path(info["photos"][4]["photo"]))
+    seed = int(split.rsplit("seed", 1)[1])
+    with tempfile.TemporaryDirectory() as folder:
+        write_scenes(enrolled_decks(faces), Path(folder), range(CALIBRATION_SCENES // 2), seed)
+        cases = read_split(Path(folder), load_detector(model))
+    return scores(cases, Calibration.from_model_json({"calibration": calibration}))
+
+
+def test_improving_an_enrolled_deck_recalibrates_it_too(enrolled: tuple[Path, dict, str], photo_files: list[Path],
+                                                        suit_photos: SuitPhotos, tmp_path: Path) -> None:
+    out, _, _ = enrolled
+    suit, photo, _ = suit_photos[1]
+    crops = [crop for card in find_cards(photo, suit)[:2] for crop in corner_crops(photo, card.outline)]
+    improve(out, tmp_path / "v2", crops, ["AH", "AH", "2H", "2H"], suit_photos=photo_files[:4], epochs=1,
+            copies=1, correction_copies=2, calibration_scenes=2)
+    calibration = json.loads((tmp_path / "v2" / INFO_FILE).read_text())["calibration"]
+    assert list(calibration["calibration_splits"]) == ["grandma/scenes-seed1001"]
+    assert calibration["calibration_splits"]["grandma/scenes-seed1001"]["photos"] == 1
+    assert calibration["test_splits"]["grandma/scenes-seed2002"]["photos"] == 1  # not the enrolment's 3: its own
+
+
+@pytest.mark.parametrize("scenes", ["1", "-2", "many"])
+def test_bad_calibration_scenes_exit_2(scenes: str, photo_files: list[Path], tmp_path: Path) -> None:
+    code, stdout, stderr = tiplu("enrol", "--out", tmp_path / "deck", f"--calibration-scenes={scenes}",
+                                 *photo_files[:4])
+    assert code == 2 and stdout == ""
+    assert ("give 0 (keep the base model's calibration) or at least 2" in stderr
+            or "--calibration-scenes: invalid int value: 'many'" in stderr), stderr
+    assert not (tmp_path / "deck").exists()
+
+
 @pytest.mark.parametrize("bad, message", [
     ("six", r"six.jpg: 6 cards found, 13 needed: lay out the hearts A to K"),
     ("missing", r"missing.jpg: no such file"),
@@ -156,8 +222,11 @@ def test_enrol_can_fine_tune_the_corner_finder_too(photo_files: list[Path], tmp_
     pytest.importorskip("ultralytics")
     out = tmp_path / "deck"
     code, stdout, stderr = tiplu("enrol", "--out", out, "--epochs", 1, "--copies", 1, "--detector-epochs", 1,
-                                 "--scenes", 4, "--json", *photo_files[:4])
+                                 "--scenes", 4, "--calibration-scenes", 0, "--json", *photo_files[:4])
     assert code == 0, stderr
+    base = json.loads((MODELS_DIR / INFO_FILE).read_text())["calibration"]
+    assert json.loads((out / INFO_FILE).read_text())["calibration"] == base  # 0: the base calibration kept
+    assert "recalibrating" not in stderr
     assert json.loads(stdout)["epochs"] == 1 and "detector epoch 1/1 loss" in stderr
     assert json.loads((out / INFO_FILE).read_text())["enrolled"]["detector_epochs"] == 1
     assert (out / "corners.onnx").read_bytes() != (MODELS_DIR / "corners.onnx").read_bytes()

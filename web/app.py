@@ -65,8 +65,9 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     (``$TIPLU_MAX_PHOTO_MP`` megapixels), ``MODEL_PATH`` (``$TIPLU_MODEL``) and
     ``CAMERA`` (``$TIPLU_CAMERA``: ``auto``, ``none`` or a device). Decks taught on the Decks page:
     ``DECKS_DIR`` (``$TIPLU_DECKS``, default ``decks/`` next to the ledger), and the epochs and crops
-    per corner of their learning, ``DECK_EPOCHS`` and ``DECK_COPIES`` (``$TIPLU_DECK_EPOCHS``,
-    ``$TIPLU_DECK_COPIES``; :mod:`web.decks`). ``TABLE_CODE``
+    per corner of their learning and the scenes their doubt is recalibrated on, ``DECK_EPOCHS``,
+    ``DECK_COPIES`` and ``DECK_CALIBRATION_SCENES`` (``$TIPLU_DECK_EPOCHS``, ``$TIPLU_DECK_COPIES``,
+    ``$TIPLU_DECK_CALIBRATION_SCENES``; :mod:`web.decks`). ``TABLE_CODE``
     (``$TIPLU_TABLE_CODE``): when set, every request needs it (see :mod:`web.security`);
     ``tiplu serve`` sets it when it listens on the network. ``PROXY_HOPS``
     (``$TIPLU_PROXY_HOPS``): reverse proxies in front, whose ``X-Forwarded-*`` to trust.
@@ -90,6 +91,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         DECKS_DIR=os.environ.get("TIPLU_DECKS") or None,
         DECK_EPOCHS=int(os.environ.get("TIPLU_DECK_EPOCHS") or 0) or None,
         DECK_COPIES=int(os.environ.get("TIPLU_DECK_COPIES") or 0) or None,
+        DECK_CALIBRATION_SCENES=os.environ.get("TIPLU_DECK_CALIBRATION_SCENES") or None,
     )
     if test_config:
         app.config.update(test_config)

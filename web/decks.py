@@ -322,9 +322,35 @@ def runner(app: Flask | None = None) -> DeckRunner:
 _runner_lock = threading.Lock()
 
 
-def schedule(app: Flask) -> tuple[int, int]:
-    """Epochs and crops per corner index of the page's runs: ``DECK_EPOCHS`` and ``DECK_COPIES``."""
-    return int(app.config.get("DECK_EPOCHS") or DEFAULT_EPOCHS), int(app.config.get("DECK_COPIES") or DEFAULT_COPIES)
+@dataclass(frozen=True)
+class Schedule:
+    """How the page's runs learn: epochs, crops per corner index, and the scenes doubt is recalibrated on
+    (0: the base model's calibration is kept; see :func:`vision.training.enrol.recalibrate`)."""
+
+    epochs: int
+    copies: int
+    calibration_scenes: int
+
+
+def schedule(app: Flask) -> Schedule:
+    """The page's runs' :class:`Schedule`: ``DECK_EPOCHS``, ``DECK_COPIES``, ``DECK_CALIBRATION_SCENES``.
+
+    A calibration setting that is not 0 or a whole number from 2 is refused
+    (:class:`~web.errors.BadRequest`) before a run starts, with the message ``tiplu enrol`` gives.
+    """
+    from vision.training.enrol import CALIBRATION_SCENES, EnrolError, verify_calibration_scenes
+
+    configured = app.config.get("DECK_CALIBRATION_SCENES")
+    try:
+        scenes = CALIBRATION_SCENES if configured is None else int(configured)
+        verify_calibration_scenes(scenes)
+    except EnrolError as error:
+        raise BadRequest(f"TIPLU_DECK_CALIBRATION_SCENES: {translate(error)}") from None
+    except ValueError:
+        raise BadRequest(f"TIPLU_DECK_CALIBRATION_SCENES: {configured!r} is not a whole number; give 0 (keep the "
+                         "base model's calibration) or at least 2") from None
+    return Schedule(int(app.config.get("DECK_EPOCHS") or DEFAULT_EPOCHS),
+                    int(app.config.get("DECK_COPIES") or DEFAULT_COPIES), scenes)
 
 
 # --- teaching a deck -----------------------------------------------------------------------------------
@@ -397,6 +423,7 @@ def teach(title: str, uploads: Sequence[Upload], app: Flask | None = None) -> Jo
         raise BadRequest(_("a deck called %(name)s is already here: give this one another name", name=title))
     max_bytes = int(app.config.get("MAX_CONTENT_LENGTH") or 16 * 1024 * 1024)
     max_pixels = int(app.config.get("MAX_PHOTO_PIXELS") or 40_000_000)
+    plan = schedule(app)
     try:
         images = read_uploads(uploads, max_bytes=max_bytes, max_pixels=max_pixels)
     except EnrolError as error:
@@ -410,7 +437,6 @@ def teach(title: str, uploads: Sequence[Upload], app: Flask | None = None) -> Jo
         cv2.imwrite(str(paths[-1]), image, [cv2.IMWRITE_JPEG_QUALITY, 92])
     suits = [p for p in paths if p.stem in SUITS]
     jokers = next((p for p in paths if p.stem == JOKERS), None)
-    epochs, copies = schedule(app)
     base = base_model(app)
 
     def work(progress: Progress) -> Mapping[str, Any]:
@@ -419,7 +445,8 @@ def teach(title: str, uploads: Sequence[Upload], app: Flask | None = None) -> Jo
         built = folder / ".new"
         try:
             done = enrol(sorted(suits, key=lambda p: SUITS.index(p.stem)), built, jokers=jokers, base=base,
-                         design=title, epochs=epochs, copies=copies, progress=progress)
+                         design=title, epochs=plan.epochs, copies=plan.copies,
+                         calibration_scenes=plan.calibration_scenes, progress=progress)
             switch_version(folder, title, ENROLLED, built)
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
@@ -467,7 +494,7 @@ def improve(name: str, corrections: Sequence[tuple[Path, str]], cards: int, app:
     folder = folder_of_decks / name
     suits = deck.photos if deck is not None else ()
     jokers = deck.jokers if deck is not None else None
-    epochs, copies = schedule(app)
+    plan = schedule(app)
 
     def work(progress: Progress) -> Mapping[str, Any]:
         from vision.training.enrol import improve as fine_tune
@@ -482,8 +509,8 @@ def improve(name: str, corrections: Sequence[tuple[Path, str]], cards: int, app:
         built = folder / ".new"
         shutil.rmtree(built, ignore_errors=True)
         try:
-            done = fine_tune(start, built, crops, names, suit_photos=suits, jokers=jokers, epochs=epochs,
-                             copies=copies, progress=progress)
+            done = fine_tune(start, built, crops, names, suit_photos=suits, jokers=jokers, epochs=plan.epochs,
+                             copies=plan.copies, calibration_scenes=plan.calibration_scenes, progress=progress)
             new = switch_version(folder, title, kind, built)
         except BaseException:
             shutil.rmtree(built, ignore_errors=True)

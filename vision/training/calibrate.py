@@ -37,7 +37,7 @@ from __future__ import annotations
 import json
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -175,8 +175,12 @@ def read_any(spec: str, detector: Detector) -> list[PhotoCase]:
     return read_real(spec, detector) if spec[-2:] in (":0", ":1") else read_split(Path(spec), detector)
 
 
-def read_split(folder: Path, detector: Detector, conf: float = DEFAULT_CONF, limit: int | None = None) -> list[PhotoCase]:
-    """Every photo of a generated folder, read once and matched to its labels."""
+def read_split(folder: Path, detector: Detector, conf: float = DEFAULT_CONF, limit: int | None = None, *,
+               progress: Callable[[int, int], None] | None = None) -> list[PhotoCase]:
+    """Every photo of a generated folder, read once and matched to its labels.
+
+    ``progress(done, photos)`` after each photo; without it, a line on stderr every 20 photos.
+    """
     cases = []
     files = sorted((folder / "geometry").glob("*.json"))[:limit]
     rules = get_rules("nepali")
@@ -185,7 +189,9 @@ def read_split(folder: Path, detector: Detector, conf: float = DEFAULT_CONF, lim
         image = read_image(folder / geometry["image"])
         reading = read_photo(image, detector, conf, name=path.stem, rules=rules, calibration=NOTHING_FLAGGED)
         cases.append(photo_case(reading, geometry))
-        if (k + 1) % 20 == 0:
+        if progress is not None:
+            progress(k + 1, len(files))
+        elif (k + 1) % 20 == 0:
             print(f"{folder}: {k + 1}/{len(files)} photos", file=sys.stderr, flush=True)
     return cases
 
@@ -268,17 +274,27 @@ def calibrate(calibration_splits: Sequence[str], test_splits: Sequence[str], *, 
     if set(calibration_splits) & set(test_splits):
         raise CalibrationSplitError("a split cannot be both a calibration and a test split")
     detector = load_detector(model)
-    calib = {spec: read_any(spec, detector) for spec in calibration_splits}
-    test = {spec: read_any(spec, detector) for spec in test_splits}
+    calib = {split_name(spec): read_any(spec, detector) for spec in calibration_splits}
+    test = {split_name(spec): read_any(spec, detector) for spec in test_splits}
+    return calibration_report(calib, test, catch)
+
+
+def calibration_report(calib: Mapping[str, Sequence[PhotoCase]], test: Mapping[str, Sequence[PhotoCase]],
+                       catch: float = 0.9, before: Calibration = Calibration()) -> dict[str, Any]:
+    """Thresholds chosen (:func:`choose`) on the named calibration splits' cases, and their
+    :func:`scores` on every split, the test splits' beside those of ``before`` (the
+    defaults, or for an enrolled deck its base model's calibration): ``model.json``'s
+    ``"calibration"``.
+    """
     cal = choose([p for cases in calib.values() for p in cases], catch)
     return {
         "uncertain_below": cal.uncertain_below, "alternative_above": cal.alternative_above,
         "faint_above": cal.faint_above,
         "method": f"flag >= {catch:.0%} of wrong cards on the calibration splits, fewest cards flagged; "
                   f"faint corners where >= {FAINT_PRECISION:.0%} of them lie on a missed card",
-        "calibration_splits": {split_name(spec): scores(cases, cal) for spec, cases in calib.items()},
-        "test_splits": {split_name(spec): {**scores(cases, cal), "before": scores(cases, Calibration())}
-                        for spec, cases in test.items()}}
+        "calibration_splits": {name: scores(cases, cal) for name, cases in calib.items()},
+        "test_splits": {name: {**scores(cases, cal), "before": scores(cases, before)}
+                        for name, cases in test.items()}}
 
 
 def write_calibration(model_json: Path, report: dict[str, Any]) -> None:

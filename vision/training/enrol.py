@@ -252,6 +252,7 @@ class Enrolment:
     epochs: int
     seconds: float
     date: str
+    calibration_scenes: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -322,22 +323,92 @@ def enrolled_decks(faces: Sequence[Face]) -> list[Any]:
     return [Deck(f"enrolled-{k}", d, "enrolled") for k, d in enumerate(decks)]
 
 
+def write_scenes(decks: Sequence[Any], folder: Path, indices: Sequence[int], seed: int) -> Path:
+    """Whole-table scenes of one enrolled deck (:data:`SCENE_KINDS` in turn), scene ``i`` drawn
+    from ``default_rng([seed, 12, i])``, written into ``folder`` as ``tiplu generate`` writes
+    them (:func:`vision.training.generate.write_scene`: images, YOLO labels, geometry); ``folder``."""
+    from vision.training.generate import write_scene
+    from vision.training.scenes import render_scene
+
+    for i in indices:
+        rng = np.random.default_rng([seed, 12, i])
+        shot = render_scene(rng, SCENE_KINDS[i % len(SCENE_KINDS)], decks=decks[:1], designs_per_scene=1)
+        write_scene(folder, f"e{i:04d}", shot, 85, seed=seed, index=i)
+    return folder
+
+
 def enrolment_scenes(faces: Sequence[Face], folder: Path, count: int = SCENES, seed: int = 0) -> Path:
     """``count`` whole-table scenes of the enrolled faces as a YOLO folder (the last tenth for val); its data.yaml."""
     from vision.training.dataset import write_data_yaml
-    from vision.training.scenes import render_scene
 
     decks = enrolled_decks(faces)
-    for i in range(count):
-        rng = np.random.default_rng([seed, 12, i])
-        split = folder / ("val" if i >= count - max(1, count // 10) else "train")
-        (split / "images").mkdir(parents=True, exist_ok=True)
-        (split / "labels").mkdir(parents=True, exist_ok=True)
-        shot = render_scene(rng, SCENE_KINDS[i % len(SCENE_KINDS)], decks=decks[:1], designs_per_scene=1)
-        cv2.imwrite(str(split / "images" / f"e{i:04d}.jpg"), shot.image, [cv2.IMWRITE_JPEG_QUALITY, 85])
-        h, w = shot.image.shape[:2]
-        (split / "labels" / f"e{i:04d}.txt").write_text("".join(b.yolo(w, h) + "\n" for b in shot.labels))
+    n_val = max(1, count // 10)
+    write_scenes(decks, folder / "train", range(count - n_val), seed)
+    write_scenes(decks, folder / "val", range(count - n_val, count), seed)
     return write_data_yaml(folder)
+
+
+#: Whole-table scenes of the enrolled cards that doubt is recalibrated on (half to choose, half to test),
+#: and the seeds of the two halves (never the stage-1 scenes' seed).
+CALIBRATION_SCENES = 100
+CALIBRATION_SEEDS = (1001, 2002)
+#: Share of the wrong cards the recalibrated thresholds must flag (as ``tiplu calibrate --catch``).
+CALIBRATION_CATCH = 0.9
+
+
+def verify_calibration_scenes(scenes: int) -> None:
+    """Raise :class:`EnrolError` unless ``scenes`` is 0 (keep the base calibration) or at least 2.
+
+    >>> verify_calibration_scenes(0); verify_calibration_scenes(40)
+    >>> verify_calibration_scenes(1)
+    Traceback (most recent call last):
+    ...
+    vision.training.enrol.EnrolError: calibration scenes: 1 given; give 0 (keep the base model's calibration) or at least 2 (half to choose the thresholds, half to test them)
+    """
+    if scenes != 0 and scenes < 2:
+        raise EnrolError(f"calibration scenes: {scenes} given; give 0 (keep the base model's calibration) or at "
+                         "least 2 (half to choose the thresholds, half to test them)")
+
+
+def recalibrate(model: Path, faces: Sequence[Face], scenes: int, *, before: Path, design: str,
+                seed: int = 0, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Choose the doubt thresholds of the model folder ``model`` for the deck it learnt, write them
+    into its ``model.json`` and return that ``"calibration"``.
+
+    ``scenes`` whole-table scenes of ``faces`` are rendered (:func:`write_scenes`), a
+    calibration half and a test half from different seeds (:data:`CALIBRATION_SEEDS`,
+    offset by ``seed``), read with ``model``; the thresholds are chosen on the first half
+    and measured on the second, beside the calibration of the model folder ``before``
+    (:func:`vision.training.calibrate.calibration_report`). ``progress(done, scenes)``
+    after each scene read.
+    """
+    import tempfile
+
+    from vision.calibration import Calibration
+    from vision.detector import load_detector
+    from vision.training.calibrate import calibration_report, read_split, write_calibration
+
+    verify_calibration_scenes(scenes)
+    decks = enrolled_decks(faces)
+    halves = {f"{design}/scenes-seed{seed + s}": (seed + s, n)
+              for s, n in zip(CALIBRATION_SEEDS, (scenes - scenes // 2, scenes // 2))}
+    detector = load_detector(str(model))
+    cases = {}
+    read = 0
+    with tempfile.TemporaryDirectory() as folder:
+        for name, (half_seed, count) in halves.items():
+            def scene_read(done: int, _total: int, before_half: int = read) -> None:
+                if progress is not None:
+                    progress(before_half + done, scenes)
+
+            split = write_scenes(decks, Path(folder) / str(half_seed), range(count), half_seed)
+            cases[name] = read_split(split, detector, progress=scene_read)
+            read += count
+    (calibration_name, calibration_cases), (test_name, test_cases) = cases.items()
+    report = calibration_report({calibration_name: calibration_cases}, {test_name: test_cases}, CALIBRATION_CATCH,
+                                before=Calibration.from_model_json(read_model_json(before)))
+    write_calibration(model / INFO_FILE, report)
+    return report
 
 
 @contextmanager
@@ -472,16 +543,18 @@ def write_model_folder(base: Path, out: Path, net: Any, note: dict[str, Any], de
 
 def enrol(suit_photos: Sequence[Path], out: Path, *, jokers: Path | None = None, base: Path = MODELS_DIR,
           design: str | None = None, epochs: int = EPOCHS, copies: int = COPIES, seed: int = 0,
-          detector_epochs: int = 0, scenes: int = SCENES, work: Path | None = None,
-          say: Callable[[str], None] | None = None,
+          detector_epochs: int = 0, scenes: int = SCENES, calibration_scenes: int = CALIBRATION_SCENES,
+          work: Path | None = None, say: Callable[[str], None] | None = None,
           progress: Callable[[int, int, float], None] | None = None) -> Enrolment:
     """Learn a deck from its suit photos (and jokers photo) and write the model folder ``out``.
 
-    ``say`` gets a progress line after cutting the crops and after each epoch;
-    ``progress(epoch, epochs, loss)`` is called after each epoch of the card namer (the web
-    page's progress bar). Raises
+    Then doubt is recalibrated for the deck on ``calibration_scenes`` scenes of it
+    (:func:`recalibrate`; 0 keeps the base model's calibration).
+    ``say`` gets a progress line after cutting the crops, after each epoch and during the
+    recalibration; ``progress(step, steps, loss)`` after each epoch and each
+    :data:`SCENES_PER_STEP` scenes read (the web page's progress bar). Raises
     :class:`EnrolError` for a bad photo (naming it), a base folder without both ONNX
-    files, ``out`` being ``base``, or a missing train extra.
+    files, ``out`` being ``base``, bad numbers, or a missing train extra.
     """
     started = time.monotonic()
     base, out = Path(base), Path(out)
@@ -496,36 +569,86 @@ def enrol(suit_photos: Sequence[Path], out: Path, *, jokers: Path | None = None,
                          f"({detector_epochs}) at least 0")
     if detector_epochs and scenes < 2:
         raise EnrolError(f"{scenes} scenes: stage 1 needs at least 2 (one to train on, one to check)")
+    verify_calibration_scenes(calibration_scenes)
     _torch()
     photos, faces = read_enrolment(suit_photos, jokers, design)
     crops, labels = enrolment_crops(faces, copies, seed)
-    if say:
-        say(f"{len(crops)} crops of {len(faces)} cards cut in {time.monotonic() - started:.0f} s")
-
-    def epoch_done(epoch: int, total: int, loss: float) -> None:
-        if say:
-            say(f"epoch {epoch}/{total} loss {loss:.3f} ({time.monotonic() - started:.0f} s)")
-        if progress:
-            progress(epoch, total, loss)
-
-    net = fine_tune_classifier(base, crops, labels, epochs, seed=seed, progress=epoch_done)
+    steps = Steps(epochs, detector_epochs, calibration_scenes, started, say, progress)
+    steps.say(f"{len(crops)} crops of {len(faces)} cards cut")
+    net = fine_tune_classifier(base, crops, labels, epochs, seed=seed, progress=steps.epoch_done)
     detector = None
     if detector_epochs:
         work = Path(work or out.parent / f".{out.name}-work")
         data = enrolment_scenes(faces, work / "scenes", scenes, seed)
-        if say:
-            say(f"{scenes} scenes of the enrolled cards rendered ({time.monotonic() - started:.0f} s)")
-
-        def detector_epoch_done(epoch: int, total: int, loss: float) -> None:
-            if say:
-                say(f"detector epoch {epoch}/{total} loss {loss:.3f} ({time.monotonic() - started:.0f} s)")
-
-        detector = fine_tune_detector(base, data, detector_epochs, work, progress=detector_epoch_done)
+        steps.say(f"{scenes} scenes of the enrolled cards rendered")
+        detector = fine_tune_detector(base, data, detector_epochs, work, progress=steps.detector_epoch_done)
     date = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     note = {"design": design, "photos": [asdict(p) for p in photos], "date": date, "crops": len(crops),
-            "epochs": epochs, "detector_epochs": detector_epochs, "seconds": round(time.monotonic() - started, 1)}
+            "epochs": epochs, "detector_epochs": detector_epochs, "calibration_scenes": calibration_scenes,
+            "seconds": round(time.monotonic() - started, 1)}
     write_model_folder(base, out, net, note, detector)
-    return Enrolment(str(out), design, tuple(photos), len(crops), epochs, round(time.monotonic() - started, 1), date)
+    steps.recalibrate(out, faces, before=base, design=design, seed=seed)
+    return Enrolment(str(out), design, tuple(photos), len(crops), epochs, round(time.monotonic() - started, 1), date,
+                     calibration_scenes)
+
+
+#: Scenes read while recalibrating that count as one step of the progress bar (about one epoch's time).
+SCENES_PER_STEP = 50
+
+
+@dataclass(frozen=True)
+class Steps:
+    """The steps of an enrolment or improvement, for ``say`` lines and the progress bar:
+    the card namer's epochs, the corner finder's, then the recalibration's scenes, counted
+    :data:`SCENES_PER_STEP` to a step.
+
+    >>> seen = []
+    >>> steps = Steps(2, 0, 60, 0.0, progress=lambda step, steps, loss: seen.append((step, steps)))
+    >>> steps.epoch_done(1, 2, 0.5); steps.scene_read(30, 60); steps.scene_read(60, 60)
+    >>> seen
+    [(1, 4), (3, 4), (4, 4)]
+    """
+
+    epochs: int
+    detector_epochs: int
+    calibration_scenes: int
+    started: float
+    say_line: Callable[[str], None] | None = None
+    progress: Callable[[int, int, float], None] | None = None
+
+    @property
+    def total(self) -> int:
+        return self.epochs + self.detector_epochs + -(-self.calibration_scenes // SCENES_PER_STEP)
+
+    def say(self, line: str) -> None:
+        if self.say_line:
+            self.say_line(f"{line} ({time.monotonic() - self.started:.0f} s)")
+
+    def epoch_done(self, epoch: int, total: int, loss: float) -> None:
+        self.say(f"epoch {epoch}/{total} loss {loss:.3f}")
+        if self.progress:
+            self.progress(epoch, self.total, loss)
+
+    def detector_epoch_done(self, epoch: int, total: int, loss: float) -> None:
+        self.say(f"detector epoch {epoch}/{total} loss {loss:.3f}")
+        if self.progress:
+            self.progress(self.epochs + epoch, self.total, loss)
+
+    def scene_read(self, done: int, scenes: int) -> None:
+        if done % 10 == 0 or done == scenes:
+            self.say(f"recalibrating doubt: {done}/{scenes} scenes read")
+        if self.progress:
+            trained = self.epochs + self.detector_epochs
+            self.progress(trained + done * (self.total - trained) // scenes, self.total, 0.0)
+
+    def recalibrate(self, model: Path, faces: Sequence[Face], *, before: Path, design: str, seed: int) -> None:
+        """:func:`recalibrate` ``model`` on :attr:`calibration_scenes` scenes (none: the base's calibration stays)."""
+        if not self.calibration_scenes:
+            return
+        found = recalibrate(model, faces, self.calibration_scenes, before=before, design=design, seed=seed,
+                            progress=self.scene_read)
+        self.say(f"doubt recalibrated: uncertain below {found['uncertain_below']}, alternative above "
+                 f"{found['alternative_above']}, faint above {found['faint_above']}")
 
 
 #: Copies of each kept correction in an improvement (the crop as it is, then augmented).
@@ -580,30 +703,38 @@ class Improvement:
 def improve(base: Path, out: Path, crops: Sequence[np.ndarray], cards: Sequence[str], *,
             suit_photos: Sequence[Path] = (), jokers: Path | None = None, epochs: int = EPOCHS,
             copies: int = COPIES, correction_copies: int = CORRECTION_COPIES, seed: int = 0,
+            calibration_scenes: int = CALIBRATION_SCENES, say: Callable[[str], None] | None = None,
             progress: Callable[[int, int, float], None] | None = None) -> Improvement:
     """Fine-tune the card namer of the model folder ``base`` on corrections kept in review
     (``crops`` with the right ``cards``) and write the result to the model folder ``out``.
 
     With the deck's enrolment photos (``suit_photos``, ``jokers``) their crops are learnt
     again too (:func:`enrolment_crops`), so the deck's own cards are not forgotten for the
-    few corrected ones. ``base`` stays as it was.
+    few corrected ones, and doubt is recalibrated on ``calibration_scenes`` scenes of them
+    as :func:`enrol` does; without them (the shipped model improved) ``base``'s calibration
+    stays. ``base`` stays as it was.
     """
     started = time.monotonic()
     base, out = Path(base), Path(out)
     if out.resolve() == base.resolve():
         raise EnrolError(f"{out}: that is the model being improved; write the new version to a new folder")
+    verify_calibration_scenes(calibration_scenes)
     _torch()
     x, y = correction_crops(crops, cards, correction_copies, seed)
+    faces: list[Face] = []
     if suit_photos:
         _, faces = read_enrolment(suit_photos, jokers, base.name)
         ex, ey = enrolment_crops(faces, copies, seed)
         x, y = np.concatenate([x, ex]), np.concatenate([y, ey])
-    net = fine_tune_classifier(base, x, y, epochs, seed=seed, progress=progress)
+    steps = Steps(epochs, 0, calibration_scenes if faces else 0, started, say, progress)
+    net = fine_tune_classifier(base, x, y, epochs, seed=seed, progress=steps.epoch_done)
     date = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    note = dict(read_model_json(base).get("enrolled") or {}) | {
+    enrolled = dict(read_model_json(base).get("enrolled") or {})
+    note = enrolled | {
         "improved": date, "corrected_crops": len(crops), "crops": len(x), "epochs": epochs,
-        "seconds": round(time.monotonic() - started, 1)}
+        "calibration_scenes": steps.calibration_scenes, "seconds": round(time.monotonic() - started, 1)}
     write_model_folder(base, out, net, note, tag="corrected")
+    steps.recalibrate(out, faces, before=base, design=str(enrolled.get("design") or base.name), seed=seed)
     return Improvement(str(out), str(base), len(crops), len(x), epochs, round(time.monotonic() - started, 1), date)
 
 

@@ -36,7 +36,8 @@ import numpy as np
 from scorer import CLASS_NAMES
 from vision.training.decks import HOLDOUT_DECK, Deck, load_decks
 from vision.training.procedural import random_decks
-from vision.training.scenes import CROP_CARD_PX, MIN_VISIBLE, SCENE_TYPES, SceneError, render_scene
+from vision.training.scenes import (CROP_CARD_PX, MIN_VISIBLE, SCENE_TYPES, RenderedScene, SceneError,
+                                    render_scene)
 
 #: How often each scene type is drawn when none is asked for.
 SCENE_WEIGHTS: dict[str, float] = {"table": 0.25, "meld_row": 0.2, "fan": 0.15, "tunnela": 0.15,
@@ -79,18 +80,29 @@ def _one(job: tuple) -> tuple[str, int, bool]:
                      min_visible=min_visible, card_px_range=px, randomise=randomise)
     name = f"s{seed}_{i:06d}"
     q = quality if quality else int(rng.integers(55, 96))
-    ok, buf = cv2.imencode(".jpg", r.image, [cv2.IMWRITE_JPEG_QUALITY, q])
+    boxes = write_scene(Path(out), name, r, q, seed=seed, index=i, split="val" if val else "train")
+    return name, boxes, val
+
+
+def write_scene(out: Path, name: str, scene: RenderedScene, quality: int, **about: object) -> int:
+    """Write one rendered scene into the folders ``out/images``, ``labels`` and ``geometry``
+    (made when missing) as this module's layout says; the geometry also names its image,
+    its JPEG quality and ``about``. Returns the number of corner boxes labelled.
+
+    Enrolment writes its scenes the same way (:func:`vision.training.enrol.write_scenes`),
+    so :func:`vision.training.calibrate.read_split` reads both.
+    """
+    ok, buf = cv2.imencode(".jpg", scene.image, [cv2.IMWRITE_JPEG_QUALITY, quality])
     if not ok:
         raise SceneError(f"JPEG encoding failed for {name}")
-    out = Path(out)
+    for sub in ("images", "labels", "geometry"):
+        (out / sub).mkdir(parents=True, exist_ok=True)
     (out / "images" / f"{name}.jpg").write_bytes(buf.tobytes())
-    w, h = size
-    (out / "labels" / f"{name}.txt").write_text("".join(b.yolo(w, h) + "\n" for b in r.labels))
-    geo = dict(r.geometry)
-    geo.update({"image": f"images/{name}.jpg", "seed": seed, "index": i, "split": "val" if val
-                else "train", "jpeg_quality": q})
+    h, w = scene.image.shape[:2]
+    (out / "labels" / f"{name}.txt").write_text("".join(b.yolo(w, h) + "\n" for b in scene.labels))
+    geo = dict(scene.geometry) | {"image": f"images/{name}.jpg", **about, "jpeg_quality": quality}
     (out / "geometry" / f"{name}.json").write_text(json.dumps(geo, separators=(",", ":")))
-    return name, len(r.labels), val
+    return len(scene.labels)
 
 
 def generate_dataset(out_dir: str | os.PathLike, count: int, seed: int = 0, *,

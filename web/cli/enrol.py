@@ -4,7 +4,8 @@ Each photo shows one suit's 13 cards face up, A, 2, ... 10, J, Q, K in reading o
 (rows from the top, each left to right), not touching; ``--jokers`` adds a photo of the
 deck's printed jokers. The crop classifier is fine-tuned from the base model (needs the
 ``train`` extra) and DIR becomes a model folder that ``tiplu detect --model DIR`` and the
-app (``TIPLU_MODEL=DIR``) read. A progress line per epoch goes to stderr;
+app (``TIPLU_MODEL=DIR``) read; doubt is then recalibrated for the deck on scenes of its cards
+(``--calibration-scenes``, 0 keeps the base model's). A progress line per step goes to stderr;
 :func:`vision.training.enrol.enrol` does the work.
 
     tiplu enrol --out decks/grandma --jokers jokers.jpg spades.jpg hearts.jpg diamonds.jpg clubs.jpg
@@ -16,7 +17,7 @@ import argparse
 from pathlib import Path
 
 from vision.detector import MODELS_DIR
-from vision.training.enrol import COPIES, EPOCHS, SCENES, SUIT_NAMES, enrol
+from vision.training.enrol import CALIBRATION_SCENES, COPIES, EPOCHS, SCENES, SUIT_NAMES, enrol
 from web.cli._common import ExitCode, Streams
 
 
@@ -34,6 +35,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also fine-tune stage 1 (the corner finder) for N epochs on scenes of the enrolled cards, "
                              "for a design whose corners it misses (about 30 s an epoch on 2 cores; default 0)")
     parser.add_argument("--scenes", type=int, default=SCENES, help=f"scenes for --detector-epochs (default {SCENES})")
+    parser.add_argument("--calibration-scenes", type=int, default=CALIBRATION_SCENES, metavar="N",
+                        help="recalibrate doubt for the deck on N whole-table scenes of it, half to choose the "
+                             f"thresholds and half to test them (about 0.7 s a scene on 2 cores; default "
+                             f"{CALIBRATION_SCENES}; 0 keeps the base model's calibration)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
 
@@ -46,9 +51,11 @@ def run(args: argparse.Namespace, io: Streams) -> int:
 
     done = enrol([getattr(args, suit) for suit in SUIT_NAMES.values()], args.out, jokers=args.jokers, base=args.base, design=args.name, epochs=args.epochs,
                  copies=args.copies, seed=args.seed, detector_epochs=args.detector_epochs,
-                 scenes=args.scenes, say=say)
+                 scenes=args.scenes, calibration_scenes=args.calibration_scenes, say=say)
     io.show(args.json, done.to_dict(),
             [f"{p.photo}: {len(p.cards)} {p.shows}" for p in done.photos]
             + [f"learnt '{done.design}' from {done.crops} crops in {done.epochs} epochs, {done.seconds:.0f} s",
+               (f"doubt recalibrated on {done.calibration_scenes} scenes of the deck" if done.calibration_scenes
+                else "doubt: the base model's calibration kept"),
                f"model folder: {done.folder} (tiplu detect --model {done.folder}, or TIPLU_MODEL={done.folder})"])
     return ExitCode.OK
