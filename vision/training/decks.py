@@ -77,6 +77,10 @@ class SvgDeck:
         """Rendered into the face cache already, so usable without its package (a carried ``data/faces``)."""
         return ((cache_dir or default_cache_dir()) / self.name / "faces.json").is_file()
 
+    def usable(self, cache_dir: Path | None = None) -> bool:
+        """Installed with rsvg-convert to render it, or already rendered in the cache."""
+        return self.cached(cache_dir) or (self.available and rsvg_available())
+
 
 def _kde(name: str, folder: str, file: str, license: str, jokers: tuple[str, ...] = (),
          four: bool = False, window: tuple[float, float] = (0.24, 0.45)) -> SvgDeck:
@@ -313,9 +317,8 @@ def drawn_decks() -> list[Deck]:
 
 
 def installed_svg_decks(cache_dir: Path | None = None) -> list[SvgDeck]:
-    """SVG decks that can be used: installed with rsvg-convert to render them, or already rendered in the cache."""
-    renders = rsvg_available()
-    return [d for d in SVG_DECKS if (renders and d.available) or d.cached(cache_dir)]
+    """SVG decks that can be used (:meth:`SvgDeck.usable`)."""
+    return [d for d in SVG_DECKS if d.usable(cache_dir)]
 
 
 def load_decks(which: str = "train", *, holdout: str = HOLDOUT_DECK,
@@ -331,7 +334,7 @@ def load_decks(which: str = "train", *, holdout: str = HOLDOUT_DECK,
         raise DeckError(f"unknown deck choice {which!r}; use train, holdout, drawn, svg or all")
     if which == "holdout":
         deck = svg_deck(holdout)
-        if not deck.cached(cache_dir) and (not deck.available or not rsvg_available()):
+        if not deck.usable(cache_dir):
             raise DeckError(f"holdout deck {holdout!r} needs {deck.package} and rsvg-convert")
         return [Deck(deck.name, load_svg_faces(deck, cache_dir), deck.license)]
     decks: list[Deck] = [] if which == "svg" else drawn_decks()

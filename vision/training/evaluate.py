@@ -26,12 +26,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import cv2
 import numpy as np
 
 from scorer import CLASS_NAMES
 from vision.detector import Corner, Detector, load_detector
-from vision.training.dataset import iter_samples
+from vision.training.dataset import iter_samples, read_sample
 
 IOU_THRESHOLDS = np.linspace(0.5, 0.95, 10)
 APP_CONF = 0.25
@@ -163,15 +162,15 @@ def evaluate(dataset: Path | str, model: Path | str | None = None, imgsz: int | 
     elapsed = 0.0
     samples = list(iter_samples(Path(dataset)))
     for n, s in enumerate(samples):
-        img = cv2.imread(str(s.image))
-        if img is None:
+        read = read_sample(s)
+        if read is None:
             continue
-        h, w = img.shape[:2]
+        img, boxes = read
         t0 = time.perf_counter()
         corners: list[Corner] = det.detect(img, conf=0.01)
         elapsed += time.perf_counter() - t0
         preds.append([(index[c.card], c.confidence, np.array(c.box)) for c in corners])
-        truths.append([(b.cls, np.array([b.x1 * w, b.y1 * h, b.x2 * w, b.y2 * h])) for b in s.boxes])
+        truths.append([(b.cls, box) for b, box in zip(s.boxes, boxes)])
         found.append({c.card for c in corners if c.confidence >= APP_CONF})
         labelled.append({b.name for b in s.boxes})
         if progress and (n + 1) % 50 == 0:
