@@ -128,7 +128,7 @@ def nms_study(per_layout: int) -> int:
     import numpy as np
 
     from vision.training.decks import load_decks
-    from vision.detector import NMS_IOU, nms
+    from vision.detector import NMS_IOU, box_iou, nms
     from vision.training.scenes import render_scene
 
     decks = load_decks("all")
@@ -149,26 +149,18 @@ def nms_study(per_layout: int) -> int:
             names = [b["name"] for b in shot.geometry["boxes"]]
             scores = np.random.default_rng(i).uniform(0.5, 1.0, len(boxes))
             total += len(boxes)
-            worst = max([worst] + [_iou(boxes[a], boxes[b]) for a in range(len(boxes))
-                                   for b in range(a + 1, len(boxes))])
+            ious = box_iou(boxes, boxes)
+            worst = max([worst] + [float(ious[a, b]) for a in range(len(boxes)) for b in range(a + 1, len(boxes))])
             for t in thresholds:
                 kept = set(nms(boxes, scores, t).tolist())
                 lost[t] += len(boxes) - len(kept)
                 if t == NMS_IOU:
                     dropped = [k for k in range(len(boxes)) if k not in kept]
                     same_face += sum(1 for k in dropped if any(names[j] == names[k] for j in kept
-                                                               if _iou(boxes[j], boxes[k]) > t))
+                                                               if ious[j, k] > t))
         print(f"{layout:<10}{total:>9}" + "".join(f"{lost[t]:>6} {100 * lost[t] / max(total, 1):>3.1f}%"
                                                    for t in thresholds) + f"{same_face:>20}{worst:>9.2f}")
     return 0
-
-
-def _iou(a: Any, b: Any) -> float:
-    iw = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
-    ih = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-    inter = iw * ih
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
-    return inter / union if union > 0 else 0.0
 
 
 if __name__ == "__main__":

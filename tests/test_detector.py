@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 from scorer import CLASS_NAMES
-from vision.detector import BACKENDS, CardDetector, Corner, ModelError, crop_corner, letterbox, load_detector, nms
+from vision.detector import (BACKENDS, CardDetector, Corner, ModelError, box_iou, crop_corner, letterbox, load_detector,
+                             nms)
 from vision.pipeline import read_photo
 from vision.training.dataset import Box, iter_samples, map_class_name, parse_label_line, split_bursts
 from vision.training.evaluate import ap_101, card_set_scores, evaluate, mean_average_precision
@@ -209,7 +210,7 @@ def test_shipped_model_names_the_cards_in_real_photos(detector: CardDetector, st
         assert isinstance(c, Corner) and 0.25 <= c.confidence <= 1
         x1, y1, x2, y2 = c.box
         assert 0 <= x1 < x2 <= w and 0 <= y1 < y2 <= h
-        best = max(_iou(c.box, (b.x1 * w, b.y1 * h, b.x2 * w, b.y2 * h)) for b in sample.boxes)
+        best = box_iou(c.box, [(b.x1 * w, b.y1 * h, b.x2 * w, b.y2 * h) for b in sample.boxes]).max()
         assert best > 0.4, (c, best)
 
 
@@ -224,13 +225,7 @@ def test_a_bigger_photo_finds_the_same_cards(detector: CardDetector) -> None:
     small, large = detector.detect(img), detector.detect(big)
     assert {c.card for c in large} >= {c.card for c in small} == {"10C", "QC", "2D"}
     for a in small:
-        assert any(b.card == a.card and _iou(tuple(v * 2 for v in a.box), b.box) > 0.7 for b in large)
-
-
-def _iou(a: tuple[float, ...], b: tuple[float, ...]) -> float:
-    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0])); iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-    inter = ix * iy
-    return inter / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter)
+        assert any(b.card == a.card and box_iou([v * 2 for v in a.box], b.box)[0, 0] > 0.7 for b in large)
 
 
 @pytest.mark.parametrize("height, width, fixed, expected", [

@@ -38,6 +38,7 @@ from typing import Any, Protocol
 
 import cv2
 import numpy as np
+import numpy.typing as npt
 
 from scorer import CLASS_NAMES
 from vision.calibration import Calibration, CalibrationError
@@ -173,6 +174,23 @@ def letterbox(image: np.ndarray, size: int) -> tuple[np.ndarray, float, tuple[fl
     return out, s, (float(left), float(top))
 
 
+def box_iou(a: npt.ArrayLike, b: npt.ArrayLike) -> np.ndarray:
+    """Pairwise IoU of (N, 4) and (M, 4) x1y1x2y2 boxes: one rule for suppression, training and evaluation.
+
+    >>> box_iou(np.array([[0, 0, 2, 2]], float), np.array([[1, 0, 3, 2]], float)).round(3).tolist()
+    [[0.333]]
+    """
+    a = np.asarray(a, float).reshape(-1, 4)
+    b = np.asarray(b, float).reshape(-1, 4)
+    if len(a) == 0 or len(b) == 0:
+        return np.zeros((len(a), len(b)))
+    x1 = np.maximum(a[:, None, 0], b[None, :, 0]); y1 = np.maximum(a[:, None, 1], b[None, :, 1])
+    x2 = np.minimum(a[:, None, 2], b[None, :, 2]); y2 = np.minimum(a[:, None, 3], b[None, :, 3])
+    inter = np.clip(x2 - x1, 0, None) * np.clip(y2 - y1, 0, None)
+    aa = (a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1]); ab = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
+    return inter / np.maximum(aa[:, None] + ab[None, :] - inter, 1e-9)
+
+
 def nms(boxes: np.ndarray, scores: np.ndarray, iou: float) -> np.ndarray:
     """Greedy non-maximum suppression; indices of kept boxes, best first.
 
@@ -181,16 +199,11 @@ def nms(boxes: np.ndarray, scores: np.ndarray, iou: float) -> np.ndarray:
     """
     order = np.argsort(-scores)
     keep: list[int] = []
-    areas = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
     while order.size:
         i = int(order[0])
         keep.append(i)
         rest = order[1:]
-        xx1 = np.maximum(boxes[i, 0], boxes[rest, 0]); yy1 = np.maximum(boxes[i, 1], boxes[rest, 1])
-        xx2 = np.minimum(boxes[i, 2], boxes[rest, 2]); yy2 = np.minimum(boxes[i, 3], boxes[rest, 3])
-        inter = np.clip(xx2 - xx1, 0, None) * np.clip(yy2 - yy1, 0, None)
-        ious = inter / np.maximum(areas[i] + areas[rest] - inter, 1e-9)
-        order = rest[ious <= iou]
+        order = rest[box_iou(boxes[i], boxes[rest])[0] <= iou]
     return np.array(keep, dtype=np.int64)
 
 

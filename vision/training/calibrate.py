@@ -46,13 +46,12 @@ import numpy as np
 
 from scorer import get_rules
 from vision.calibration import Calibration
-from vision.detector import Detector, load_detector
+from vision.detector import Detector, box_iou, load_detector
 from vision.images import read_image
 from vision.doubts import FAINT_CARD, SHORT_MELD, TOO_MANY_COPIES, count_doubt
 from vision.pipeline import DEFAULT_CONF, PhotoReading, read_photo
 from vision.score import lay_out
 from vision.training.dataset import Sample, iter_samples
-from vision.training.evaluate import box_iou
 
 #: Nothing flagged, every faint corner down to the detector's floor kept as a place to look.
 NOTHING_FLAGGED = Calibration(uncertain_below=0.0, alternative_above=1.0, faint_above=0.1)

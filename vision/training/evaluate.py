@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from scorer import CLASS_NAMES
-from vision.detector import Corner, Detector, load_detector
+from vision.detector import Corner, Detector, box_iou, load_detector
 from vision.training.dataset import iter_samples, read_sample
 
 IOU_THRESHOLDS = np.linspace(0.5, 0.95, 10)
@@ -72,21 +72,6 @@ def ap_101(recall: np.ndarray, precision: np.ndarray) -> float:
     idx = np.searchsorted(recall, points, side="left")
     vals = np.where(idx < len(env), env[np.minimum(idx, len(env) - 1)], 0.0)
     return float(vals.mean())
-
-
-def box_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Pairwise IoU of (N, 4) and (M, 4) x1y1x2y2 boxes.
-
-    >>> box_iou(np.array([[0, 0, 2, 2]], float), np.array([[1, 0, 3, 2]], float)).round(3).tolist()
-    [[0.333]]
-    """
-    if len(a) == 0 or len(b) == 0:
-        return np.zeros((len(a), len(b)))
-    x1 = np.maximum(a[:, None, 0], b[None, :, 0]); y1 = np.maximum(a[:, None, 1], b[None, :, 1])
-    x2 = np.minimum(a[:, None, 2], b[None, :, 2]); y2 = np.minimum(a[:, None, 3], b[None, :, 3])
-    inter = np.clip(x2 - x1, 0, None) * np.clip(y2 - y1, 0, None)
-    aa = (a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1]); ab = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])
-    return inter / np.maximum(aa[:, None] + ab[None, :] - inter, 1e-9)
 
 
 def mean_average_precision(preds: Sequence[Sequence[tuple[int, float, np.ndarray]]],

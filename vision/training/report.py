@@ -40,11 +40,11 @@ import numpy as np
 
 from scorer import get_rules, parse_card
 from scorer.declare import check_grouping
-from vision.detector import CardDetector, ModelError, nms
+from vision.detector import CardDetector, ModelError, box_iou, nms
 from vision.pipeline import DEFAULT_CONF, read_photo
 from vision.score import score_reading
 from vision.training.dataset import DatasetError, iter_samples, read_sample
-from vision.training.evaluate import box_iou, card_set_scores
+from vision.training.evaluate import card_set_scores
 from vision.training.turned import turn_photo
 
 #: Stage-1 score at which a box counts for localisation recall (as in issue #11).

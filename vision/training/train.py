@@ -35,7 +35,7 @@ import numpy as np
 
 from scorer import CLASS_NAMES
 from vision.detector import (CLASSIFIER_FILE, CROP_H, CROP_MARGIN, CROP_W, DETECTOR_FILE, NMS_IOU, SCALE_SPLIT,
-                             crop_corner)
+                             box_iou, crop_corner)
 from vision.training.dataset import Sample, iter_samples, read_sample
 from vision.training.decks import Deck, load_decks
 
@@ -147,14 +147,6 @@ def _augment_pixels(rng: np.random.Generator, crop: np.ndarray) -> np.ndarray:
     return np.clip(out, 0, 255).astype(np.uint8)
 
 
-def _iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    x1 = np.maximum(a[0], b[:, 0]); y1 = np.maximum(a[1], b[:, 1])
-    x2 = np.minimum(a[2], b[:, 2]); y2 = np.minimum(a[3], b[:, 3])
-    inter = np.clip(x2 - x1, 0, None) * np.clip(y2 - y1, 0, None)
-    area = (a[2] - a[0]) * (a[3] - a[1]) + (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1]) - inter
-    return inter / np.maximum(area, 1e-9)
-
-
 def build_crops(samples: Sequence[Sample], copies: int = 8, background: float = 0.3,
                 seed: int = 0, max_images: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Augmented classifier crops from labelled photos: (N, 48, 32, 3) uint8 BGR and labels.
@@ -189,7 +181,7 @@ def build_crops(samples: Sequence[Sample], copies: int = 8, background: float = 
             else:
                 cx, cy = rng.uniform(0, w), rng.uniform(0, h)
             cand = np.array([cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2])
-            if _iou(cand, boxes).max() > 0.1:
+            if box_iou(cand, boxes).max() > 0.1:
                 continue
             xs.append(_augment_pixels(rng, crop_corner(img, cand)))
             ys.append(BACKGROUND)
@@ -243,7 +235,7 @@ def face_crops(decks: Sequence[Deck], copies: int = 6, background: float = 0.3,
                 bw, bh = ref[2] - ref[0], ref[3] - ref[1]
                 x0, y0 = rng.uniform(0, max(1, w - bw)), rng.uniform(0, max(1, h - bh))
                 cand = np.array([x0, y0, x0 + bw, y0 + bh])
-                if _iou(cand, np.array(boxes)).max() < 0.05:
+                if box_iou(cand, np.array(boxes)).max() < 0.05:
                     jobs.append((cand, BACKGROUND))
             for box, label in jobs:
                 xs.append(_face_crop(rng, bgra, box, turn_any))
