@@ -240,3 +240,22 @@ def test_without_the_train_extra_enrol_says_what_to_install(photo_files: list[Pa
     monkeypatch.setitem(sys.modules, "torch", None)  # what a core-only install sees: import torch fails
     code, _, stderr = tiplu("enrol", "--out", tmp_path / "deck", *photo_files[:4])
     assert code == 2 and "needs the train extra (torch is missing): pip install -e '.[train]'" in stderr
+
+
+def test_report_enrol_teaches_a_held_out_design_and_measures_its_tables(tmp_path: Path) -> None:
+    """``tiplu report --enrol``'s rows: the design's suit photos composed, enrolled, its tables read by the new folder."""
+    pytest.importorskip("torch")
+    from vision.training.report import enrolled_rows
+    rows = enrolled_rows(None, ["proc-gold-on-black"], tmp_path, scenes=3, epochs=1, copies=2, calibration_scenes=0)
+    assert [r.name.split(", enrolled in ")[0] for r in rows] == ["table proc-gold-on-black"]
+    assert rows[0].images == 3 and rows[0].corners > 0 and 0 <= rows[0].card_f1 <= 1
+    photos = sorted(p.name for p in (tmp_path / "proc-gold-on-black" / "photos").iterdir())
+    assert photos == ["clubs.jpg", "diamonds.jpg", "hearts.jpg", "jokers.jpg", "spades.jpg"]  # the design has a joker
+    info = json.loads((tmp_path / "proc-gold-on-black" / "model" / INFO_FILE).read_text())
+    assert info["enrolled"]["design"] == "proc-gold-on-black" and info["enrolled"]["epochs"] == 1
+
+
+def test_report_enrol_names_an_unknown_design(tmp_path: Path) -> None:
+    code, _, stderr = tiplu("report", "--angles", "--no-samples", "--designs", "no-such-design", "--enrol",
+                            "--scenes", 1)
+    assert code == 2 and "no-such-design" in stderr and "Traceback" not in stderr

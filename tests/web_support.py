@@ -134,28 +134,13 @@ def held_out_deck() -> Any:
 
 def suit_photos(seed: int = 7) -> list[tuple[str, Any, list[tuple[float, float]]]]:
     """Enrolment photos of :func:`held_out_deck` in memory: (suit, BGR photo, where each card's centre lies)."""
-    import numpy as np
-    from vision.training.enrol import card_names, compose_suit_photo
-    deck, rng = held_out_deck(), np.random.default_rng(seed)
-    photos = []
-    for suit in "SHDC":
-        photo, centres = compose_suit_photo([deck.faces[name] for name in card_names(suit)], rng)
-        photos.append((suit, photo, centres))
-    return photos
+    from vision.training.enrol import compose_suit_photos
+    return compose_suit_photos(held_out_deck().faces, seed)
 
 
 def write_suit_photos(folder: Path, photos: list[tuple[str, Any, list[tuple[float, float]]]]) -> list[Path]:
-    """The suit photos as JPEG files (spades.jpg ... clubs.jpg, in enrolment order), then jokers.jpg (two jokers)."""
-    import cv2
-    import numpy as np
-    from vision.training.enrol import compose_suit_photo
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for (_suit, photo, _centres), name in zip(photos, ("spades", "hearts", "diamonds", "clubs")):
-        paths.append(folder / f"{name}.jpg")
-        cv2.imwrite(str(paths[-1]), photo, [cv2.IMWRITE_JPEG_QUALITY, 90])
+    """The suit photos as JPEG files (spades.jpg ... clubs.jpg, in enrolment order), then jokers.jpg (two jokers;
+    a king of spades stands in for a deck without one, as a family's odd joker would)."""
+    from vision.training.enrol import write_enrolment_photos
     deck = held_out_deck()
-    joker = deck.faces.get("JOKER") or deck.faces["KS"]
-    paths.append(folder / "jokers.jpg")
-    cv2.imwrite(str(paths[-1]), compose_suit_photo([joker, joker], np.random.default_rng(3))[0])
-    return paths
+    return write_enrolment_photos(folder, photos, deck.faces.get("JOKER") or deck.faces["KS"])

@@ -738,6 +738,37 @@ def improve(base: Path, out: Path, crops: Sequence[np.ndarray], cards: Sequence[
     return Improvement(str(out), str(base), len(crops), len(x), epochs, round(time.monotonic() - started, 1), date)
 
 
+#: Enrolment photo file names, in the order ``tiplu enrol`` takes them.
+SUIT_PHOTO_NAMES = ("spades", "hearts", "diamonds", "clubs")
+
+
+def compose_suit_photos(faces: dict[str, Face], seed: int = 7
+                        ) -> list[tuple[str, np.ndarray, list[tuple[float, float]]]]:
+    """The four suit photos of a design's ``faces`` (:func:`compose_suit_photo`, one seeded
+    generator for all four): (suit letter, BGR photo, where each card's centre lies)."""
+    rng = np.random.default_rng(seed)
+    return [(suit, *compose_suit_photo([faces[name] for name in card_names(suit)], rng)) for suit in "SHDC"]
+
+
+def write_enrolment_photos(folder: Path, photos: Sequence[tuple[str, np.ndarray, Any]],
+                           joker: Face | None) -> list[Path]:
+    """Write composed suit photos as ``spades.jpg`` ... ``clubs.jpg`` (enrolment order) and,
+    with a ``joker`` face, ``jokers.jpg`` showing two of it; the paths in that order.
+
+    Why: tests and ``tiplu report --enrol`` hand these files to :func:`enrol` exactly as a
+    family's photos would come.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for (_suit, photo, _centres), name in zip(photos, SUIT_PHOTO_NAMES):
+        paths.append(folder / f"{name}.jpg")
+        cv2.imwrite(str(paths[-1]), photo, [cv2.IMWRITE_JPEG_QUALITY, 90])
+    if joker is not None:
+        paths.append(folder / "jokers.jpg")
+        cv2.imwrite(str(paths[-1]), compose_suit_photo([joker, joker], np.random.default_rng(3))[0])
+    return paths
+
+
 def compose_suit_photo(faces: Sequence[Face], rng: np.random.Generator,
                        card_w: int = 150) -> tuple[np.ndarray, list[tuple[float, float]]]:
     """A 1280x960 enrolment photo made from rendered faces, laid in rows of five (5-5-3),

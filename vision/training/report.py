@@ -44,6 +44,7 @@ from vision.detector import CardDetector, ModelError, box_iou, nms
 from vision.pipeline import DEFAULT_CONF, read_photo
 from vision.score import score_reading
 from vision.training.dataset import DatasetError, iter_samples, read_sample
+from vision.training.decks import Deck
 from vision.training.evaluate import card_set_scores
 from vision.training.turned import turn_photo
 
@@ -220,19 +221,24 @@ def declared_hand(rng: np.random.Generator) -> tuple[list[list[str]], str]:
     return melds, tiplu
 
 
-def table_scenes(design: str, count: int, seed: int = 0) -> Iterator[tuple[np.ndarray, Truth]]:
-    """``count`` whole-table renders of one held-out design, kinds in turn (:data:`TABLE_KINDS`)."""
+def held_out_design(design: str) -> Deck:
+    """A held-out design by name: a procedural one (:func:`~vision.training.procedural.held_out_decks`)
+    or an SVG deck held out of training, such as ``nicu-white``."""
     from vision.training.decks import DeckError, load_decks
     from vision.training.procedural import held_out_decks
-    from vision.training.scenes import render_scene
     procedural = held_out_decks()
     if design in procedural:
-        decks = [procedural[design]]
-    else:
-        try:
-            decks = load_decks("holdout", holdout=design)
-        except DeckError as exc:
-            raise ReportError(f"design {design!r}: {exc}") from exc
+        return procedural[design]
+    try:
+        return load_decks("holdout", holdout=design)[0]
+    except (DeckError, IndexError) as exc:
+        raise ReportError(f"design {design!r}: {exc or 'not found'}") from exc
+
+
+def table_scenes(design: str, count: int, seed: int = 0) -> Iterator[tuple[np.ndarray, Truth]]:
+    """``count`` whole-table renders of one held-out design, kinds in turn (:data:`TABLE_KINDS`)."""
+    from vision.training.scenes import render_scene
+    decks = [held_out_design(design)]
     rules = get_rules("nepali")
     for i in range(count):
         rng = np.random.default_rng([seed, 11, i])
@@ -296,6 +302,37 @@ def build_report(model: Path | None, real_val: Path, *, angles: Sequence[int] = 
         rows.append(measure(detector, f"table {design}", table_scenes(design, scenes, seed), progress))
     if samples:
         rows.append(measure(detector, "samples", sample_photos(), progress))
+    return rows
+
+
+def enrolled_rows(model: Path | None, designs: Sequence[str], work: Path, *, scenes: int = 30, seed: int = 0,
+                  epochs: int | None = None, copies: int | None = None, detector_epochs: int = 0,
+                  calibration_scenes: int | None = None, progress: bool = False) -> list[SetScore]:
+    """Teach ``model`` each held-out design as a family would, then measure its tables again.
+
+    Issue #12's enrolment targets, one row per design: four suit photos (and a jokers photo
+    when the design has a joker) composed from the design's faces
+    (:func:`~vision.training.enrol.compose_suit_photos`) are handed to
+    :func:`~vision.training.enrol.enrol` with its defaults (doubt recalibrated on scenes of
+    seeds 1001/2002, never the report's), and the enrolled folder (``work/DESIGN/model``) reads
+    the same whole-table scenes as the design's plain row. The row's name carries the
+    enrolment's wall-clock time.
+    """
+    from vision.detector import MODELS_DIR
+    from vision.training.enrol import (CALIBRATION_SCENES, COPIES, EPOCHS, compose_suit_photos, enrol,
+                                       write_enrolment_photos)
+    rows = []
+    for design in designs:
+        deck = held_out_design(design)
+        photos = write_enrolment_photos(work / design / "photos", compose_suit_photos(deck.faces),
+                                        deck.faces.get("JOKER"))
+        say = (lambda line: print(f"  {design}: {line}", file=sys.stderr, flush=True)) if progress else None
+        done = enrol(photos[:4], work / design / "model", jokers=photos[4] if len(photos) > 4 else None,
+                     base=model or MODELS_DIR, design=design, epochs=epochs or EPOCHS, copies=copies or COPIES,
+                     detector_epochs=detector_epochs, seed=seed, say=say,
+                     calibration_scenes=CALIBRATION_SCENES if calibration_scenes is None else calibration_scenes)
+        rows.append(measure(CardDetector(done.folder), f"table {design}, enrolled in {done.seconds:.0f} s",
+                            table_scenes(design, scenes, seed), progress))
     return rows
 
 

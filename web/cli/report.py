@@ -3,34 +3,45 @@
 Real val upright and turned (30/90/135 degrees), whole-table scenes of the held-out
 designs, and the sample images: stage-1 localisation recall apart from stage-2
 accuracy, card F1, exact multiset and verdict accuracy, as ``report.json`` and a
-markdown table (:mod:`vision.training.report` does the work).
+markdown table (:mod:`vision.training.report` does the work). With ``--enrol`` it also
+teaches the model each held-out design from composed suit photos, as ``tiplu enrol``
+would, and measures that design's tables with the enrolled model (issue #12's targets).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import tempfile
 import time
 from pathlib import Path
 
 from vision.detector import ModelError
 from vision.pipeline import DEFAULT_CONF
 from vision.training.dataset import DatasetError
+from vision.training.enrol import EnrolError
 from vision.training.report import (ANGLES, HELD_OUT_DESIGNS, LOCATE_CONF, MATCH_IOU, ReportError, build_report,
-                                    markdown_table)
+                                    enrolled_rows, markdown_table)
 from web.cli._common import ExitCode, Streams
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", type=Path, nargs="?", default=None, help="model folder (default: shipped models/)")
     parser.add_argument("--real-val", type=Path, default=Path("data/real/val"), help="real val YOLO folder")
-    parser.add_argument("--angles", type=int, nargs="+", default=list(ANGLES), help="turns of real val (degrees)")
+    parser.add_argument("--angles", type=int, nargs="*", default=list(ANGLES),
+                        help="turns of real val (degrees; none: skip real val)")
     parser.add_argument("--max-real", type=int, default=None, help="seeded sample of this many real val photos")
     parser.add_argument("--scenes", type=int, default=30, help="whole-table scenes per held-out design")
     parser.add_argument("--designs", nargs="+", default=list(HELD_OUT_DESIGNS), help="held-out designs")
     parser.add_argument("--no-samples", action="store_true", help="skip sample_images/")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=None, help="folder for report.json and report.md")
+    parser.add_argument("--enrol", action="store_true",
+                        help="also teach the model each held-out design from composed suit photos (tiplu enrol, "
+                             "train extra) and measure its tables again (issue #12); models under OUT/enrolled")
+    parser.add_argument("--enrol-detector-epochs", type=int, default=0, metavar="N",
+                        help="with --enrol: also fine-tune stage 1 for N epochs (as tiplu enrol --detector-epochs)")
 
 
 def run(args: argparse.Namespace, io: Streams) -> int:
@@ -40,14 +51,21 @@ def run(args: argparse.Namespace, io: Streams) -> int:
         rows = build_report(args.model, args.real_val, angles=args.angles, max_real=args.max_real,
                             scenes=args.scenes, designs=args.designs, samples=not args.no_samples,
                             seed=args.seed, progress=True)
-    except (ReportError, DatasetError, ModelError, FileNotFoundError) as exc:
+        if args.enrol:
+            with contextlib.ExitStack() as stack:
+                work = (args.out / "enrolled" if args.out is not None
+                        else Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="tiplu-enrol-"))))
+                rows += enrolled_rows(args.model, args.designs, work, scenes=args.scenes, seed=args.seed,
+                                      detector_epochs=args.enrol_detector_epochs, progress=True)
+    except (ReportError, DatasetError, ModelError, EnrolError, FileNotFoundError) as exc:
         return io.fail("report", exc)
     table = markdown_table(rows)
     io.stdout.write(table)
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
         meta = {"model": str(args.model or "models"), "angles": args.angles, "max_real": args.max_real,
-                "scenes": args.scenes, "designs": args.designs, "seed": args.seed,
+                "scenes": args.scenes, "designs": args.designs, "seed": args.seed, "enrol": args.enrol,
+                "enrol_detector_epochs": args.enrol_detector_epochs,
                 "locate_conf": LOCATE_CONF, "match_iou": MATCH_IOU, "conf": DEFAULT_CONF,
                 "seconds": round(time.time() - t0, 1)}
         (args.out / "report.json").write_text(json.dumps({"meta": meta, "sets": [r.to_dict() for r in rows]},
