@@ -259,9 +259,57 @@ def test_corrections_are_kept_with_the_round(client: FlaskClient, app: Flask, db
     assert check_ledger(db_path, decks.decks_folder(app).parent / "photos").ok
 
 
+def verify_form(photo: dict[str, Any], fixes: list[list[Any]], tiplu: str = "JC") -> dict[str, Any]:
+    """The "Check a hand" form as the page posts it after a review of the photo of the hand."""
+    return {"tiplu": tiplu, "hand": " ".join(c["card"] for c in photo["reading"]["cards"]),
+            "correction": json.dumps({"photo": photo["photo"]["id"], "cards": fixes})}
+
+
+def correction_rows(db_path: Path) -> list[tuple[Any, ...]]:
+    return sqlite3.connect(db_path).execute(
+        "SELECT photo_id, position, deck, card, read, file FROM corrections ORDER BY id").fetchall()
+
+
+def test_checking_a_hand_keeps_the_review_taps_once(client: FlaskClient, app: Flask, db_path: Path,
+                                                    make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    photo = upload_photo(client, sid)
+    cards = photo["reading"]["cards"]
+    fixes = [[0, cards[0]["card"]], [1, "KS" if cards[1]["card"] != "KS" else "QS"]]
+
+    failed = client.post(f"/sessions/{sid}/verify", data=verify_form(photo, fixes, tiplu="1X"))
+    assert failed.status_code == 400 and 'id="form-error"' in failed.get_data(as_text=True)
+    assert correction_rows(db_path) == [] and kept_files(app, photo["photo"]["id"]) == []
+    carried = failed.get_data(as_text=True)
+    assert '<input type="hidden" name="correction" value="{&#34;photo&#34;: &#34;' in carried, \
+        "the taps ride along to the next try"
+
+    checked = client.post(f"/sessions/{sid}/verify", data=verify_form(photo, fixes))
+    assert checked.status_code == 200 and 'id="verdict"' in checked.get_data(as_text=True)
+    rows = correction_rows(db_path)
+    assert {(r[1], r[3], r[4]) for r in rows} == {(0, fixes[0][1], cards[0]["card"]),
+                                                  (1, fixes[1][1], cards[1]["card"])}
+    assert {r[2] for r in rows} == {None}, "read with the standard deck"
+    files = kept_files(app, photo["photo"]["id"])
+    assert files == sorted(Path(r[5]).name for r in rows) and len(files) >= 2
+
+    again = client.post(f"/sessions/{sid}/verify", data=verify_form(photo, fixes))
+    saved = client.post(f"/sessions/{sid}/rounds/new", data=round_form(photo, fixes))
+    assert again.status_code == 200 and saved.status_code == 302
+    assert correction_rows(db_path) == rows and kept_files(app, photo["photo"]["id"]) == files, \
+        "a repeated check, or the round saved from the same review, keeps no card twice"
+    with app.app_context():
+        learnt = corrections.deck_corrections(connect(db_path), decks.decks_folder().parent / "photos", [None])
+    assert [card for _, card in learnt] == [r[3] for r in rows], "Improve from corrections learns from them"
+    assert check_ledger(db_path, decks.decks_folder(app).parent / "photos").ok
+
+
+@pytest.mark.parametrize("route", ["rounds/new", "verify"])
 def test_a_failed_save_keeps_no_correction(client: FlaskClient, app: Flask, db_path: Path,
-                                          make_session: Callable[..., int], monkeypatch: pytest.MonkeyPatch) -> None:
-    """The crops are renamed into place inside the round's transaction; a failure before the commit removes them."""
+                                          make_session: Callable[..., int], monkeypatch: pytest.MonkeyPatch,
+                                          route: str) -> None:
+    """The crops are renamed into place inside the round's (or the check's) transaction; a failure before the
+    commit removes them."""
     sid = make_session()
     photo = upload_photo(client, sid)
     keep = corrections.keep_corrections
@@ -274,7 +322,8 @@ def test_a_failed_save_keeps_no_correction(client: FlaskClient, app: Flask, db_p
         raise OSError("disk full")  # ... and then the save fails
 
     monkeypatch.setattr(corrections, "keep_corrections", keep_then_fail)
-    response = client.post(f"/sessions/{sid}/rounds/new", data=round_form(photo, [[0, "KS"], [1, "QS"]]))
+    form = (round_form if route == "rounds/new" else verify_form)(photo, [[0, "KS"], [1, "QS"]])
+    response = client.post(f"/sessions/{sid}/{route}", data=form)
     assert response.status_code == 500 and len(written) >= 2
     assert kept_files(app, photo["photo"]["id"]) == [] and not any(p.exists() for p in written)
     ledger = sqlite3.connect(db_path)

@@ -143,6 +143,13 @@ def check_deck(name: Any, app: Flask | None = None) -> str | None:
     return chosen
 
 
+def deck_in_use(deck: str | None, app: Flask | None = None) -> str | None:
+    """The deck a session with ``deck`` reads its photos with now: its name, or None for the standard deck
+    (chosen, or standing in for a deck that is gone)."""
+    found = find_deck(decks_folder(app), deck)
+    return found.name if found is not None else None
+
+
 def model_for(deck: str | None, app: Flask | None = None) -> tuple[str | None, str | None]:
     """The model folder a session's photos are read with, and a notice when its deck is gone.
 
