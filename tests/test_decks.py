@@ -12,6 +12,7 @@ import os
 import shutil
 import sqlite3
 import sys
+import threading
 import time
 from io import BytesIO
 from pathlib import Path
@@ -365,3 +366,88 @@ def test_improving_without_corrections_says_what_to_do(client: FlaskClient) -> N
     assert "No corrections are kept for standard + corrections yet" in page_error(response)
     response = client.post("/decks/nope/improve")
     assert response.status_code == 400 and "there is no deck called nope" in page_error(response)
+
+
+def copied_deck(app: Flask, title: str = "Grandma") -> decks.Deck:
+    """A deck folder as teaching leaves it, its model a copy of the shipped one (removal does not care what
+    was learnt; a real enrolment is the first test's)."""
+    with app.app_context():
+        folder = decks.decks_folder() / decks.deck_name_for(title)
+        folder.mkdir(parents=True)
+        shutil.copytree(decks.base_model(), folder / ".new")
+        return decks.switch_version(folder, title, decks.ENROLLED, folder / ".new")
+
+
+def test_removing_a_deck_asks_first_then_its_sessions_fall_back(client: FlaskClient, app: Flask, db_path: Path,
+                                                              make_session: Callable[..., int]) -> None:
+    deck = copied_deck(app)
+    sid = make_session(deck="grandma")
+    photo = upload_photo(client, sid)
+    assert "notice" not in photo
+    client.post(f"/sessions/{sid}/rounds/new", data=round_form(photo, [[0, "KS"]]))
+    rows = correction_rows(db_path)
+    assert {r[2] for r in rows} == {"grandma"} and rows
+    listing = client.get("/decks").get_data(as_text=True)
+    assert 'href="/decks/grandma/remove"' in listing and "/decks/standard/remove" not in listing
+    assert client.get("/decks/standard/remove").status_code == 404
+
+    asked = client.get("/decks/grandma/remove").get_data(as_text=True)
+    assert "Remove Grandma?" in asked and "1 session uses it" in asked and "1 correction kept" in asked
+    assert '<input type="hidden" name="confirm" value="yes">' in asked
+    unconfirmed = client.post("/decks/grandma/remove")
+    assert unconfirmed.status_code == 200 and "Remove Grandma?" in unconfirmed.get_data(as_text=True)
+    assert deck.folder.is_dir(), "nothing is removed without the confirmation"
+
+    removed = client.post("/decks/grandma/remove", data={"confirm": "yes"})
+    assert removed.status_code == 302 and removed.location.endswith("/decks")
+    page = client.get("/decks").get_data(as_text=True)
+    assert "Grandma was removed. Sessions that used it read their photos with the standard deck" in page
+    assert 'data-deck="grandma"' not in page
+    assert not deck.folder.exists() and list(deck.folder.parent.iterdir()) == [], "no trash left behind"
+    fallback = upload_photo(client, sid)
+    assert fallback["notice"].startswith("The deck grandma is missing from the server, so the standard deck")
+    assert 'id="deck-gone"' in client.get(f"/sessions/{sid}/settings").get_data(as_text=True)
+    assert correction_rows(db_path) == rows, "its corrections belong to the photos and stay"
+    assert all((decks.decks_folder(app).parent / "photos" / r[5]).is_file() for r in rows)
+    again = client.post("/decks/grandma/remove", data={"confirm": "yes"})
+    assert again.status_code == 404 and "there is no deck called grandma" in page_error(again)
+
+
+def test_a_deck_being_learnt_is_not_removed(client: FlaskClient, app: Flask) -> None:
+    deck = copied_deck(app)
+    release = threading.Event()
+    job = decks.runner(app)
+    job.start("improve", deck.name, deck.title, lambda progress: {"done": release.wait(60)})
+    try:
+        refused = client.post("/decks/grandma/remove", data={"confirm": "yes"})
+        assert refused.status_code == 409
+        assert "tiplu is learning Grandma right now: remove it when that is done" in page_error(refused)
+        assert decks.find_deck(decks.decks_folder(app), "grandma") == deck
+    finally:
+        release.set()
+    assert job.wait(60).state == "done"
+    assert client.post("/decks/grandma/remove", data={"confirm": "yes"}).status_code == 302
+    assert not deck.folder.exists()
+
+
+def test_a_failed_removal_leaves_the_deck_in_use(client: FlaskClient, app: Flask, make_session: Callable[..., int],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    deck = copied_deck(app)
+    stale = deck.folder.parent / f"{decks.TRASH_PREFIX}old-0000"
+    (stale / "v1").mkdir(parents=True)  # what a removal that could not finish deleting leaves
+    rename = os.replace
+
+    def refuse_the_trash(source: Any, target: Any) -> None:
+        if Path(target).name.startswith(decks.TRASH_PREFIX):
+            raise PermissionError(13, "Permission denied")
+        rename(source, target)
+
+    monkeypatch.setattr(os, "replace", refuse_the_trash)
+    failed = client.post("/decks/grandma/remove", data={"confirm": "yes"})
+    assert failed.status_code == 503
+    assert "Grandma could not be removed (Permission denied); it is still here and in use" in page_error(failed)
+    assert decks.find_deck(decks.decks_folder(app), "grandma") == deck
+    assert "notice" not in upload_photo(client, make_session(deck="grandma")), "still read with Grandma"
+    assert not stale.exists(), "the earlier trash went"
+    monkeypatch.undo()
+    assert client.post("/decks/grandma/remove", data={"confirm": "yes"}).status_code == 302

@@ -12,7 +12,9 @@ a folder beside the ledger, never in ``models/``::
 
 A new version is written under a temporary name, renamed into place and only then
 named ``current`` in ``deck.json`` (itself replaced in one rename), so a crash or a
-failed run leaves the deck as it was; the version before stays on disk.
+failed run leaves the deck as it was; the version before stays on disk. A deck the
+family no longer wants is removed the same way round (:func:`remove_deck`): renamed
+out of the list in one step, then deleted.
 
 >>> deck_name_for("Grandma's deck!"), deck_name_for("हजुरआमा")
 ('grandma-s-deck', 'deck')
@@ -27,7 +29,9 @@ import re
 import shutil
 import threading
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -39,11 +43,13 @@ from flask import Flask, current_app
 from scorer import TipluError
 from vision.detector import MODELS_DIR
 from web.db import folder_beside_ledger
-from web.errors import BadRequest, Conflict
+from web.errors import BadRequest, Conflict, NotFound, Unavailable
 from web.i18n import N_, _, translate
 from web.payloads import DECK_NAME, deck_name
 
 DECK_FILE = "deck.json"
+#: How a removed deck's folder is renamed before it is deleted (a dot name: never listed as a deck).
+TRASH_PREFIX = ".removed-"
 #: What a deck is: learnt from suit photos, or the shipped model improved from corrections.
 ENROLLED, CORRECTED = "enrolled", "corrections"
 #: The deck that "Improve from corrections" makes of the shipped model.
@@ -85,6 +91,11 @@ class Deck:
     def jokers(self) -> Path | None:
         path = self.folder / "photos" / f"{JOKERS}.jpg"
         return path if path.is_file() else None
+
+    @property
+    def shown_title(self) -> str:
+        """The title in the page's language (the standard deck's improved copy has a translated one)."""
+        return _(self.title) if self.kind == CORRECTED else self.title
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "title": self.title, "kind": self.kind, "current": self.current,
@@ -277,6 +288,16 @@ class DeckRunner:
         status = self.status()
         if status.state == "running":
             raise Conflict(_("tiplu is already learning %(title)s; wait until it is done", title=status.title))
+
+    @contextmanager
+    def held_off(self, deck: str) -> Iterator[None]:
+        """No job starts while the ``with`` block changes ``deck`` outside one (removes it), and a job
+        running on that deck refuses the change (:class:`~web.errors.Conflict`)."""
+        with self._lock:
+            if self._status.state == "running" and self._status.deck == deck:
+                raise Conflict(_("tiplu is learning %(title)s right now: remove it when that is done",
+                                 title=self._status.title))
+            yield
 
     def _update(self, **changes: Any) -> None:
         with self._lock:
@@ -525,3 +546,36 @@ def improve(name: str, corrections: Sequence[tuple[Path, str]], cards: int, app:
         return {"corrections": cards, "crops": done.corrected_crops, "version": new.current[1:]}
 
     return runner(app).start("improve", name, title, work)
+
+
+# --- removing a deck ---------------------------------------------------------------------------------------
+
+def remove_deck(name: str, app: Flask | None = None) -> Deck:
+    """Retire deck ``name``: its folder (photos and every version) is renamed to a trash name in one
+    step, then deleted; returns the deck that was removed.
+
+    Sessions that chose it read their photos with the standard deck from then on, with the
+    notice :func:`model_for` gives; the corrections kept with their photos stay in the
+    ledger. Refused while a job learns this deck (:class:`~web.errors.Conflict`, 409); if the
+    rename fails the deck is untouched and still in use (:class:`~web.errors.Unavailable`).
+    Trash left by an earlier removal that could not finish deleting is deleted first.
+    """
+    app = app or current_app
+    folder = decks_folder(app)
+    deck = find_deck(folder, name)
+    if deck is None:
+        raise NotFound(_("deck: there is no deck called %(name)s; teach it on the Decks page or choose the "
+                         "standard deck", name=name))
+    for stale in folder.glob(f"{TRASH_PREFIX}*"):
+        shutil.rmtree(stale, ignore_errors=True)
+    trash = folder / f"{TRASH_PREFIX}{deck.name}-{uuid.uuid4().hex[:8]}"
+    with runner(app).held_off(deck.name):
+        try:
+            os.replace(deck.folder, trash)
+        except OSError as error:
+            log.error("removing deck %s: %s", deck.name, error)
+            raise Unavailable(_("%(title)s could not be removed (%(why)s); it is still here and in use. "
+                                "Try again, or check the server's disk.", title=deck.shown_title,
+                                why=error.strerror or error)) from None
+    shutil.rmtree(trash, ignore_errors=True)
+    return deck
