@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import cv2
+import numpy as np
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
@@ -451,3 +452,76 @@ def test_a_failed_removal_leaves_the_deck_in_use(client: FlaskClient, app: Flask
     assert not stale.exists(), "the earlier trash went"
     monkeypatch.undo()
     assert client.post("/decks/grandma/remove", data={"confirm": "yes"}).status_code == 302
+
+
+def status_in(client: FlaskClient, language: str) -> dict[str, Any]:
+    return dict(client.get("/decks/status", headers={"Accept-Language": language}).get_json())
+
+
+def test_each_step_of_the_learner_is_named_in_the_pages_language(client: FlaskClient, app: Flask) -> None:
+    """The real runner follows the learner's real step count (:class:`vision.training.enrol.Steps`): two rounds
+    of learning, then doubt checked on 60 scenes; the work waits between steps so each can be read."""
+    from vision.training.enrol import Steps
+
+    reached = [threading.Event() for _ in range(4)]
+    go_on = [threading.Event() for _ in range(4)]
+
+    def work(progress: decks.Progress) -> dict[str, Any]:
+        steps = Steps(2, 0, 60, 0.0, progress=progress)
+        moves: list[Callable[[], None]] = [lambda: None, lambda: steps.epoch_done(1, 2, 0.5),
+                                           lambda: steps.epoch_done(2, 2, 0.4), lambda: steps.scene_read(30, 60)]
+        for move, here, gate in zip(moves, reached, go_on):
+            move()
+            here.set()
+            gate.wait(60)
+        return {"crops": 80, "seconds": 3}
+
+    decks.runner(app).start("enrol", "grandma", "Grandma", work, rounds=2, scenes=60)
+    wanted = [("Reading the photos of Grandma…", "Grandma का फोटो पढ्दै…", "Grandma की फ़ोटो पढ़ रहा है…"),
+              ("Learning Grandma: round 1 of 2", "Grandma सिक्दै: 2 मध्ये 1 चरण", "Grandma सीख रहा है: 2 में से 1 चरण"),
+              ("Checking doubt on 60 scenes of Grandma…", "Grandma का 60 दृश्यमा शंका जाँच्दै…",
+               "Grandma के 60 दृश्यों पर शक जाँच रहा है…"),
+              ("Checking doubt on 60 scenes of Grandma…", "Grandma का 60 दृश्यमा शंका जाँच्दै…",
+               "Grandma के 60 दृश्यों पर शक जाँच रहा है…")]
+    seen = []
+    for here, gate, words in zip(reached, go_on, wanted):
+        assert here.wait(60)
+        said = tuple(status_in(client, language)["message"] for language in ("en", "ne", "hi"))
+        assert said == words
+        seen.append(status_in(client, "en")["progress"])
+        gate.set()
+    assert seen == sorted(seen) and len(set(seen)) == len(seen), f"the bar moves at every step: {seen}"
+    done = decks.runner(app).wait(60)
+    assert done.state == "done" and status_in(client, "ne")["message"].startswith("Grandma 80 टुक्राबाट 3 सेकेन्डमा")
+
+
+@pytest.mark.parametrize("language, words", [
+    ("en", "Learning Grandma stopped: hearts.jpg: 0 cards found, 13 needed"),
+    ("ne", "Grandma सिक्न रोकियो: hearts.jpg: 0 पत्ती भेटियो, 13 चाहिन्छ"),
+    ("hi", "Grandma सीखना रुक गया: hearts.jpg: 0 पत्ते मिले, 13 चाहिए"),
+])
+def test_a_failed_job_says_why_in_the_pages_language(client: FlaskClient, app: Flask, language: str,
+                                                     words: str) -> None:
+    """The learner's own error (here: a blank photo, as :func:`vision.training.enrol.find_cards` reads it)."""
+    from vision.training.enrol import find_cards
+
+    blank = np.full((600, 800, 3), 255, np.uint8)
+    decks.runner(app).start("enrol", "grandma", "Grandma", lambda progress: {"cards": find_cards(blank, "H",
+                                                                                                "hearts.jpg")})
+    assert decks.runner(app).wait(60).state == "failed"
+    status = status_in(client, language)
+    assert status["message"].startswith(words) and status["error"] in status["message"]
+    page = client.get("/decks", headers={"Accept-Language": language}).get_data(as_text=True)
+    assert 'id="deck-job-message" class="error"' in page and words in page
+
+
+def test_an_unexpected_failure_is_worded_too(client: FlaskClient, app: Flask) -> None:
+    def work(progress: decks.Progress) -> dict[str, Any]:
+        raise OSError("No space left on device")
+
+    decks.runner(app).start("improve", decks.STANDARD_CORRECTED, decks.STANDARD_CORRECTED_TITLE, work)
+    assert decks.runner(app).wait(60).state == "failed"
+    assert status_in(client, "en")["message"] == ("Learning standard + corrections stopped: OSError: No space left "
+                                                  "on device (the server's log has the details); try again")
+    assert status_in(client, "ne")["message"] == ("सामान्य + सच्याइ सिक्न रोकियो: OSError: No space left on device "
+                                                  "(विवरण सर्भरको लगमा छ); फेरि प्रयास गर्नुहोस्")

@@ -40,7 +40,7 @@ import cv2
 import numpy as np
 from flask import Flask, current_app
 
-from scorer import TipluError
+from scorer import Message, TipluError
 from vision.detector import MODELS_DIR
 from web.db import folder_beside_ledger
 from web.errors import BadRequest, Conflict, NotFound, Unavailable
@@ -207,13 +207,25 @@ def switch_version(folder: Path, title: str, kind: str, built: Path) -> Deck:
 
 # --- the background job ------------------------------------------------------------------------------
 
+#: What the Decks page says of the job, step by step (:func:`status_message`).
+READING = N_("Reading the photos of %(title)s…")
+LEARNING = N_("Learning %(title)s: round %(n)s of %(total)s")
+CHECKING_DOUBT = N_("Checking doubt on %(n)s scenes of %(title)s…")
+LEARNT = N_("Learnt %(title)s from %(n)s crops in %(s)s s. Choose it for a session in its settings.")
+IMPROVED = N_("%(title)s improved from %(n)s corrections: version %(version)s is in use.")
+STOPPED = N_("Learning %(title)s stopped: %(why)s")
+UNEXPECTED = N_("%(error)s (the server's log has the details); try again")
+
+
 @dataclass(frozen=True)
 class JobStatus:
-    """What the page's progress bar shows: the job, its state, epochs done, what it made or why it failed.
+    """What the page's progress bar shows: the job, its state, steps done, what it made or why it failed.
 
-    ``result`` holds the figures of a finished job (``crops`` and ``seconds`` of an
-    enrolment; ``corrections`` and ``version`` of an improvement); :func:`status_message`
-    words it in the page's language.
+    ``epoch`` of ``epochs`` counts the learner's steps: ``rounds`` rounds of learning, then
+    the steps of checking doubt on ``scenes`` scenes (none when ``scenes`` is 0). ``error``
+    is why a job failed (a :class:`scorer.Message` when the learner gave one). ``result`` holds
+    the figures of a finished job (``crops`` and ``seconds`` of an enrolment; ``corrections``
+    and ``version`` of an improvement); :func:`status_message` words it all in the page's language.
 
     >>> JobStatus("enrol", "grandma", "Grandma", "running", epoch=2, epochs=4).progress
     0.55
@@ -227,41 +239,54 @@ class JobStatus:
     epochs: int = 0
     error: str = ""
     result: Mapping[str, Any] = field(default_factory=dict)
+    rounds: int = 0
+    scenes: int = 0
 
     @property
     def progress(self) -> float:
-        """0 to 1: a tenth for reading the photos and cutting crops, the rest by epochs."""
+        """0 to 1: a tenth for reading the photos and cutting crops, the rest by steps."""
         if self.state == "done":
             return 1.0
         if not self.epochs:
             return 0.05 if self.state == "running" else 0.0
         return round(0.1 + 0.9 * self.epoch / self.epochs, 3)
 
+    @property
+    def checking_doubt(self) -> bool:
+        """Every round is learnt and doubt is being checked on scenes of the deck."""
+        return self.state == "running" and bool(self.scenes) and bool(self.epochs) and self.epoch >= self.rounds
+
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "result": dict(self.result), "progress": self.progress,
-                "message": status_message(self)}
+        return {**asdict(self), "result": dict(self.result), "error": translate(self.error),
+                "progress": self.progress, "message": status_message(self)}
 
 
 def status_message(status: JobStatus) -> str:
-    """The job's state in words, in the request's language (the error is the learner's own message).
+    """The job's state in words, in the request's language (a failure says why, in the learner's words).
 
     >>> status_message(JobStatus("improve", "x", "Grandma", "done", result={"corrections": 3, "version": 2}))
     'Grandma improved from 3 corrections: version 2 is in use.'
+    >>> status_message(JobStatus("enrol", "x", "Grandma", "running", epoch=6, epochs=8, rounds=6, scenes=100))
+    'Checking doubt on 100 scenes of Grandma…'
     """
+    title: str = Message(status.title) if status.deck == STANDARD_CORRECTED else status.title
     if status.state == "failed":
-        return status.error
-    if status.state == "done" and status.kind == "enrol":
-        return _("Learnt %(title)s from %(n)s crops in %(s)s s. Choose it for a session in its settings.",
-                 title=status.title, n=status.result.get("crops", 0), s=status.result.get("seconds", 0))
-    if status.state == "done":
-        return _("%(title)s improved from %(n)s corrections: version %(version)s is in use.", title=status.title,
-                 n=status.result.get("corrections", 0), version=status.result.get("version", ""))
-    if status.state == "running" and status.epochs:
-        return _("Learning %(title)s: round %(n)s of %(total)s", title=status.title, n=status.epoch,
-                 total=status.epochs)
-    if status.state == "running":
-        return _("Reading the photos of %(title)s…", title=status.title)
-    return ""
+        message = Message(STOPPED, title=title, why=status.error)
+    elif status.state == "done" and status.kind == "enrol":
+        message = Message(LEARNT, title=title, n=status.result.get("crops", 0), s=status.result.get("seconds", 0))
+    elif status.state == "done":
+        message = Message(IMPROVED, title=title, n=status.result.get("corrections", 0),
+                          version=status.result.get("version", ""))
+    elif status.checking_doubt:
+        message = Message(CHECKING_DOUBT, title=title, n=status.scenes)
+    elif status.state == "running" and status.epochs:
+        message = Message(LEARNING, title=title, n=min(status.epoch, status.rounds or status.epochs),
+                          total=status.rounds or status.epochs)
+    elif status.state == "running":
+        message = Message(READING, title=title)
+    else:
+        return ""
+    return translate(message)
 
 
 Progress = Callable[[int, int, float], None]
@@ -303,13 +328,18 @@ class DeckRunner:
         with self._lock:
             self._status = replace(self._status, **changes)
 
-    def start(self, kind: str, deck: str, title: str, work: Callable[[Progress], Mapping[str, Any]]) -> JobStatus:
-        """Run ``work(progress)`` in the background; what it returns becomes the status's ``result``."""
+    def start(self, kind: str, deck: str, title: str, work: Callable[[Progress], Mapping[str, Any]], *,
+              rounds: int = 0, scenes: int = 0) -> JobStatus:
+        """Run ``work(progress)`` in the background; what it returns becomes the status's ``result``.
+
+        ``rounds`` and ``scenes`` are the schedule the learner follows (rounds of learning,
+        scenes doubt is checked on after them), so the page can name each step.
+        """
         with self._lock:
             if self._status.state == "running":
                 raise Conflict(_("tiplu is already learning %(title)s; wait until it is done",
                                  title=self._status.title))
-            self._status = JobStatus(kind, deck, title, "running")
+            self._status = JobStatus(kind, deck, title, "running", rounds=rounds, scenes=scenes)
 
         def progress(epoch: int, epochs: int, loss: float) -> None:
             self._update(epoch=epoch, epochs=epochs)
@@ -318,10 +348,10 @@ class DeckRunner:
             try:
                 result = work(progress)
             except TipluError as error:
-                self._update(state="failed", error=str(error))
+                self._update(state="failed", error=error.message)
             except Exception as error:  # noqa: BLE001  (a failed run is shown on the page, never lost)
                 log.error("deck job %s %s failed:\n%s", kind, deck, traceback.format_exc())
-                self._update(state="failed", error=f"{type(error).__name__}: {error}")
+                self._update(state="failed", error=Message(UNEXPECTED, error=f"{type(error).__name__}: {error}"))
             else:
                 self._update(state="done", result=dict(result))
 
@@ -482,7 +512,7 @@ def teach(title: str, uploads: Sequence[Upload], app: Flask | None = None) -> Jo
         return {"crops": done.crops, "seconds": round(done.seconds)}
 
     try:
-        return job.start("enrol", name, title, work)
+        return job.start("enrol", name, title, work, rounds=plan.epochs, scenes=plan.calibration_scenes)
     except Conflict:
         shutil.rmtree(folder, ignore_errors=True)
         raise
@@ -545,7 +575,8 @@ def improve(name: str, corrections: Sequence[tuple[Path, str]], cards: int, app:
             raise
         return {"corrections": cards, "crops": done.corrected_crops, "version": new.current[1:]}
 
-    return runner(app).start("improve", name, title, work)
+    return runner(app).start("improve", name, title, work, rounds=plan.epochs,
+                             scenes=plan.calibration_scenes if suits else 0)
 
 
 # --- removing a deck ---------------------------------------------------------------------------------------
