@@ -429,6 +429,7 @@ def test_a_deck_being_learnt_is_not_removed(client: FlaskClient, app: Flask) -> 
     assert job.wait(60).state == "done"
     assert client.post("/decks/grandma/remove", data={"confirm": "yes"}).status_code == 302
     assert not deck.folder.exists()
+    assert job.status().state == "idle", "the page no longer reports on a deck that is gone"
 
 
 def test_a_failed_removal_leaves_the_deck_in_use(client: FlaskClient, app: Flask, make_session: Callable[..., int],

@@ -317,12 +317,15 @@ class DeckRunner:
     @contextmanager
     def held_off(self, deck: str) -> Iterator[None]:
         """No job starts while the ``with`` block changes ``deck`` outside one (removes it), and a job
-        running on that deck refuses the change (:class:`~web.errors.Conflict`)."""
+        running on that deck refuses the change (:class:`~web.errors.Conflict`). Once the block is
+        done, what the last job said of that deck is forgotten (the page no longer shows it)."""
         with self._lock:
             if self._status.state == "running" and self._status.deck == deck:
                 raise Conflict(_("tiplu is learning %(title)s right now: remove it when that is done",
                                  title=self._status.title))
             yield
+            if self._status.deck == deck:
+                self._status = JobStatus()
 
     def _update(self, **changes: Any) -> None:
         with self._lock:
