@@ -385,6 +385,8 @@ def test_removing_a_deck_asks_first_then_its_sessions_fall_back(client: FlaskCli
     sid = make_session(deck="grandma")
     photo = upload_photo(client, sid)
     assert "notice" not in photo
+    from web.photos import get_detector
+    read_with = get_detector(str(deck.model_folder))
     client.post(f"/sessions/{sid}/rounds/new", data=round_form(photo, [[0, "KS"]]))
     rows = correction_rows(db_path)
     assert {r[2] for r in rows} == {"grandma"} and rows
@@ -412,6 +414,10 @@ def test_removing_a_deck_asks_first_then_its_sessions_fall_back(client: FlaskCli
     assert all((decks.decks_folder(app).parent / "photos" / r[5]).is_file() for r in rows)
     again = client.post("/decks/grandma/remove", data={"confirm": "yes"})
     assert again.status_code == 404 and "there is no deck called grandma" in page_error(again)
+
+    taught_again = copied_deck(app)  # the same name, so the same folder: read with the new model, not the old one
+    assert taught_again.model_folder == deck.model_folder
+    assert get_detector(str(taught_again.model_folder)) is not read_with
 
 
 def test_a_deck_being_learnt_is_not_removed(client: FlaskClient, app: Flask) -> None:

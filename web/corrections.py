@@ -1,17 +1,18 @@
 """Cards a player confirmed or changed in a photo review, kept to improve the deck that read them.
 
 Why: each tap in the review says what a card really is. When the round is saved, or the
-hand checked on "Check a hand", every card the player confirmed or changed is kept as the corner crops the classifier saw
-(cut from the stored photo with the reading's boxes, :func:`vision.detector.crop_corner`)
-and the right card name, beside the photo::
+hand checked on "Check a hand", every card the player confirmed or changed is kept as the
+corner crops the classifier saw (cut from the stored photo with the reading's boxes,
+:func:`vision.detector.crop_corner`) and the right card name, beside the photo::
 
     photos/<photo id>/corrections/<card>_<n>.png
 
 with one row per crop in the ``corrections`` table (migration 8), the index that
-"Improve from corrections" (:mod:`web.decks`) reads. Both pages call :func:`keep_review`.
-Crops and rows are written with the round (or the check) in one unit of work (:func:`saved_with`): a failed save leaves neither, and a
-crash between a file's rename and the commit leaves a file with no row, which
-``tiplu check-ledger --repair`` removes, as for photos.
+"Improve from corrections" (:mod:`web.decks`) reads; both pages keep them through
+:func:`keep_review`. Crops and rows are written with the round (or the check) in one unit
+of work (:func:`saved_with`): a failed save leaves neither, and a crash between a file's
+rename and the commit leaves a file with no row, which ``tiplu check-ledger --repair``
+removes, as for photos.
 
 >>> read_corrections(['{"photo": "' + "ab" * 16 + '", "cards": [[3, "8H"]]}'])
 [Correction(photo_id='abababababababababababababababab', position=3, card='8H')]

@@ -48,6 +48,7 @@ from web.i18n import N_, _, translate
 from web.payloads import DECK_NAME, deck_name
 
 DECK_FILE = "deck.json"
+NO_SUCH_DECK = N_("deck: there is no deck called %(name)s; teach it on the Decks page or choose the standard deck")
 #: How a removed deck's folder is renamed before it is deleted (a dot name: never listed as a deck).
 TRASH_PREFIX = ".removed-"
 #: What a deck is: learnt from suit photos, or the shipped model improved from corrections.
@@ -145,12 +146,19 @@ def find_deck(folder: Path, name: str | None) -> Deck | None:
     return _read_deck(folder / name)
 
 
+def deck_named(name: str, app: Flask | None = None) -> Deck:
+    """The deck called ``name`` in the instance folder, or :class:`~web.errors.NotFound` saying so."""
+    found = find_deck(decks_folder(app), name)
+    if found is None:
+        raise NotFound(_(NO_SUCH_DECK, name=name))
+    return found
+
+
 def check_deck(name: Any, app: Flask | None = None) -> str | None:
     """A deck chosen for a session: its name when it exists, None for the standard deck, else a 400."""
     chosen = deck_name(name)
     if chosen is not None and find_deck(decks_folder(app), chosen) is None:
-        raise BadRequest(_("deck: there is no deck called %(name)s; teach it on the Decks page or choose the "
-                           "standard deck", name=chosen))
+        raise BadRequest(_(NO_SUCH_DECK, name=chosen))
     return chosen
 
 
@@ -546,8 +554,7 @@ def improve(name: str, corrections: Sequence[tuple[Path, str]], cards: int, app:
     else:
         deck = find_deck(folder_of_decks, name)
         if deck is None:
-            raise BadRequest(_("deck: there is no deck called %(name)s; teach it on the Decks page or choose the "
-                               "standard deck", name=name))
+            raise BadRequest(_(NO_SUCH_DECK, name=name))
         title, kind, start = deck.title, deck.kind, deck.model_folder
     if not corrections:
         raise BadRequest(_("No corrections are kept for %(title)s yet: confirm or change cards in a photo review "
@@ -594,12 +601,11 @@ def remove_deck(name: str, app: Flask | None = None) -> Deck:
     rename fails the deck is untouched and still in use (:class:`~web.errors.Unavailable`).
     Trash left by an earlier removal that could not finish deleting is deleted first.
     """
+    from web.photos import forget_detectors
+
     app = app or current_app
-    folder = decks_folder(app)
-    deck = find_deck(folder, name)
-    if deck is None:
-        raise NotFound(_("deck: there is no deck called %(name)s; teach it on the Decks page or choose the "
-                         "standard deck", name=name))
+    deck = deck_named(name, app)
+    folder = deck.folder.parent
     for stale in folder.glob(f"{TRASH_PREFIX}*"):
         shutil.rmtree(stale, ignore_errors=True)
     trash = folder / f"{TRASH_PREFIX}{deck.name}-{uuid.uuid4().hex[:8]}"
@@ -612,4 +618,5 @@ def remove_deck(name: str, app: Flask | None = None) -> Deck:
                                 "Try again, or check the server's disk.", title=deck.shown_title,
                                 why=error.strerror or error)) from None
     shutil.rmtree(trash, ignore_errors=True)
+    forget_detectors(deck.folder)
     return deck

@@ -468,15 +468,12 @@ def remove_deck(name: str) -> ResponseReturnValue:
     """Ask first, then retire a taught deck: a page that says what removing it does, and a form that
     posts ``confirm=yes`` (no script needed). The shipped standard model has no such page."""
     db = get_db()
-    deck = decks.find_deck(decks.decks_folder(), name)
-    if deck is None:
-        return decks_page(_("deck: there is no deck called %(name)s; teach it on the Decks page or choose the "
-                            "standard deck", name=name), status=404)
-    if request.method == "POST" and request.form.get("confirm") == "yes":
-        try:
-            decks.remove_deck(deck.name)
-        except USER_ERRORS as exc:
-            return decks_page(translate(exc), status=status_of(exc))
+    confirmed = request.method == "POST" and request.form.get("confirm") == "yes"
+    try:
+        deck = decks.remove_deck(name) if confirmed else decks.deck_named(name)
+    except USER_ERRORS as exc:
+        return decks_page(translate(exc), status=status_of(exc))
+    if confirmed:
         flash(_("%(title)s was removed. Sessions that used it read their photos with the standard deck; "
                 "the corrections kept with their photos stay.", title=deck.shown_title))
         return redirect(url_for("views.decks_list"))
