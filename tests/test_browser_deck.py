@@ -1,4 +1,4 @@
-"""Teach tiplu a deck on a 360 px phone, play a session with it, correct a photo, improve the deck.
+"""Teach tiplu a deck on a 360 px phone, play a session with it, correct photos, improve the deck, remove it.
 
 Headless Debian Chromium through Playwright against a real ``tiplu serve`` process, a
 real SQLite file and the shipped model as the starting point. The suit photos are
@@ -16,7 +16,7 @@ from typing import Iterator
 
 import pytest
 
-from test_browser import check_fits, photograph_into_round
+from test_browser import check_fits, photograph_into_round, tap_cards
 from web_support import CHROMIUM, Server, phone_page, suit_photos, write_suit_photos
 
 pytestmark = [pytest.mark.browser,
@@ -101,3 +101,38 @@ def test_teach_a_deck_use_it_correct_a_photo_and_improve(served: tuple[Server, P
         model = json.loads((folder / "decks" / "grandma" / "v2" / "model.json").read_text())
         assert model["enrolled"]["corrected_crops"] == len(rows) and model["metrics"]["version"].endswith("+enrolled+corrected")
         check_fits(page, tmp_path, "25-improved")
+
+        page.goto(base + "/sessions/1/verify")  # "Check a hand" keeps its review's taps too, for the deck
+        tap_cards(page, "tiplu", ["JC"])
+        page.locator('.photo-tools[data-target="hand"] .photo-input').set_input_files(str(SAMPLE))
+        page.wait_for_selector("#photo-body", state="visible")
+        tapped = page.locator("#photo-cards .photo-card").first
+        tapped_index = int(tapped.get_attribute("data-index"))
+        tapped_card = "KS" if tapped.inner_text() != "KS" else "QS"
+        tapped.click()
+        page.locator(f'#photo-grid .card[data-card="{tapped_card}"]').click()
+        page.click("#photo-use")
+        page.click("#check-hand")
+        page.wait_for_selector("#verdict")
+        everything = "SELECT photo_id, position, deck, card, file FROM corrections ORDER BY id"
+        checked = [r for r in ledger.execute(everything).fetchall() if r not in rows]
+        assert {(r[1], r[2], r[3]) for r in checked} == {(tapped_index, "grandma", tapped_card)}
+        assert checked[0][0] not in {r[0] for r in rows}, "the hand's own photo"
+        assert all((folder / "photos" / r[4]).is_file() for r in checked)
+        page.click("#check-hand")  # the same check posted again (the taps ride along) keeps no card twice
+        page.wait_for_selector("#verdict")
+        assert ledger.execute(everything).fetchall() == rows + checked
+
+        page.goto(base + "/decks")
+        page.locator('.deck[data-deck="grandma"] a.remove').click()
+        page.wait_for_url("**/decks/grandma/remove")
+        assert "1 session uses it" in page.inner_text("#deck-remove")
+        check_fits(page, tmp_path, "26-remove-deck")
+        page.click("#remove-deck")
+        page.wait_for_url("**/decks")
+        assert "Grandma was removed." in page.inner_text(".flash")
+        assert page.locator('.deck[data-deck="grandma"]').count() == 0
+        assert not (folder / "decks" / "grandma").exists() and not any((folder / "decks").iterdir())
+        assert ledger.execute(everything).fetchall() == rows + checked, "the corrections stay with their photos"
+        page.goto(base + "/sessions/1/settings")
+        assert page.locator("#deck-gone").is_visible()

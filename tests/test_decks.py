@@ -12,12 +12,14 @@ import os
 import shutil
 import sqlite3
 import sys
+import threading
 import time
 from io import BytesIO
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import cv2
+import numpy as np
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
@@ -259,9 +261,57 @@ def test_corrections_are_kept_with_the_round(client: FlaskClient, app: Flask, db
     assert check_ledger(db_path, decks.decks_folder(app).parent / "photos").ok
 
 
+def verify_form(photo: dict[str, Any], fixes: list[list[Any]], tiplu: str = "JC") -> dict[str, Any]:
+    """The "Check a hand" form as the page posts it after a review of the photo of the hand."""
+    return {"tiplu": tiplu, "hand": " ".join(c["card"] for c in photo["reading"]["cards"]),
+            "correction": json.dumps({"photo": photo["photo"]["id"], "cards": fixes})}
+
+
+def correction_rows(db_path: Path) -> list[tuple[Any, ...]]:
+    return sqlite3.connect(db_path).execute(
+        "SELECT photo_id, position, deck, card, read, file FROM corrections ORDER BY id").fetchall()
+
+
+def test_checking_a_hand_keeps_the_review_taps_once(client: FlaskClient, app: Flask, db_path: Path,
+                                                    make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    photo = upload_photo(client, sid)
+    cards = photo["reading"]["cards"]
+    fixes = [[0, cards[0]["card"]], [1, "KS" if cards[1]["card"] != "KS" else "QS"]]
+
+    failed = client.post(f"/sessions/{sid}/verify", data=verify_form(photo, fixes, tiplu="1X"))
+    assert failed.status_code == 400 and 'id="form-error"' in failed.get_data(as_text=True)
+    assert correction_rows(db_path) == [] and kept_files(app, photo["photo"]["id"]) == []
+    carried = failed.get_data(as_text=True)
+    assert '<input type="hidden" name="correction" value="{&#34;photo&#34;: &#34;' in carried, \
+        "the taps ride along to the next try"
+
+    checked = client.post(f"/sessions/{sid}/verify", data=verify_form(photo, fixes))
+    assert checked.status_code == 200 and 'id="verdict"' in checked.get_data(as_text=True)
+    rows = correction_rows(db_path)
+    assert {(r[1], r[3], r[4]) for r in rows} == {(0, fixes[0][1], cards[0]["card"]),
+                                                  (1, fixes[1][1], cards[1]["card"])}
+    assert {r[2] for r in rows} == {None}, "read with the standard deck"
+    files = kept_files(app, photo["photo"]["id"])
+    assert files == sorted(Path(r[5]).name for r in rows) and len(files) >= 2
+
+    again = client.post(f"/sessions/{sid}/verify", data=verify_form(photo, fixes))
+    saved = client.post(f"/sessions/{sid}/rounds/new", data=round_form(photo, fixes))
+    assert again.status_code == 200 and saved.status_code == 302
+    assert correction_rows(db_path) == rows and kept_files(app, photo["photo"]["id"]) == files, \
+        "a repeated check, or the round saved from the same review, keeps no card twice"
+    with app.app_context():
+        learnt = corrections.deck_corrections(connect(db_path), decks.decks_folder().parent / "photos", [None])
+    assert [card for _, card in learnt] == [r[3] for r in rows], "Improve from corrections learns from them"
+    assert check_ledger(db_path, decks.decks_folder(app).parent / "photos").ok
+
+
+@pytest.mark.parametrize("route", ["rounds/new", "verify"])
 def test_a_failed_save_keeps_no_correction(client: FlaskClient, app: Flask, db_path: Path,
-                                          make_session: Callable[..., int], monkeypatch: pytest.MonkeyPatch) -> None:
-    """The crops are renamed into place inside the round's transaction; a failure before the commit removes them."""
+                                          make_session: Callable[..., int], monkeypatch: pytest.MonkeyPatch,
+                                          route: str) -> None:
+    """The crops are renamed into place inside the round's (or the check's) transaction; a failure before the
+    commit removes them."""
     sid = make_session()
     photo = upload_photo(client, sid)
     keep = corrections.keep_corrections
@@ -274,7 +324,8 @@ def test_a_failed_save_keeps_no_correction(client: FlaskClient, app: Flask, db_p
         raise OSError("disk full")  # ... and then the save fails
 
     monkeypatch.setattr(corrections, "keep_corrections", keep_then_fail)
-    response = client.post(f"/sessions/{sid}/rounds/new", data=round_form(photo, [[0, "KS"], [1, "QS"]]))
+    form = (round_form if route == "rounds/new" else verify_form)(photo, [[0, "KS"], [1, "QS"]])
+    response = client.post(f"/sessions/{sid}/{route}", data=form)
     assert response.status_code == 500 and len(written) >= 2
     assert kept_files(app, photo["photo"]["id"]) == [] and not any(p.exists() for p in written)
     ledger = sqlite3.connect(db_path)
@@ -316,3 +367,168 @@ def test_improving_without_corrections_says_what_to_do(client: FlaskClient) -> N
     assert "No corrections are kept for standard + corrections yet" in page_error(response)
     response = client.post("/decks/nope/improve")
     assert response.status_code == 400 and "there is no deck called nope" in page_error(response)
+
+
+def copied_deck(app: Flask, title: str = "Grandma") -> decks.Deck:
+    """A deck folder as teaching leaves it, its model a copy of the shipped one (removal does not care what
+    was learnt; a real enrolment is the first test's)."""
+    with app.app_context():
+        folder = decks.decks_folder() / decks.deck_name_for(title)
+        folder.mkdir(parents=True)
+        shutil.copytree(decks.base_model(), folder / ".new")
+        return decks.switch_version(folder, title, decks.ENROLLED, folder / ".new")
+
+
+def test_removing_a_deck_asks_first_then_its_sessions_fall_back(client: FlaskClient, app: Flask, db_path: Path,
+                                                              make_session: Callable[..., int]) -> None:
+    deck = copied_deck(app)
+    sid = make_session(deck="grandma")
+    photo = upload_photo(client, sid)
+    assert "notice" not in photo
+    from web.photos import get_detector
+    read_with = get_detector(str(deck.model_folder))
+    client.post(f"/sessions/{sid}/rounds/new", data=round_form(photo, [[0, "KS"]]))
+    rows = correction_rows(db_path)
+    assert {r[2] for r in rows} == {"grandma"} and rows
+    listing = client.get("/decks").get_data(as_text=True)
+    assert 'href="/decks/grandma/remove"' in listing and "/decks/standard/remove" not in listing
+    assert client.get("/decks/standard/remove").status_code == 404
+
+    asked = client.get("/decks/grandma/remove").get_data(as_text=True)
+    assert "Remove Grandma?" in asked and "1 session uses it" in asked and "1 correction kept" in asked
+    assert '<input type="hidden" name="confirm" value="yes">' in asked
+    unconfirmed = client.post("/decks/grandma/remove")
+    assert unconfirmed.status_code == 200 and "Remove Grandma?" in unconfirmed.get_data(as_text=True)
+    assert deck.folder.is_dir(), "nothing is removed without the confirmation"
+
+    removed = client.post("/decks/grandma/remove", data={"confirm": "yes"})
+    assert removed.status_code == 302 and removed.location.endswith("/decks")
+    page = client.get("/decks").get_data(as_text=True)
+    assert "Grandma was removed. Sessions that used it read their photos with the standard deck" in page
+    assert 'data-deck="grandma"' not in page
+    assert not deck.folder.exists() and list(deck.folder.parent.iterdir()) == [], "no trash left behind"
+    fallback = upload_photo(client, sid)
+    assert fallback["notice"].startswith("The deck grandma is missing from the server, so the standard deck")
+    assert 'id="deck-gone"' in client.get(f"/sessions/{sid}/settings").get_data(as_text=True)
+    assert correction_rows(db_path) == rows, "its corrections belong to the photos and stay"
+    assert all((decks.decks_folder(app).parent / "photos" / r[5]).is_file() for r in rows)
+    again = client.post("/decks/grandma/remove", data={"confirm": "yes"})
+    assert again.status_code == 404 and "there is no deck called grandma" in page_error(again)
+
+    taught_again = copied_deck(app)  # the same name, so the same folder: read with the new model, not the old one
+    assert taught_again.model_folder == deck.model_folder
+    assert get_detector(str(taught_again.model_folder)) is not read_with
+
+
+def test_a_deck_being_learnt_is_not_removed(client: FlaskClient, app: Flask) -> None:
+    deck = copied_deck(app)
+    release = threading.Event()
+    job = decks.runner(app)
+    job.start("improve", deck.name, deck.title, lambda progress: {"done": release.wait(60)})
+    try:
+        refused = client.post("/decks/grandma/remove", data={"confirm": "yes"})
+        assert refused.status_code == 409
+        assert "tiplu is learning Grandma right now: remove it when that is done" in page_error(refused)
+        assert decks.find_deck(decks.decks_folder(app), "grandma") == deck
+    finally:
+        release.set()
+    assert job.wait(60).state == "done"
+    assert client.post("/decks/grandma/remove", data={"confirm": "yes"}).status_code == 302
+    assert not deck.folder.exists()
+    assert job.status().state == "idle", "the page no longer reports on a deck that is gone"
+
+
+def test_a_failed_removal_leaves_the_deck_in_use(client: FlaskClient, app: Flask, make_session: Callable[..., int],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    deck = copied_deck(app)
+    stale = deck.folder.parent / f"{decks.TRASH_PREFIX}old-0000"
+    (stale / "v1").mkdir(parents=True)  # what a removal that could not finish deleting leaves
+    rename = os.replace
+
+    def refuse_the_trash(source: Any, target: Any) -> None:
+        if Path(target).name.startswith(decks.TRASH_PREFIX):
+            raise PermissionError(13, "Permission denied")
+        rename(source, target)
+
+    monkeypatch.setattr(os, "replace", refuse_the_trash)
+    failed = client.post("/decks/grandma/remove", data={"confirm": "yes"})
+    assert failed.status_code == 503
+    assert "Grandma could not be removed (Permission denied); it is still here and in use" in page_error(failed)
+    assert decks.find_deck(decks.decks_folder(app), "grandma") == deck
+    assert "notice" not in upload_photo(client, make_session(deck="grandma")), "still read with Grandma"
+    assert not stale.exists(), "the earlier trash went"
+    monkeypatch.undo()
+    assert client.post("/decks/grandma/remove", data={"confirm": "yes"}).status_code == 302
+
+
+def status_in(client: FlaskClient, language: str) -> dict[str, Any]:
+    return dict(client.get("/decks/status", headers={"Accept-Language": language}).get_json())
+
+
+def test_each_step_of_the_learner_is_named_in_the_pages_language(client: FlaskClient, app: Flask) -> None:
+    """The real runner follows the learner's real step count (:class:`vision.training.enrol.Steps`): two rounds
+    of learning, then doubt checked on 60 scenes; the work waits between steps so each can be read."""
+    from vision.training.enrol import Steps
+
+    reached = [threading.Event() for _ in range(4)]
+    go_on = [threading.Event() for _ in range(4)]
+
+    def work(progress: decks.Progress) -> dict[str, Any]:
+        steps = Steps(2, 0, 60, 0.0, progress=progress)
+        moves: list[Callable[[], None]] = [lambda: None, lambda: steps.epoch_done(1, 2, 0.5),
+                                           lambda: steps.epoch_done(2, 2, 0.4), lambda: steps.scene_read(30, 60)]
+        for move, here, gate in zip(moves, reached, go_on):
+            move()
+            here.set()
+            gate.wait(60)
+        return {"crops": 80, "seconds": 3}
+
+    decks.runner(app).start("enrol", "grandma", "Grandma", work, rounds=2, scenes=60)
+    wanted = [("Reading the photos of Grandma…", "Grandma का फोटो पढ्दै…", "Grandma की फ़ोटो पढ़ रहा है…"),
+              ("Learning Grandma: round 1 of 2", "Grandma सिक्दै: 2 मध्ये 1 चरण", "Grandma सीख रहा है: 2 में से 1 चरण"),
+              ("Checking doubt on 60 scenes of Grandma…", "Grandma का 60 दृश्यमा शंका जाँच्दै…",
+               "Grandma के 60 दृश्यों पर शक जाँच रहा है…"),
+              ("Checking doubt on 60 scenes of Grandma…", "Grandma का 60 दृश्यमा शंका जाँच्दै…",
+               "Grandma के 60 दृश्यों पर शक जाँच रहा है…")]
+    seen = []
+    for here, gate, words in zip(reached, go_on, wanted):
+        assert here.wait(60)
+        said = tuple(status_in(client, language)["message"] for language in ("en", "ne", "hi"))
+        assert said == words
+        seen.append(status_in(client, "en")["progress"])
+        gate.set()
+    assert seen == sorted(seen) and len(set(seen)) == len(seen), f"the bar moves at every step: {seen}"
+    done = decks.runner(app).wait(60)
+    assert done.state == "done" and status_in(client, "ne")["message"].startswith("Grandma 80 टुक्राबाट 3 सेकेन्डमा")
+
+
+@pytest.mark.parametrize("language, words", [
+    ("en", "Learning Grandma stopped: hearts.jpg: 0 cards found, 13 needed"),
+    ("ne", "Grandma सिक्न रोकियो: hearts.jpg: 0 पत्ती भेटियो, 13 चाहिन्छ"),
+    ("hi", "Grandma सीखना रुक गया: hearts.jpg: 0 पत्ते मिले, 13 चाहिए"),
+])
+def test_a_failed_job_says_why_in_the_pages_language(client: FlaskClient, app: Flask, language: str,
+                                                     words: str) -> None:
+    """The learner's own error (here: a blank photo, as :func:`vision.training.enrol.find_cards` reads it)."""
+    from vision.training.enrol import find_cards
+
+    blank = np.full((600, 800, 3), 255, np.uint8)
+    decks.runner(app).start("enrol", "grandma", "Grandma", lambda progress: {"cards": find_cards(blank, "H",
+                                                                                                "hearts.jpg")})
+    assert decks.runner(app).wait(60).state == "failed"
+    status = status_in(client, language)
+    assert status["message"].startswith(words) and status["error"] in status["message"]
+    page = client.get("/decks", headers={"Accept-Language": language}).get_data(as_text=True)
+    assert 'id="deck-job-message" class="error"' in page and words in page
+
+
+def test_an_unexpected_failure_is_worded_too(client: FlaskClient, app: Flask) -> None:
+    def work(progress: decks.Progress) -> dict[str, Any]:
+        raise OSError("No space left on device")
+
+    decks.runner(app).start("improve", decks.STANDARD_CORRECTED, decks.STANDARD_CORRECTED_TITLE, work)
+    assert decks.runner(app).wait(60).state == "failed"
+    assert status_in(client, "en")["message"] == ("Learning standard + corrections stopped: OSError: No space left "
+                                                  "on device (the server's log has the details); try again")
+    assert status_in(client, "ne")["message"] == ("सामान्य + सच्याइ सिक्न रोकियो: OSError: No space left on device "
+                                                  "(विवरण सर्भरको लगमा छ); फेरि प्रयास गर्नुहोस्")

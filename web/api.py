@@ -353,7 +353,8 @@ def preview_form_round(session: Mapping[str, Any]) -> ResponseReturnValue:
 @page_api.get("/decks/status")
 def deck_status() -> Response:
     """The background learner's state, for the Decks page's progress bar:
-    ``{"kind", "deck", "title", "state": "idle"|"running"|"done"|"failed", "epoch", "epochs", "progress", "message"}``."""
+    ``{"kind", "deck", "title", "state": "idle"|"running"|"done"|"failed", "epoch", "epochs", "rounds", "scenes",
+    "progress", "message", "error", "result"}``, its words in the request's language."""
     response = jsonify(decks.runner().status().to_dict())
     response.headers["Cache-Control"] = "no-store"
     return response

@@ -1,17 +1,18 @@
 """Cards a player confirmed or changed in a photo review, kept to improve the deck that read them.
 
-Why: each tap in the review says what a card really is. When the round is saved, every
-card the player confirmed or changed is kept as the corner crops the classifier saw
-(cut from the stored photo with the reading's boxes, :func:`vision.detector.crop_corner`)
-and the right card name, beside the photo::
+Why: each tap in the review says what a card really is. When the round is saved, or the
+hand checked on "Check a hand", every card the player confirmed or changed is kept as the
+corner crops the classifier saw (cut from the stored photo with the reading's boxes,
+:func:`vision.detector.crop_corner`) and the right card name, beside the photo::
 
     photos/<photo id>/corrections/<card>_<n>.png
 
 with one row per crop in the ``corrections`` table (migration 8), the index that
-"Improve from corrections" (:mod:`web.decks`) reads. Crops and rows are written with
-the round in one unit of work (:func:`saved_with`): a failed save leaves neither, and a
-crash between a file's rename and the commit leaves a file with no row, which
-``tiplu check-ledger --repair`` removes, as for photos.
+"Improve from corrections" (:mod:`web.decks`) reads; both pages keep them through
+:func:`keep_review`. Crops and rows are written with the round (or the check) in one unit
+of work (:func:`saved_with`): a failed save leaves neither, and a crash between a file's
+rename and the commit leaves a file with no row, which ``tiplu check-ledger --repair``
+removes, as for photos.
 
 >>> read_corrections(['{"photo": "' + "ab" * 16 + '", "cards": [[3, "8H"]]}'])
 [Correction(photo_id='abababababababababababababababab', position=3, card='8H')]
@@ -24,7 +25,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 import cv2
 import sqlite_utils
@@ -154,6 +155,21 @@ def keep_corrections(db: sqlite_utils.Database, folder: Path, session_id: int, d
             written.append(final)
             kept += 1
     return kept
+
+
+def keep_review(db: sqlite_utils.Database, session: Mapping[str, Any], taps: Sequence[Correction],
+                written: list[Path]) -> int:
+    """Keep a photo review's taps for the deck that reads the session's photos; returns the crops kept.
+
+    The one way a review's taps are kept, whether the review ended in a saved round or a
+    checked hand: call it inside :func:`saved_with` (``written`` is its list). A deck that
+    is gone from the server counts as the standard one, which read the photos instead
+    (:func:`web.decks.deck_in_use`).
+    """
+    from web.decks import deck_in_use
+    from web.photos import photo_folder
+
+    return keep_corrections(db, photo_folder(), session["id"], deck_in_use(session["deck"]), taps, written)
 
 
 def deck_corrections(db: sqlite_utils.Database, folder: Path, decks: Sequence[str | None]) -> list[tuple[Path, str]]:

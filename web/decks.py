@@ -12,7 +12,9 @@ a folder beside the ledger, never in ``models/``::
 
 A new version is written under a temporary name, renamed into place and only then
 named ``current`` in ``deck.json`` (itself replaced in one rename), so a crash or a
-failed run leaves the deck as it was; the version before stays on disk.
+failed run leaves the deck as it was; the version before stays on disk. A deck the
+family no longer wants is removed the same way round (:func:`remove_deck`): renamed
+out of the list in one step, then deleted.
 
 >>> deck_name_for("Grandma's deck!"), deck_name_for("हजुरआमा")
 ('grandma-s-deck', 'deck')
@@ -27,7 +29,9 @@ import re
 import shutil
 import threading
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -36,14 +40,17 @@ import cv2
 import numpy as np
 from flask import Flask, current_app
 
-from scorer import TipluError
+from scorer import Message, TipluError
 from vision.detector import MODELS_DIR
 from web.db import folder_beside_ledger
-from web.errors import BadRequest, Conflict
+from web.errors import BadRequest, Conflict, NotFound, Unavailable
 from web.i18n import N_, _, translate
 from web.payloads import DECK_NAME, deck_name
 
 DECK_FILE = "deck.json"
+NO_SUCH_DECK = N_("deck: there is no deck called %(name)s; teach it on the Decks page or choose the standard deck")
+#: How a removed deck's folder is renamed before it is deleted (a dot name: never listed as a deck).
+TRASH_PREFIX = ".removed-"
 #: What a deck is: learnt from suit photos, or the shipped model improved from corrections.
 ENROLLED, CORRECTED = "enrolled", "corrections"
 #: The deck that "Improve from corrections" makes of the shipped model.
@@ -85,6 +92,11 @@ class Deck:
     def jokers(self) -> Path | None:
         path = self.folder / "photos" / f"{JOKERS}.jpg"
         return path if path.is_file() else None
+
+    @property
+    def shown_title(self) -> str:
+        """The title in the page's language (the standard deck's improved copy has a translated one)."""
+        return _(self.title) if self.kind == CORRECTED else self.title
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "title": self.title, "kind": self.kind, "current": self.current,
@@ -134,13 +146,27 @@ def find_deck(folder: Path, name: str | None) -> Deck | None:
     return _read_deck(folder / name)
 
 
+def deck_named(name: str, app: Flask | None = None) -> Deck:
+    """The deck called ``name`` in the instance folder, or :class:`~web.errors.NotFound` saying so."""
+    found = find_deck(decks_folder(app), name)
+    if found is None:
+        raise NotFound(_(NO_SUCH_DECK, name=name))
+    return found
+
+
 def check_deck(name: Any, app: Flask | None = None) -> str | None:
     """A deck chosen for a session: its name when it exists, None for the standard deck, else a 400."""
     chosen = deck_name(name)
     if chosen is not None and find_deck(decks_folder(app), chosen) is None:
-        raise BadRequest(_("deck: there is no deck called %(name)s; teach it on the Decks page or choose the "
-                           "standard deck", name=chosen))
+        raise BadRequest(_(NO_SUCH_DECK, name=chosen))
     return chosen
+
+
+def deck_in_use(deck: str | None, app: Flask | None = None) -> str | None:
+    """The deck a session with ``deck`` reads its photos with now: its name, or None for the standard deck
+    (chosen, or standing in for a deck that is gone)."""
+    found = find_deck(decks_folder(app), deck)
+    return found.name if found is not None else None
 
 
 def model_for(deck: str | None, app: Flask | None = None) -> tuple[str | None, str | None]:
@@ -189,13 +215,25 @@ def switch_version(folder: Path, title: str, kind: str, built: Path) -> Deck:
 
 # --- the background job ------------------------------------------------------------------------------
 
+#: What the Decks page says of the job, step by step (:func:`status_message`).
+READING = N_("Reading the photos of %(title)s…")
+LEARNING = N_("Learning %(title)s: round %(n)s of %(total)s")
+CHECKING_DOUBT = N_("Checking doubt on %(n)s scenes of %(title)s…")
+LEARNT = N_("Learnt %(title)s from %(n)s crops in %(s)s s. Choose it for a session in its settings.")
+IMPROVED = N_("%(title)s improved from %(n)s corrections: version %(version)s is in use.")
+STOPPED = N_("Learning %(title)s stopped: %(why)s")
+UNEXPECTED = N_("%(error)s (the server's log has the details); try again")
+
+
 @dataclass(frozen=True)
 class JobStatus:
-    """What the page's progress bar shows: the job, its state, epochs done, what it made or why it failed.
+    """What the page's progress bar shows: the job, its state, steps done, what it made or why it failed.
 
-    ``result`` holds the figures of a finished job (``crops`` and ``seconds`` of an
-    enrolment; ``corrections`` and ``version`` of an improvement); :func:`status_message`
-    words it in the page's language.
+    ``epoch`` of ``epochs`` counts the learner's steps: ``rounds`` rounds of learning, then
+    the steps of checking doubt on ``scenes`` scenes (none when ``scenes`` is 0). ``error``
+    is why a job failed (a :class:`scorer.Message` when the learner gave one). ``result`` holds
+    the figures of a finished job (``crops`` and ``seconds`` of an enrolment; ``corrections``
+    and ``version`` of an improvement); :func:`status_message` words it all in the page's language.
 
     >>> JobStatus("enrol", "grandma", "Grandma", "running", epoch=2, epochs=4).progress
     0.55
@@ -209,41 +247,54 @@ class JobStatus:
     epochs: int = 0
     error: str = ""
     result: Mapping[str, Any] = field(default_factory=dict)
+    rounds: int = 0
+    scenes: int = 0
 
     @property
     def progress(self) -> float:
-        """0 to 1: a tenth for reading the photos and cutting crops, the rest by epochs."""
+        """0 to 1: a tenth for reading the photos and cutting crops, the rest by steps."""
         if self.state == "done":
             return 1.0
         if not self.epochs:
             return 0.05 if self.state == "running" else 0.0
         return round(0.1 + 0.9 * self.epoch / self.epochs, 3)
 
+    @property
+    def checking_doubt(self) -> bool:
+        """Every round is learnt and doubt is being checked on scenes of the deck."""
+        return self.state == "running" and bool(self.scenes) and bool(self.epochs) and self.epoch >= self.rounds
+
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "result": dict(self.result), "progress": self.progress,
-                "message": status_message(self)}
+        return {**asdict(self), "result": dict(self.result), "error": translate(self.error),
+                "progress": self.progress, "message": status_message(self)}
 
 
 def status_message(status: JobStatus) -> str:
-    """The job's state in words, in the request's language (the error is the learner's own message).
+    """The job's state in words, in the request's language (a failure says why, in the learner's words).
 
     >>> status_message(JobStatus("improve", "x", "Grandma", "done", result={"corrections": 3, "version": 2}))
     'Grandma improved from 3 corrections: version 2 is in use.'
+    >>> status_message(JobStatus("enrol", "x", "Grandma", "running", epoch=6, epochs=8, rounds=6, scenes=100))
+    'Checking doubt on 100 scenes of Grandma…'
     """
+    title: str = Message(status.title) if status.deck == STANDARD_CORRECTED else status.title
     if status.state == "failed":
-        return status.error
-    if status.state == "done" and status.kind == "enrol":
-        return _("Learnt %(title)s from %(n)s crops in %(s)s s. Choose it for a session in its settings.",
-                 title=status.title, n=status.result.get("crops", 0), s=status.result.get("seconds", 0))
-    if status.state == "done":
-        return _("%(title)s improved from %(n)s corrections: version %(version)s is in use.", title=status.title,
-                 n=status.result.get("corrections", 0), version=status.result.get("version", ""))
-    if status.state == "running" and status.epochs:
-        return _("Learning %(title)s: round %(n)s of %(total)s", title=status.title, n=status.epoch,
-                 total=status.epochs)
-    if status.state == "running":
-        return _("Reading the photos of %(title)s…", title=status.title)
-    return ""
+        message = Message(STOPPED, title=title, why=status.error)
+    elif status.state == "done" and status.kind == "enrol":
+        message = Message(LEARNT, title=title, n=status.result.get("crops", 0), s=status.result.get("seconds", 0))
+    elif status.state == "done":
+        message = Message(IMPROVED, title=title, n=status.result.get("corrections", 0),
+                          version=status.result.get("version", ""))
+    elif status.checking_doubt:
+        message = Message(CHECKING_DOUBT, title=title, n=status.scenes)
+    elif status.state == "running" and status.epochs:
+        message = Message(LEARNING, title=title, n=min(status.epoch, status.rounds or status.epochs),
+                          total=status.rounds or status.epochs)
+    elif status.state == "running":
+        message = Message(READING, title=title)
+    else:
+        return ""
+    return translate(message)
 
 
 Progress = Callable[[int, int, float], None]
@@ -271,17 +322,35 @@ class DeckRunner:
         if status.state == "running":
             raise Conflict(_("tiplu is already learning %(title)s; wait until it is done", title=status.title))
 
+    @contextmanager
+    def held_off(self, deck: str) -> Iterator[None]:
+        """No job starts while the ``with`` block changes ``deck`` outside one (removes it), and a job
+        running on that deck refuses the change (:class:`~web.errors.Conflict`). Once the block is
+        done, what the last job said of that deck is forgotten (the page no longer shows it)."""
+        with self._lock:
+            if self._status.state == "running" and self._status.deck == deck:
+                raise Conflict(_("tiplu is learning %(title)s right now: remove it when that is done",
+                                 title=self._status.title))
+            yield
+            if self._status.deck == deck:
+                self._status = JobStatus()
+
     def _update(self, **changes: Any) -> None:
         with self._lock:
             self._status = replace(self._status, **changes)
 
-    def start(self, kind: str, deck: str, title: str, work: Callable[[Progress], Mapping[str, Any]]) -> JobStatus:
-        """Run ``work(progress)`` in the background; what it returns becomes the status's ``result``."""
+    def start(self, kind: str, deck: str, title: str, work: Callable[[Progress], Mapping[str, Any]], *,
+              rounds: int = 0, scenes: int = 0) -> JobStatus:
+        """Run ``work(progress)`` in the background; what it returns becomes the status's ``result``.
+
+        ``rounds`` and ``scenes`` are the schedule the learner follows (rounds of learning,
+        scenes doubt is checked on after them), so the page can name each step.
+        """
         with self._lock:
             if self._status.state == "running":
                 raise Conflict(_("tiplu is already learning %(title)s; wait until it is done",
                                  title=self._status.title))
-            self._status = JobStatus(kind, deck, title, "running")
+            self._status = JobStatus(kind, deck, title, "running", rounds=rounds, scenes=scenes)
 
         def progress(epoch: int, epochs: int, loss: float) -> None:
             self._update(epoch=epoch, epochs=epochs)
@@ -290,10 +359,10 @@ class DeckRunner:
             try:
                 result = work(progress)
             except TipluError as error:
-                self._update(state="failed", error=str(error))
+                self._update(state="failed", error=error.message)
             except Exception as error:  # noqa: BLE001  (a failed run is shown on the page, never lost)
                 log.error("deck job %s %s failed:\n%s", kind, deck, traceback.format_exc())
-                self._update(state="failed", error=f"{type(error).__name__}: {error}")
+                self._update(state="failed", error=Message(UNEXPECTED, error=f"{type(error).__name__}: {error}"))
             else:
                 self._update(state="done", result=dict(result))
 
@@ -454,7 +523,7 @@ def teach(title: str, uploads: Sequence[Upload], app: Flask | None = None) -> Jo
         return {"crops": done.crops, "seconds": round(done.seconds)}
 
     try:
-        return job.start("enrol", name, title, work)
+        return job.start("enrol", name, title, work, rounds=plan.epochs, scenes=plan.calibration_scenes)
     except Conflict:
         shutil.rmtree(folder, ignore_errors=True)
         raise
@@ -485,8 +554,7 @@ def improve(name: str, corrections: Sequence[tuple[Path, str]], cards: int, app:
     else:
         deck = find_deck(folder_of_decks, name)
         if deck is None:
-            raise BadRequest(_("deck: there is no deck called %(name)s; teach it on the Decks page or choose the "
-                               "standard deck", name=name))
+            raise BadRequest(_(NO_SUCH_DECK, name=name))
         title, kind, start = deck.title, deck.kind, deck.model_folder
     if not corrections:
         raise BadRequest(_("No corrections are kept for %(title)s yet: confirm or change cards in a photo review "
@@ -517,4 +585,38 @@ def improve(name: str, corrections: Sequence[tuple[Path, str]], cards: int, app:
             raise
         return {"corrections": cards, "crops": done.corrected_crops, "version": new.current[1:]}
 
-    return runner(app).start("improve", name, title, work)
+    return runner(app).start("improve", name, title, work, rounds=plan.epochs,
+                             scenes=plan.calibration_scenes if suits else 0)
+
+
+# --- removing a deck ---------------------------------------------------------------------------------------
+
+def remove_deck(name: str, app: Flask | None = None) -> Deck:
+    """Retire deck ``name``: its folder (photos and every version) is renamed to a trash name in one
+    step, then deleted; returns the deck that was removed.
+
+    Sessions that chose it read their photos with the standard deck from then on, with the
+    notice :func:`model_for` gives; the corrections kept with their photos stay in the
+    ledger. Refused while a job learns this deck (:class:`~web.errors.Conflict`, 409); if the
+    rename fails the deck is untouched and still in use (:class:`~web.errors.Unavailable`).
+    Trash left by an earlier removal that could not finish deleting is deleted first.
+    """
+    from web.photos import forget_detectors
+
+    app = app or current_app
+    deck = deck_named(name, app)
+    folder = deck.folder.parent
+    for stale in folder.glob(f"{TRASH_PREFIX}*"):
+        shutil.rmtree(stale, ignore_errors=True)
+    trash = folder / f"{TRASH_PREFIX}{deck.name}-{uuid.uuid4().hex[:8]}"
+    with runner(app).held_off(deck.name):
+        try:
+            os.replace(deck.folder, trash)
+        except OSError as error:
+            log.error("removing deck %s: %s", deck.name, error)
+            raise Unavailable(_("%(title)s could not be removed (%(why)s); it is still here and in use. "
+                                "Try again, or check the server's disk.", title=deck.shown_title,
+                                why=error.strerror or error)) from None
+    shutil.rmtree(trash, ignore_errors=True)
+    forget_detectors(deck.folder)
+    return deck

@@ -106,6 +106,16 @@ def get_detector(model_path: str | None = None) -> Detector:
         return _detectors[key]
 
 
+def forget_detectors(folder: Path) -> int:
+    """Drop the detectors built from model folders inside ``folder`` (a deck that was removed), so a deck
+    taught again under the same name is read with its new model; returns how many were dropped."""
+    with _detector_lock:
+        inside = [key for key in _detectors if key and Path(key).is_relative_to(folder)]
+        for key in inside:
+            del _detectors[key]
+    return len(inside)
+
+
 @contextlib.contextmanager
 def photo_slot() -> Iterator[None]:
     """Hold one of the :data:`MAX_PARALLEL` turns to decode, read and store a photo.

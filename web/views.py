@@ -232,9 +232,7 @@ def save_round_form(session: Mapping[str, Any], number: int | None) -> ResponseR
                                           source=source())
             photos.link_photos(db, session["id"], rnd["number"], form.getlist("photo"))
             if not replayed:
-                deck = decks.find_deck(decks.decks_folder(), session["deck"])
-                corrections.keep_corrections(db, photos.photo_folder(), session["id"],
-                                             deck.name if deck is not None else None, kept, written)
+                corrections.keep_review(db, session, kept, written)
     except KeyReused:
         return render_round_form(session, form, number=number, error=_(
             "This form was already saved as a round, with other values. Check the ledger; "
@@ -388,20 +386,31 @@ def end_session(session_id: int) -> ResponseReturnValue:
 
 @bp.route("/sessions/<session:session_id>/verify", methods=["GET", "POST"])
 def verify_hand(session_id: int) -> ResponseReturnValue:
-    """Check a declared hand (typed, tapped or photographed) with the session's rules."""
-    session = ledger.get_session(get_db(), session_id)
+    """Check a declared hand (typed, tapped or photographed) with the session's rules.
+
+    The photo review's taps (``correction`` fields) are kept as corrections once the hand
+    is checked, as when a round is saved; a check that fails keeps nothing and carries
+    them in the form to the next try, and checking again keeps no card twice.
+    """
+    db = get_db()
+    session = ledger.get_session(db, session_id)
     form = request.form if request.method == "POST" else MultiDict()
     result = error = None
+    carried: list[str] = []
     if request.method == "POST":
         try:
+            taps = corrections.read_corrections(form.getlist("correction"))
+            carried = form.getlist("correction")
             result = photos.check_cards(session, {"cards": form.get("hand", ""), "purpose": "hand",
                                                   "tiplu": form.get("tiplu"), "turned": form.get("turned")})
             if not result["cards"]:
                 raise BadRequest(_("enter the hand: tap its cards, type them or photograph them"))
+            with corrections.saved_with(db) as written:
+                corrections.keep_review(db, session, taps, written)
         except USER_ERRORS as exc:
             error, result = translate(exc), None
     return render_template("verify.html", session=session, form=form, result=result, error=error,
-                           jokers=has_printed_jokers(session)), 400 if error else 200
+                           carried=carried, jokers=has_printed_jokers(session)), 400 if error else 200
 
 
 def decks_page(error: str | None = None, title: str = "", status: int = 200) -> tuple[str, int]:
@@ -452,6 +461,25 @@ def improve_deck(name: str) -> ResponseReturnValue:
     except USER_ERRORS as exc:
         return decks_page(translate(exc), status=status_of(exc))
     return redirect(url_for("views.decks_list"))
+
+
+@bp.route("/decks/<name>/remove", methods=["GET", "POST"])
+def remove_deck(name: str) -> ResponseReturnValue:
+    """Ask first, then retire a taught deck: a page that says what removing it does, and a form that
+    posts ``confirm=yes`` (no script needed). The shipped standard model has no such page."""
+    db = get_db()
+    confirmed = request.method == "POST" and request.form.get("confirm") == "yes"
+    try:
+        deck = decks.remove_deck(name) if confirmed else decks.deck_named(name)
+    except USER_ERRORS as exc:
+        return decks_page(translate(exc), status=status_of(exc))
+    if confirmed:
+        flash(_("%(title)s was removed. Sessions that used it read their photos with the standard deck; "
+                "the corrections kept with their photos stay.", title=deck.shown_title))
+        return redirect(url_for("views.decks_list"))
+    sessions = db.execute("SELECT count(*) FROM sessions WHERE deck = ?", [deck.name]).fetchone()[0]
+    return render_template("deck_remove.html", deck=deck, sessions=sessions,
+                           kept=corrections.correction_counts(db).get(deck.name, 0))
 
 
 @bp.route("/code", methods=["GET", "POST"])
