@@ -293,7 +293,7 @@ def build_report(model: Path | None, real_val: Path, *, angles: Sequence[int] = 
     """Every set of the module doc, in model-card order."""
     detector = CardDetector(model)
     rows = []
-    real = real_photos(real_val, max_real, seed)
+    real = real_photos(real_val, max_real, seed) if angles else []
     for angle in angles:
         turned = [(img, Truth(b, t.names)) for img, t in real
                   for img, b in [turn_photo(img, t.boxes, angle) if angle else (img, t.boxes)]]
