@@ -146,3 +146,38 @@ def test_loop_checks_the_extra_crops_before_any_epoch(tmp_path: Path) -> None:
                  "--resume-dir", str(tmp_path / "r")], stdout=StringIO(), stderr=err) == 2
     assert "none.npz: no such crops file; make one with tiplu train stage1-crops" in err.getvalue()
     assert acc.read_state(tmp_path / "r")["classifier"]["chunks"] == []
+
+
+def test_a_new_phase_restarts_the_rate_where_the_stage_stands(tmp_path: Path) -> None:
+    """A finished plan (rate at its floor) goes on with a warm restart; the old phase stays on record."""
+    from web.cli import main
+    folder = tmp_path / "r"
+    acc.write_state({"detector": {"epochs_done": 60, "plan_epochs": 60, "lr_max": 4e-3, "lr_min": 2e-4, "chunks": []},
+                     "classifier": {"epochs_done": 40, "plan_epochs": 40, "lr_max": 1e-3, "lr_min": 5e-5,
+                                    "chunks": []}}, folder)
+    assert acc.stage_lr(acc.read_state(folder)["detector"], 60) == pytest.approx(2e-4)
+    assert main(["accumulate", "extend", "detector", "--epochs", "20", "--lr-max", "2e-3", "--lr-min", "1e-4",
+                 "--reason", "cascade-heavy scenes", "--resume-dir", str(folder)]) == 0
+    st = acc.read_state(folder)["detector"]
+    assert (st["plan_start"], st["plan_epochs"]) == (60, 80)
+    assert acc.stage_lr(st, 60) == pytest.approx(2e-3) and acc.stage_lr(st, 80) == pytest.approx(1e-4)
+    assert acc.stage_lr(st, 70) == pytest.approx(acc.scheduled_lr(10, 20, 2e-3, 1e-4))
+    assert st["phases"] == [{"plan_epochs": 60, "lr_max": 4e-3, "lr_min": 2e-4, "plan_start": 0, "ended_at": 60,
+                             "next_because": "cascade-heavy scenes"}]
+    assert acc.read_state(folder)["classifier"]["plan_epochs"] == 40
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["classifier", "--epochs", "0", "--lr-max", "1e-3", "--lr-min", "1e-4"], "1 or more epochs"),
+    (["detector", "--epochs", "5", "--lr-max", "1e-4", "--lr-min", "1e-3"], "lr_min <= lr_max"),
+])
+def test_a_bad_phase_is_refused_with_a_reason(tmp_path: Path, argv: list[str], words: str,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    from web.cli import main
+    acc.write_state({"detector": {"epochs_done": 1, "plan_epochs": 60, "lr_max": 4e-3, "lr_min": 2e-4, "chunks": []},
+                     "classifier": {"epochs_done": 1, "plan_epochs": 40, "lr_max": 1e-3, "lr_min": 5e-5,
+                                    "chunks": []}}, tmp_path)
+    before = (tmp_path / "state.json").read_text()
+    assert main(["accumulate", "extend", *argv, "--reason", "x", "--resume-dir", str(tmp_path)]) == 2
+    assert words in capsys.readouterr().err
+    assert (tmp_path / "state.json").read_text() == before

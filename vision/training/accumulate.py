@@ -25,6 +25,8 @@ trainable models, with batch norms calibrated so the network computes the same f
     python -m vision.training.accumulate loop --detector-data runs/mix_dr.yaml \
         --classifier-data data/real data/synth_dr --rounds 100      # the background campaign
     ... --extra-crops runs/stage1_crops.npz    # also stage 1's own boxes (tiplu train stage1-crops)
+    python -m vision.training.accumulate extend detector --epochs 20 --lr-max 0.002 --lr-min 0.0001 \
+        --reason "cascade-heavy scenes"                          # a new phase once a plan has run out
     python -m vision.training.accumulate export --out runs/candidate
     python -m vision.training.accumulate status
 
@@ -71,6 +73,43 @@ def scheduled_lr(epoch: float, plan_epochs: int, lr_max: float, lr_min: float) -
     """The campaign's cosine learning rate at ``epoch`` (clamped at the plan's end)."""
     t = min(max(epoch / max(plan_epochs, 1), 0.0), 1.0)
     return lr_min + (lr_max - lr_min) * (1 + math.cos(math.pi * t)) / 2
+
+
+def stage_lr(stage: dict[str, Any], epoch: float) -> float:
+    """The learning rate of a stage's current phase at campaign ``epoch``.
+
+    A phase (:func:`extend_plan`) starts its cosine at ``plan_start``; the first one at 0.
+
+    >>> round(stage_lr({"plan_start": 60, "plan_epochs": 80, "lr_max": 0.01, "lr_min": 0.001}, 60), 4)
+    0.01
+    """
+    start = int(stage.get("plan_start", 0))
+    return scheduled_lr(epoch - start, int(stage["plan_epochs"]) - start, float(stage["lr_max"]),
+                        float(stage["lr_min"]))
+
+
+def extend_plan(stage: str, epochs: int, lr_max: float, lr_min: float, reason: str,
+                folder: Path = RESUME_DIR) -> dict[str, Any]:
+    """Give ``stage`` a new cosine phase of ``epochs`` more epochs, starting where it stands.
+
+    Why: a plan that has run its course ends at its lowest rate, so a campaign that goes on
+    with new data (say, scenes of the cards a report still misses) needs a warm restart from
+    the same weights, not a new ``init``. The old phase is kept under ``phases`` with the
+    ``reason`` for the new one.
+    """
+    if stage not in STAGES:
+        raise TrainError(f"no stage {stage!r}; choose one of {', '.join(STAGES)}")
+    if epochs < 1 or not 0 < lr_min <= lr_max:
+        raise TrainError(f"a phase needs 1 or more epochs and 0 < lr_min <= lr_max, not {epochs}, {lr_min}, {lr_max}")
+    state = read_state(folder)
+    st = state[stage]
+    done = int(st["epochs_done"])
+    st.setdefault("phases", []).append({k: st[k] for k in ("plan_epochs", "lr_max", "lr_min")}
+                                       | {"plan_start": int(st.get("plan_start", 0)), "ended_at": done,
+                                          "next_because": reason})
+    st.update({"plan_start": done, "plan_epochs": done + epochs, "lr_max": lr_max, "lr_min": lr_min})
+    write_state(state, folder)
+    return state
 
 
 def read_state(folder: Path = RESUME_DIR) -> dict[str, Any]:
@@ -298,8 +337,7 @@ def continue_detector(data: Path, epochs: int, *, imgsz: int = 320, batch: int =
     state = read_state(folder)
     st = state["detector"]
     e0 = st["epochs_done"]
-    lr0 = scheduled_lr(e0, st["plan_epochs"], st["lr_max"], st["lr_min"])
-    lr1 = scheduled_lr(e0 + epochs, st["plan_epochs"], st["lr_max"], st["lr_min"])
+    lr0, lr1 = stage_lr(st, e0), stage_lr(st, e0 + epochs)
     _, YOLO = _ultralytics()
     start = ultralytics_checkpoint(load_detector(folder), project / "start.pt")
     yolo = YOLO(str(start))
@@ -344,7 +382,7 @@ def continue_classifier(data: Sequence[Path], epochs: int, *, decks: str | None 
     state = read_state(folder)
     st = state["classifier"]
     e0 = st["epochs_done"]
-    lr = scheduled_lr(e0, st["plan_epochs"], st["lr_max"], st["lr_min"])
+    lr = stage_lr(st, e0)
     start = classifier_checkpoint(load_classifier(folder), out / "start.pt")
     t0 = time.time()
     best = train_classifier(list(data), epochs=epochs, copies=copies, out=out, weights=start, lr=lr,

@@ -3,6 +3,8 @@
     tiplu accumulate init [--from models]          a resume point from the shipped ONNX models
     tiplu accumulate loop --detector-data D.yaml --classifier-data data/real data/synth
         [--extra-crops runs/stage1_crops.npz]      also crops of stage 1's own boxes (tiplu train stage1-crops)
+    tiplu accumulate extend detector --epochs 20 --lr-max 0.002 --lr-min 0.0001 --reason WHY
+                                                   a new cosine phase once a stage's plan has run out
     tiplu accumulate export --out runs/candidate   ONNX files from the resume point
     tiplu accumulate status
 
@@ -16,13 +18,13 @@ import argparse
 from pathlib import Path
 
 from vision.training.accumulate import (RESUME_DIR, STAGES, campaign, continue_classifier, continue_detector,
-                                        export_resume_point, init_from_onnx, read_state)
+                                        export_resume_point, extend_plan, init_from_onnx, read_state)
 from vision.training.train import TrainError
 from web.cli._common import ExitCode, Streams
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Steps: init, detector, classifier, loop, export, status."""
+    """Steps: init, detector, classifier, loop, extend, export, status."""
     sub = parser.add_subparsers(dest="step", required=True)
     init = sub.add_parser("init", help="start a campaign from an ONNX model folder")
     init.add_argument("--from", dest="models", type=Path, default=Path("models"))
@@ -57,10 +59,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         p.add_argument("--extra-crops", type=Path, nargs="+", default=[], metavar="FILE",
                        help="crops of stage 1's own boxes (tiplu train stage1-crops) added to every classifier epoch")
         p.add_argument("--extra-copies", type=int, default=1, help="augmented copies of each extra crop per epoch")
+    ext = sub.add_parser("extend", help="a new cosine phase for a stage whose plan has run out (warm restart)")
+    ext.add_argument("stage", choices=STAGES)
+    ext.add_argument("--epochs", type=int, required=True, help="epochs in the new phase")
+    ext.add_argument("--lr-max", type=float, required=True, help="learning rate at the phase's start")
+    ext.add_argument("--lr-min", type=float, required=True, help="learning rate at its end")
+    ext.add_argument("--reason", required=True, help="why (kept in state.json)")
     exp = sub.add_parser("export", help="write ONNX files from the resume point")
     exp.add_argument("--out", type=Path, required=True)
     sub.add_parser("status", help="print state.json")
-    for p in (init, det, cls, loop, exp):
+    for p in (init, det, cls, loop, ext, exp):
         p.add_argument("--resume-dir", type=Path, default=RESUME_DIR)
     parser.set_defaults(resume_dir=RESUME_DIR)
 
@@ -84,6 +92,8 @@ def run(args: argparse.Namespace, io: Streams) -> int:
             campaign(args.detector_data, args.classifier_data, args.rounds, folder=args.resume_dir,
                      decks=None if args.decks == "none" else args.decks, max_images=args.max_images,
                      imgsz=args.imgsz, extra_crops=args.extra_crops, extra_copies=args.extra_copies)
+        elif args.step == "extend":
+            extend_plan(args.stage, args.epochs, args.lr_max, args.lr_min, args.reason, args.resume_dir)
         elif args.step == "export":
             for p in export_resume_point(args.out, args.resume_dir):
                 io.stdout.write(f"wrote {p}\n")
