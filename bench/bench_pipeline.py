@@ -49,6 +49,8 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--threads", type=int, default=None, help="ONNX Runtime threads (default: all cores)")
     ap.add_argument("--nms", type=int, default=0, metavar="N", help="run the NMS study on N scenes per layout")
+    ap.add_argument("--baseline", type=Path, default=None, metavar="DIR",
+                    help="also time another model folder's detect (e.g. the last shipped model) in this run")
     args = ap.parse_args()
     if args.nms:
         return nms_study(args.nms)
@@ -120,7 +122,28 @@ def main() -> int:
     print(f"{'total (laid-melds route)':<28}{total_model:>15.2f}{total_truth:>15.2f}")
     print(f"{'cards found':<28}{rows['cards found'][0]:>15d}{rows['cards found'][1]:>15d}")
     print("target: < 300 ms per photo on a 2-core machine; 'true corners' uses the model's detect time")
+    compare_detect(detector, image, detect_ms, args.baseline, args.runs, args.threads)
     return 0
+
+
+def compare_detect(detector: Any, image: Any, detect_ms: float, baseline: Path | None, runs: int,
+                   threads: int | None) -> None:
+    """Detect time against baselines timed in the same run: the same model cutting upright crops
+    only (what ``crop_turns`` costs), and ``baseline`` (another model folder) when given."""
+    import dataclasses
+
+    from vision.detector import CardDetector
+
+    upright = CardDetector(threads=threads)
+    upright.info = dataclasses.replace(upright.info, crop_turns=(0.0,))
+    rows = [("upright crops only", upright)]
+    if baseline is not None:
+        rows.append((f"baseline {baseline}", CardDetector(baseline, threads=threads)))
+    print(f"detect, shipped (crop_turns {list(detector.info.crop_turns)}): {detect_ms:.1f} ms, "
+          f"{len(detector.detect(image, 0.25))} corners")
+    for name, other in rows:
+        ms, found = _median_ms(lambda: other.detect(image, 0.25), runs)
+        print(f"detect, {name}: {ms:.1f} ms, {len(found)} corners; shipped / this = {detect_ms / ms:.2f}")
 
 
 def nms_study(per_layout: int) -> int:

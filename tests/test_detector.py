@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from scorer import CLASS_NAMES
-from vision.detector import (BACKENDS, CardDetector, Corner, ModelError, box_iou, crop_corner, letterbox, load_detector,
-                             nms)
+from vision.detector import (BACKENDS, CROP_TURNS, CardDetector, Corner, ModelError, box_iou, crop_corner, letterbox,
+                             load_detector, nms, turned_crop)
 from vision.pipeline import read_photo
 from vision.training.dataset import Box, iter_samples, map_class_name, parse_label_line, split_bursts
 from vision.training.evaluate import ap_101, card_set_scores, evaluate, mean_average_precision
@@ -108,6 +108,66 @@ def test_letterbox_and_nms() -> None:
 def test_crop_is_portrait_classifier_input(box: tuple[float, ...], shape: tuple[int, ...]) -> None:
     img = np.random.default_rng(0).integers(0, 255, (100, 120, 3), np.uint8)
     assert crop_corner(img, box).shape == shape
+
+
+def _likeness(a: np.ndarray, b: np.ndarray) -> float:
+    """Normalised cross-correlation of two crops (1: the same picture)."""
+    x, y = a.astype(float).ravel(), b.astype(float).ravel()
+    x, y = x - x.mean(), y - y.mean()
+    return float(x @ y / np.sqrt((x @ x) * (y @ y)))
+
+
+@pytest.mark.parametrize("turn", [30, 45, -45, 60])
+def test_a_turned_crop_sets_a_turned_index_upright(turn: int) -> None:
+    """A real corner turned ``turn`` degrees (clockwise in the picture) and boxed axis-aligned, as
+    stage 1 boxes it, comes back upright from ``turned_crop(..., turn)``; the plain crop does not."""
+    [sample] = [s for s in iter_samples(REAL) if s.image.name.startswith("IMG_7785_")]
+    img = cv2.imread(str(sample.image))
+    h, w = img.shape[:2]
+    x1, y1, x2, y2 = (sample.boxes[0].x1 * w, sample.boxes[0].y1 * h, sample.boxes[0].x2 * w, sample.boxes[0].y2 * h)
+    m = cv2.getRotationMatrix2D((w / 2, h / 2), -turn, 1.0)
+    turned = cv2.warpAffine(img, m, (w, h))
+    points = np.array([[x1, y1, 1], [x2, y1, 1], [x2, y2, 1], [x1, y2, 1]]) @ m.T
+    box = (*points.min(0), *points.max(0))
+    upright = crop_corner(img, (x1, y1, x2, y2))
+    assert _likeness(turned_crop(turned, box, turn), upright) > 0.9
+    assert _likeness(crop_corner(turned, box), upright) < 0.6
+    assert turned_crop(turned, box, 0).tobytes() == crop_corner(turned, box).tobytes()
+
+
+def test_only_squarish_boxes_are_read_turned(detector: CardDetector) -> None:
+    """Upright and sideways indices (boxes of about 1:1.6) read exactly as with upright crops only;
+    the same index turned 45 degrees (a squarish box) reads as its card again, and surer."""
+    import dataclasses
+    [sample] = [s for s in iter_samples(REAL) if s.image.name.startswith("IMG_7785_")]
+    img = cv2.imread(str(sample.image))
+    h, w = img.shape[:2]
+    b = sample.boxes[0]
+    box = np.array([[b.x1 * w, b.y1 * h, b.x2 * w, b.y2 * h]], np.float32)
+    upright_only = dataclasses.replace(detector.info, crop_turns=(0.0,))
+    plain = CardDetector()
+    plain.info = upright_only
+    assert np.array_equal(detector.classify(img, box), plain.classify(img, box))
+    m = cv2.getRotationMatrix2D((w / 2, h / 2), -45, 1.0)
+    turned = cv2.warpAffine(img, m, (w, h))
+    points = np.array([[box[0, 0], box[0, 1], 1], [box[0, 2], box[0, 1], 1], [box[0, 2], box[0, 3], 1],
+                       [box[0, 0], box[0, 3], 1]]) @ m.T
+    diagonal = np.array([[*points.min(0), *points.max(0)]], np.float32)
+    ours, before = detector.classify(turned, diagonal)[0], plain.classify(turned, diagonal)[0]
+    card = detector.classes.index(b.name)
+    assert ours.argmax() == card and ours[card] > before[card]
+
+
+def test_crop_turns_come_from_model_json(tmp_path: Path) -> None:
+    """The shipped model cuts each box at every turn of ``CROP_TURNS``; a ``model.json`` without the
+    key (an older model, an older enrolled deck) cuts upright only, as it was measured."""
+    assert CardDetector().info.crop_turns == CROP_TURNS
+    for name in ("corners.onnx", "corner_classifier.onnx", "classes.txt"):
+        (tmp_path / name).symlink_to(ROOT / "models" / name)
+    info = json.loads((ROOT / "models" / "model.json").read_text())
+    del info["crop_turns"]
+    (tmp_path / "model.json").write_text(json.dumps(info))
+    assert CardDetector(tmp_path).info.crop_turns == (0.0,)
 
 
 def test_map_metrics_on_known_cases() -> None:

@@ -34,7 +34,8 @@ import cv2
 import numpy as np
 
 from scorer import CLASS_NAMES
-from vision.detector import (CLASSIFIER_FILE, CROP_H, CROP_MARGIN, CROP_W, DETECTOR_FILE, NMS_IOU, SCALE_SPLIT,
+from vision.detector import (CLASSIFIER_FILE, CROP_H, CROP_MARGIN, CROP_TURNS, CROP_W, DETECTOR_FILE, NMS_IOU,
+                             SCALE_SPLIT,
                              box_iou, crop_corner)
 from vision.training.dataset import Sample, iter_samples, read_sample
 from vision.training.decks import Deck, load_decks
@@ -465,8 +466,8 @@ def export_models(detector: Path, classifier: Path | None, out: Path = Path("mod
     (out / "classes.txt").write_text("\n".join(CLASS_NAMES) + "\n")
     info = {"format": "tiplu-corners-v1", "stages": 2 if classifier is not None else 1, "imgsz": imgsz,
             "max_imgsz": max_imgsz or 2 * imgsz, "scale_split": SCALE_SPLIT,
-            "crop_w": CROP_W, "crop_h": CROP_H, "crop_margin": CROP_MARGIN, "nms_iou": NMS_IOU,
-            "opset": OPSET, "classifier_outputs": list(CLASS_NAMES) + ["BACKGROUND"],
+            "crop_w": CROP_W, "crop_h": CROP_H, "crop_margin": CROP_MARGIN, "crop_turns": list(CROP_TURNS),
+            "nms_iou": NMS_IOU, "opset": OPSET, "classifier_outputs": list(CLASS_NAMES) + ["BACKGROUND"],
             "metrics": metrics or {}}
     (out / "model.json").write_text(json.dumps(info, indent=2) + "\n")
     written += [out / "classes.txt", out / "model.json"]
