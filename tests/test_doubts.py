@@ -102,6 +102,23 @@ def test_dublees_are_no_short_melds() -> None:
     assert layout_doubts(cards, [[0, 1], [2, 3]]) == []
 
 
+@pytest.mark.parametrize("names, groups, flagged", [
+    ("2D 2D 7S", [[0, 1], [2]], [(0, 1)]),                         # two copies alone: a tunnela's third missed?
+    ("2D 2D 7S 8S", [[0, 1], [2, 3]], [(0, 1)]),                   # no melds: only the copies are asked about
+    ("7H 7H 9C 9C 4S 4S", [[0, 1], [2, 3], [4, 5]], []),           # a dublee show
+    ("3S 4S 5S 2D 2D", [[0, 1, 2], [3, 4]], [(3, 4)]),             # copies beside a meld
+    ("3S 4S 5S 2D 9H", [[0, 1, 2], [3, 4]], [(3, 4)]),             # a meld of two
+])
+def test_two_copies_together_ask_for_the_third(names: str, groups: list[list[int]],
+                                               flagged: list[tuple[int, ...]]) -> None:
+    cards = [PhysicalCard(n, 0.9, (40.0 * i, 0.0, 40.0 * i + 30, 45.0), (i,)) for i, n in enumerate(names.split())]
+    doubts = layout_doubts(cards, groups)
+    assert [d.cards for d in doubts] == flagged and all(d.kind == SHORT_MELD for d in doubts)
+    for d in doubts:
+        same = cards[d.cards[0]].card == cards[d.cards[1]].card
+        assert ("a tunnela is three" in str(d.message)) == same
+
+
 def test_calibration_comes_from_model_json() -> None:
     shipped = Calibration.from_model_json(read_model_json(MODELS_DIR))
     detector = load_detector()

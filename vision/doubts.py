@@ -111,21 +111,37 @@ def copy_doubts(cards: Sequence[PhysicalCard], dropped: Sequence[PhysicalCard], 
 
 
 def layout_doubts(cards: Sequence[PhysicalCard], groups: Sequence[Sequence[int]]) -> list[Doubt]:
-    """Groups of two among melds of three or more: a card of that meld may be hidden or missed.
+    """Groups of two where three are expected: a card of that meld may be hidden or missed.
 
-    Only when the photo shows melds (a group of three or more) and not dublees (all pairs).
+    A group of two among melds of three or more (not on a photo of dublees, which shows
+    pairs only); and two copies of one card lying together when no other pair does: a
+    tunnela is three of one card, and stage 1 most often misses the middle index of
+    three copies cascaded (their indices lie closest). Two or more such pairs and nothing
+    longer are a dublee show, so nothing is flagged.
+
+    >>> cards = [PhysicalCard(n, 0.9, (10.0 * i, 0.0, 10.0 * i + 8, 12.0), (i,)) for i, n in enumerate("2D 2D 7S".split())]
+    >>> [d.message for d in layout_doubts(cards, [(0, 1), (2,)])]
+    ['2D 2D lie together: a tunnela is three of one card; is a third 2D hidden or missed here?']
     """
     sizes = [len(g) for g in groups]
-    if not any(n >= 3 for n in sizes):
+    melds = any(n >= 3 for n in sizes)
+    copies = [tuple(g) for g in groups if len(g) == 2 and cards[g[0]].card == cards[g[1]].card]
+    if not melds and len(copies) != 1:
         return []
     doubts = []
     for group in groups:
-        if len(group) == 2:
-            names = " ".join(cards[i].card for i in group)
-            doubts.append(Doubt(SHORT_MELD, tuple(group),
-                                Message(N_("%(cards)s lie together as a meld of two; a meld needs three: "
-                                           "is a card of it hidden or missed here?"), cards=names),
-                                box=union_box([cards[i].box for i in group])))
+        if len(group) != 2:
+            continue
+        names = " ".join(cards[i].card for i in group)
+        if tuple(group) in copies:
+            message = Message(N_("%(cards)s lie together: a tunnela is three of one card; is a third %(card)s "
+                                 "hidden or missed here?"), cards=names, card=cards[group[0]].card)
+        elif melds:
+            message = Message(N_("%(cards)s lie together as a meld of two; a meld needs three: "
+                                 "is a card of it hidden or missed here?"), cards=names)
+        else:
+            continue
+        doubts.append(Doubt(SHORT_MELD, tuple(group), message, box=union_box([cards[i].box for i in group])))
     return doubts
 
 
