@@ -275,13 +275,13 @@ def test_shipped_model_names_the_cards_in_real_photos(detector: CardDetector, st
 
 
 def test_a_bigger_photo_finds_the_same_cards(detector: CardDetector) -> None:
-    """The same photo at twice the size is read at 320 and 640 px (two passes) and still
-    finds every corner in the same place. The second pass may add a corner (it adds a
-    false QS here), so only the small photo's cards are required."""
+    """The same photo at twice the size is read at 320 and 960 px (two passes) and still
+    finds every corner in the same place. The second pass may add a corner, so only the
+    small photo's cards are required."""
     [sample] = [s for s in iter_samples(REAL) if s.image.name.startswith("IMG_7753_")]
     img = cv2.imread(str(sample.image))
     big = cv2.resize(img, (1280, 1280), interpolation=cv2.INTER_CUBIC)
-    assert detector.input_sizes(*big.shape[:2]) == (320, 640)
+    assert detector.input_sizes(*big.shape[:2]) == (320, 960)
     small, large = detector.detect(img), detector.detect(big)
     assert {c.card for c in large} >= {c.card for c in small} == {"10C", "QC", "2D"}
     for a in small:
@@ -290,15 +290,15 @@ def test_a_bigger_photo_finds_the_same_cards(detector: CardDetector) -> None:
 
 @pytest.mark.parametrize("height, width, fixed, expected", [
     (640, 640, None, (320,)),         # a close photo like the real dev set: corners are big already
-    (960, 1280, None, (320, 640)),    # a whole table: also at half the long side
-    (768, 1024, None, (320, 512)),
-    (3024, 4032, None, (320, 640)),   # a phone photo: capped at max_imgsz
+    (960, 1280, None, (320, 960)),    # a whole table: also at 3/4 of the long side
+    (768, 1024, None, (320, 768)),
+    (3024, 4032, None, (320, 960)),   # a phone photo: capped at max_imgsz
     (200, 300, None, (320,)),         # never below imgsz
     (960, 1280, 416, (416,)),         # --imgsz is the only size
 ])
 def test_input_sizes_follow_the_photo(height: int, width: int, fixed: int | None, expected: tuple[int, ...]) -> None:
     info = json.loads((ROOT / "models" / "model.json").read_text())
-    assert (info["imgsz"], info["max_imgsz"]) == (320, 640)
+    assert (info["imgsz"], info["max_imgsz"], info["big_share"]) == (320, 960, 0.75)
     assert CardDetector(imgsz=fixed).input_sizes(height, width) == expected
 
 

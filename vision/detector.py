@@ -9,8 +9,8 @@ The shipped model (``models/``, format ``tiplu-corners-v1``, :class:`CardDetecto
 two stages:
 
 1. ``corners.onnx``: a YOLO11n that boxes every corner index as one class, run on the
-   photo letterboxed to 320 px and, for a bigger photo, again to half its long side (at
-   most 640 px), so both a close card and a whole table at 1280 px are read at the
+   photo letterboxed to 320 px and, for a bigger photo, again at 3/4 of its long side (at
+   most 960 px), so both a close card and a whole table at 1280 px are read at the
    corner sizes it was trained on (:meth:`CardDetector.input_sizes`).
 2. ``corner_classifier.onnx``: a small CNN that names the card (53 classes + "not a
    corner") from a 32x48 crop of each box, cut from the full-resolution photo.
@@ -53,6 +53,9 @@ CROP_MARGIN = 0.15
 INDEX_ASPECT = 1.6
 NMS_IOU = 0.6
 SCALE_SPLIT = 64.0
+#: A newly exported model's big pass reads a big photo at this share of its long side
+#: (``model.json``'s ``"big_share"``; without the key, half, as v0.2-v0.4 were measured first).
+BIG_SHARE = 0.75
 #: Boxes squarer than this (long side over short) may hold an index lying diagonally (1:1.6 upright, 1:1 at 45
 #: degrees, about 1:1.13 at 30): only they are also cut at ``crop_turns``.
 TURN_BELOW_ASPECT = 1.35
@@ -119,6 +122,8 @@ class ModelInfo:
     imgsz: int = 320
     max_imgsz: int = 320
     scale_split: float = SCALE_SPLIT
+    #: The big pass reads the photo at this share of its long side (at most ``max_imgsz``).
+    big_share: float = 0.5
     crop_w: int = CROP_W
     crop_h: int = CROP_H
     crop_margin: float = CROP_MARGIN
@@ -285,6 +290,7 @@ def _read_info(folder: Path) -> ModelInfo:
                      crop_margin=float(info.get("crop_margin", CROP_MARGIN)),
                      nms_iou=float(info.get("nms_iou", NMS_IOU)),
                      scale_split=float(info.get("scale_split", SCALE_SPLIT)), classes=classes,
+                     big_share=float(info.get("big_share", 0.5)),
                      crop_turns=tuple(float(t) for t in info.get("crop_turns", (0.0,))) or (0.0,))
 
 
@@ -331,40 +337,44 @@ class CardDetector:
         self.tta = tta
 
     def input_sizes(self, height: int, width: int) -> tuple[int, ...]:
-        """The detector input sizes for a photo: ``imgsz``, and half the photo's long side.
+        """The detector input sizes for a photo: ``imgsz``, and a bigger pass for a big photo.
 
         Stage 1 was trained on corner indices about 10-70 px tall at its input, so one size
         cannot serve both a close photo of one card (huge corners) and a whole table at
         1280 px (small ones): the photo is read at ``imgsz`` of ``model.json`` and, when
-        half its long side is bigger, again at that size (a multiple of 32, at most
-        ``max_imgsz``); :meth:`_stage1` takes each corner from one of the two passes. An
-        ``imgsz`` given to the constructor (``--imgsz``) is the only size.
+        half its long side is bigger, again at ``big_share`` of its long side (a multiple
+        of 32, at most ``max_imgsz``); :meth:`_stage1` takes each corner from one of the two
+        passes. An ``imgsz`` given to the constructor (``--imgsz``) is the only size.
 
         >>> det = CardDetector()
-        >>> det.input_sizes(640, 640), det.input_sizes(960, 1280)
-        ((320,), (320, 640))
+        >>> det.input_sizes(640, 640), det.input_sizes(960, 1280), det.input_sizes(768, 1024)
+        ((320,), (320, 960), (320, 768))
         """
         if self.imgsz:
             return (self.imgsz,)
-        half = min(32 * round(max(height, width) / 64), self.info.max_imgsz)
-        return (self.info.imgsz, half) if half > self.info.imgsz else (self.info.imgsz,)
+        long_side = max(height, width)
+        if min(32 * round(long_side / 64), self.info.max_imgsz) <= self.info.imgsz:
+            return (self.info.imgsz,)
+        return (self.info.imgsz, min(32 * round(long_side * self.info.big_share / 32), self.info.max_imgsz))
 
     def _stage1(self, image_bgr: np.ndarray, conf: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Boxes (photo pixels), best score and best class (or 0 when class-agnostic), all sizes.
 
         With two sizes each corner is taken from one pass only, by its size: a box under
-        ``scale_split`` px (long side, at the big input) from the big pass, a bigger one from
-        the small pass. Both passes see most corners, and their boxes differ too much for
-        NMS to merge them, so keeping both would count one corner twice.
+        ``scale_split`` px (long side, at a big input of twice ``imgsz``, and in proportion
+        at a bigger one) from the big pass, a bigger one from the small pass. Both passes
+        see most corners, and their boxes differ too much for NMS to merge them, so keeping
+        both would count one corner twice.
         """
         h, w = image_bgr.shape[:2]
         sizes = self.input_sizes(h, w)
         found = [self._stage1_at(image_bgr, conf, size) for size in sizes]
         if len(found) > 1:
             big = sizes[-1] / max(h, w)  # photo px -> big-input px
+            split = self.info.scale_split * max(1.0, sizes[-1] / (2 * self.info.imgsz))
             for k, (boxes, scores, cls) in enumerate(found):
                 side = np.maximum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]) * big
-                keep = side >= self.info.scale_split if k == 0 else side < self.info.scale_split
+                keep = side >= split if k == 0 else side < split
                 found[k] = (boxes[keep], scores[keep], cls[keep])
         boxes, scores, cls = (np.concatenate(parts) for parts in zip(*found))
         return boxes, scores, cls

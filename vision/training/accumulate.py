@@ -428,15 +428,15 @@ def campaign(detector_data: Path | None, classifier_data: Sequence[Path], rounds
 
 
 def export_resume_point(out: Path, folder: Path = RESUME_DIR, work: Path = Path("runs/accumulate")) -> list[Path]:
-    """ONNX model folder from the resume point (same sizes as the model it started from)."""
+    """ONNX model folder from the resume point (the input size of the model it started from, the
+    export's default big pass: :func:`~vision.training.train.export_models`)."""
     state = read_state(folder)
     det = ultralytics_checkpoint(load_detector(folder), work / "export_detector.pt")
     cls = classifier_checkpoint(load_classifier(folder), work / "export_classifier.pt")
     sizes = state.get("model_json", {})
     metrics = {"version": "campaign", "detector_epochs": state["detector"]["epochs_done"],
                "classifier_epochs": state["classifier"]["epochs_done"]}
-    return export_models(det, cls, out, imgsz=int(sizes.get("imgsz", 320)), metrics=metrics,
-                         max_imgsz=sizes.get("max_imgsz"))
+    return export_models(det, cls, out, imgsz=int(sizes.get("imgsz", 320)), metrics=metrics)
 
 
 if __name__ == "__main__":

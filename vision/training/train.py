@@ -34,7 +34,7 @@ import cv2
 import numpy as np
 
 from scorer import CLASS_NAMES
-from vision.detector import (CLASSIFIER_FILE, CROP_H, CROP_MARGIN, CROP_TURNS, CROP_W, DETECTOR_FILE, NMS_IOU,
+from vision.detector import (BIG_SHARE, CLASSIFIER_FILE, CROP_H, CROP_MARGIN, CROP_TURNS, CROP_W, DETECTOR_FILE, NMS_IOU,
                              SCALE_SPLIT,
                              box_iou, crop_corner)
 from vision.training.dataset import Sample, iter_samples, read_sample
@@ -440,7 +440,8 @@ def export_models(detector: Path, classifier: Path | None, out: Path = Path("mod
 
     The detector is exported with a dynamic input size (so the app may run it at 320, 416
     or 640 px), opset 17, which ONNX Runtime >= 1.14 runs; no torch is needed afterwards.
-    ``imgsz`` and ``max_imgsz`` (default twice ``imgsz``) bound the per-photo input size
+    ``imgsz`` and ``max_imgsz`` (default three times ``imgsz``) bound the per-photo input size,
+    and the big pass reads a big photo at :data:`~vision.detector.BIG_SHARE` of its long side
     (:meth:`vision.detector.CardDetector.input_sizes`).
     """
     _, YOLO = _ultralytics()
@@ -465,7 +466,7 @@ def export_models(detector: Path, classifier: Path | None, out: Path = Path("mod
         written.append(export_classifier(net, out / CLASSIFIER_FILE))
     (out / "classes.txt").write_text("\n".join(CLASS_NAMES) + "\n")
     info = {"format": "tiplu-corners-v1", "stages": 2 if classifier is not None else 1, "imgsz": imgsz,
-            "max_imgsz": max_imgsz or 2 * imgsz, "scale_split": SCALE_SPLIT,
+            "max_imgsz": max_imgsz or 3 * imgsz, "scale_split": SCALE_SPLIT, "big_share": BIG_SHARE,
             "crop_w": CROP_W, "crop_h": CROP_H, "crop_margin": CROP_MARGIN, "crop_turns": list(CROP_TURNS),
             "nms_iou": NMS_IOU, "opset": OPSET, "classifier_outputs": list(CLASS_NAMES) + ["BACKGROUND"],
             "metrics": metrics or {}}

@@ -67,7 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     exp.add_argument("--classifier", type=Path, default=None, help="stage-2 best.pt")
     exp.add_argument("--imgsz", type=int, default=320, help="smallest inference size, recorded in model.json")
     exp.add_argument("--max-imgsz", type=int, default=None,
-                     help="largest inference size for big photos (default twice --imgsz)")
+                     help="largest inference size for big photos (default three times --imgsz)")
     exp.add_argument("--out", type=Path, default=Path("models"))
     imp = sub.add_parser("import-real", help="copy real photos into train/val with a burst-wise split")
     imp.add_argument("src", type=Path)
