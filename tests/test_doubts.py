@@ -103,7 +103,8 @@ def test_dublees_are_no_short_melds() -> None:
 
 
 @pytest.mark.parametrize("names, groups, flagged", [
-    ("2D 2D 7S", [[0, 1], [2]], [(0, 1)]),                         # two copies alone: a tunnela's third missed?
+    ("2D 2D 7S", [[0, 1], [2]], [(0, 1)]),                         # two copies together: a tunnela's third missed?
+    ("2D 2D", [[0, 1]], []),                                       # a photo of a pair
     ("2D 2D 7S 8S", [[0, 1], [2, 3]], [(0, 1)]),                   # no melds: only the copies are asked about
     ("7H 7H 9C 9C 4S 4S", [[0, 1], [2, 3], [4, 5]], []),           # a dublee show
     ("3S 4S 5S 2D 2D", [[0, 1, 2], [3, 4]], [(3, 4)]),             # copies beside a meld

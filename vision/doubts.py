@@ -117,7 +117,8 @@ def layout_doubts(cards: Sequence[PhysicalCard], groups: Sequence[Sequence[int]]
     pairs only); and two copies of one card lying together when no other pair does: a
     tunnela is three of one card, and stage 1 most often misses the middle index of
     three copies cascaded (their indices lie closest). Two or more such pairs and nothing
-    longer are a dublee show, so nothing is flagged.
+    longer are a dublee show, and a photo of just the two copies shows a pair, so nothing
+    is flagged.
 
     >>> cards = [PhysicalCard(n, 0.9, (10.0 * i, 0.0, 10.0 * i + 8, 12.0), (i,)) for i, n in enumerate("2D 2D 7S".split())]
     >>> [d.message for d in layout_doubts(cards, [(0, 1), (2,)])]
@@ -126,7 +127,7 @@ def layout_doubts(cards: Sequence[PhysicalCard], groups: Sequence[Sequence[int]]
     sizes = [len(g) for g in groups]
     melds = any(n >= 3 for n in sizes)
     copies = [tuple(g) for g in groups if len(g) == 2 and cards[g[0]].card == cards[g[1]].card]
-    if not melds and len(copies) != 1:
+    if not melds and (len(copies) != 1 or len(cards) <= 2):
         return []
     doubts = []
     for group in groups:
