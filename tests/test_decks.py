@@ -532,3 +532,33 @@ def test_an_unexpected_failure_is_worded_too(client: FlaskClient, app: Flask) ->
                                                   "on device (the server's log has the details); try again")
     assert status_in(client, "ne")["message"] == ("सामान्य + सच्याइ सिक्न रोकियो: OSError: No space left on device "
                                                   "(विवरण सर्भरको लगमा छ); फेरि प्रयास गर्नुहोस्")
+
+
+def test_corrections_go_to_the_deck_that_read_the_photo(client: FlaskClient, app: Flask, db_path: Path,
+                                                        make_session: Callable[..., int]) -> None:
+    """The table switches decks between the photos and the save: each photo's taps still teach
+    the deck whose model read it, not the one the session uses at save time."""
+    copied_deck(app)
+    sid = make_session(deck="grandma")
+    by_grandma = upload_photo(client, sid)
+    assert client.patch(f"/api/sessions/{sid}", json={"deck": None}).get_json()["deck"] is None
+    by_standard = upload_photo(client, sid)
+    stored = dict(sqlite3.connect(db_path).execute("SELECT id, read_with FROM photos").fetchall())
+    assert stored == {by_grandma["photo"]["id"]: "grandma", by_standard["photo"]["id"]: ""}
+    assert client.post(f"/sessions/{sid}/verify", data=verify_form(by_grandma, [[0, "KS"]])).status_code == 200
+    assert client.patch(f"/api/sessions/{sid}", json={"deck": "grandma"}).get_json()["deck"] == "grandma"
+    assert client.post(f"/sessions/{sid}/verify", data=verify_form(by_standard, [[1, "QS"]])).status_code == 200
+    kept = {(r[0], r[2]) for r in correction_rows(db_path)}
+    assert kept == {(by_grandma["photo"]["id"], "grandma"), (by_standard["photo"]["id"], None)}
+
+
+def test_photos_kept_before_the_reading_deck_was_recorded_use_the_sessions_deck(
+        client: FlaskClient, app: Flask, db_path: Path, make_session: Callable[..., int]) -> None:
+    copied_deck(app)
+    sid = make_session(deck="grandma")
+    photo = upload_photo(client, sid)
+    ledger = sqlite3.connect(db_path)
+    ledger.execute("UPDATE photos SET read_with = NULL")
+    ledger.commit()
+    assert client.post(f"/sessions/{sid}/verify", data=verify_form(photo, [[0, "KS"]])).status_code == 200
+    assert {r[2] for r in correction_rows(db_path)} == {"grandma"}

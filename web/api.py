@@ -216,12 +216,14 @@ def read_and_keep(session_id: int, deck: str | None,
     """
     target = payloads.photo_target(request.form)
     model_path, notice = decks.model_for(deck)
+    read_with = decks.deck_in_use(deck) or ""
     photo_id = photos.new_photo_id()
     with photos.photo_slot():
         image = take()
         reading = read_photo(image, f"{photo_id}.jpg", model_path)
         photo = photos.store_photo(get_db(), photos.photo_folder(), image, session_id=session_id,
-                                   purpose=target.purpose, seat=target.seat, reading=reading, photo_id=photo_id)
+                                   purpose=target.purpose, seat=target.seat, reading=reading, photo_id=photo_id,
+                                   read_with=read_with)
     return photo, reading, notice
 
 

@@ -112,13 +112,15 @@ def keep_corrections(db: sqlite_utils.Database, folder: Path, session_id: int, d
     Call it inside :func:`saved_with` (``written`` is its list). Photos of other
     sessions, positions outside a photo's reading and cards already kept are skipped:
     a form cannot write into another table's photos, and saving twice keeps a card once.
+    Each crop is kept for the deck that read its photo (``photos.read_with``); ``deck``
+    stands in for photos kept before that was recorded.
     """
     from web.ledger import now
 
     kept = 0
     images: dict[str, Any] = {}
     for correction in corrections:
-        row = db.execute("SELECT reading FROM photos WHERE id = ? AND session_id = ?",
+        row = db.execute("SELECT reading, read_with FROM photos WHERE id = ? AND session_id = ?",
                          [correction.photo_id, int(session_id)]).fetchone()
         if row is None or db.execute("SELECT 1 FROM corrections WHERE photo_id = ? AND position = ?",
                                      [correction.photo_id, correction.position]).fetchone():
@@ -147,7 +149,8 @@ def keep_corrections(db: sqlite_utils.Database, folder: Path, session_id: int, d
                 temporary.write_bytes(png.tobytes())
                 db.execute("INSERT INTO corrections(photo_id, position, deck, card, read, file, created_at) "
                            "VALUES (?,?,?,?,?,?,?)",
-                           [correction.photo_id, correction.position, deck, correction.card, read,
+                           [correction.photo_id, correction.position, deck if row[1] is None else row[1] or None,
+                            correction.card, read,
                             final.relative_to(folder).as_posix(), now()])
                 os.replace(temporary, final)
             finally:
@@ -159,12 +162,12 @@ def keep_corrections(db: sqlite_utils.Database, folder: Path, session_id: int, d
 
 def keep_review(db: sqlite_utils.Database, session: Mapping[str, Any], taps: Sequence[Correction],
                 written: list[Path]) -> int:
-    """Keep a photo review's taps for the deck that reads the session's photos; returns the crops kept.
+    """Keep a photo review's taps for the deck that read each photo; returns the crops kept.
 
     The one way a review's taps are kept, whether the review ended in a saved round or a
-    checked hand: call it inside :func:`saved_with` (``written`` is its list). A deck that
-    is gone from the server counts as the standard one, which read the photos instead
-    (:func:`web.decks.deck_in_use`).
+    checked hand: call it inside :func:`saved_with` (``written`` is its list). Photos kept
+    before the reading deck was recorded go to the deck the session reads with now (a deck
+    gone from the server counts as the standard one, :func:`web.decks.deck_in_use`).
     """
     from web.decks import deck_in_use
     from web.photos import photo_folder

@@ -213,6 +213,17 @@ def m008_corrections(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX corrections_deck ON corrections(deck, id)")
 
 
+@migrations()
+def m009_photo_read_with(db: sqlite_utils.Database) -> None:
+    """The deck that read each photo: an enrolled deck's folder name, '' for the standard model.
+
+    A review's corrections are kept for that deck, even when the session's deck changed
+    between the photo and the save. Photos kept before keep NULL: their corrections go to
+    the session's deck at save time, as before.
+    """
+    db.execute("ALTER TABLE photos ADD COLUMN read_with TEXT")
+
+
 def connect(path: str | os.PathLike[str]) -> sqlite_utils.Database:
     """Open the file with the ledger's pragmas, without migrating it."""
     conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)

@@ -192,7 +192,7 @@ def new_photo_id() -> str:
 
 def store_photo(db: sqlite_utils.Database, folder: Path, image: np.ndarray, *, session_id: int,
                 purpose: str = "hand", seat: int | None = None, reading: Mapping[str, Any] | None = None,
-                photo_id: str | None = None) -> StoredPhoto:
+                photo_id: str | None = None, read_with: str | None = None) -> StoredPhoto:
     """Write ``image`` as ``<id>.jpg`` in ``folder`` and link it to the session, as one unit of work.
 
     The JPEG is re-encoded from pixels, so nothing of the uploaded file (name,
@@ -200,7 +200,8 @@ def store_photo(db: sqlite_utils.Database, folder: Path, image: np.ndarray, *, s
     the file renamed into place inside the same transaction; if anything fails, both
     files are removed and the row rolled back, so a failed request leaves nothing
     on disk. Only a crash between the rename and the commit can leave a file without
-    a row, which ``tiplu check-ledger --repair`` removes.
+    a row, which ``tiplu check-ledger --repair`` removes. ``read_with`` names the deck
+    whose model read ``reading`` ('' for the standard one).
     """
     purpose = _check_purpose(purpose)
     ok, encoded = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
@@ -216,9 +217,9 @@ def store_photo(db: sqlite_utils.Database, folder: Path, image: np.ndarray, *, s
         del encoded
         with write(db):
             db.execute("INSERT INTO photos(id, session_id, round_id, seat, purpose, width, height, reading, "
-                       "created_at) VALUES (?,?,?,?,?,?,?,?,?)",
+                       "created_at, read_with) VALUES (?,?,?,?,?,?,?,?,?,?)",
                        [photo.id, photo.session_id, None, seat, purpose, photo.width, photo.height,
-                        json.dumps(reading) if reading is not None else None, now()])
+                        json.dumps(reading) if reading is not None else None, now(), read_with])
             os.replace(temporary, final)
     except BaseException:
         temporary.unlink(missing_ok=True)
