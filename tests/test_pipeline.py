@@ -426,3 +426,21 @@ def test_read_photo_api_on_a_sample() -> None:
     assert list(data) == ["image", "cards", "corners", "groups", "doubts"]
     assert set(reading.timings) == {"detect_ms", "pair_ms", "group_ms"}
     assert all(isinstance(c, PhysicalCard) for c in reading.cards)
+
+
+@pytest.mark.parametrize("names_the_other, cards", [(True, 3), (False, 4)])
+def test_a_card_read_two_ways_is_one_doubtful_card(names_the_other: bool, cards: int) -> None:
+    """One index of a card read as another suit (as a light-on-dark deck's gold ink invites): joined
+    to its partner when one names the other, the card marked uncertain with the other name offered."""
+    shot = render_scene(np.random.default_rng(9), "maal_spread", size=(900, 600), decks=list(decks()),
+                        cards=["AS", "7H", "KC"], effects=False)
+    corners = [Corner(b["name"], 0.8, tuple(b["bbox"])) for b in shot.geometry["boxes"]]
+    assert len(corners) == 6 and pair_corners(corners, shot.image).counts() == {"AS": 1, "7H": 1, "KC": 1}
+    k = next(i for i, c in enumerate(corners) if c.card == "AS")
+    corners[k] = Corner("AD", 0.7, corners[k].box, (("AS", 0.3),) if names_the_other else ())
+    found = pair_corners(corners, shot.image)
+    assert len(found.cards) == cards
+    if names_the_other:
+        [ace] = [c for c in found.cards if c.card.startswith("A")]
+        assert ace.uncertain and len(ace.corners) == 2
+        assert {ace.card, ace.alternatives[0][0]} == {"AS", "AD"}
