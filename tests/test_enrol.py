@@ -115,7 +115,7 @@ def test_the_enrolled_folder_is_a_model_the_detector_and_the_cli_load(enrolled: 
     out, summary, _ = enrolled
     info = json.loads((out / INFO_FILE).read_text())
     assert info["format"] == "tiplu-corners-v1" and info["enrolled"]["design"] == "grandma"
-    assert info["enrolled"]["crops"] == summary["crops"] and info["enrolled"]["base_version"] == "0.4"
+    assert info["enrolled"]["crops"] == summary["crops"] and info["enrolled"]["base_version"] == "0.5"
     assert (out / "corners.onnx").read_bytes() == (MODELS_DIR / "corners.onnx").read_bytes()
     detector = load_detector(out)
     assert isinstance(detector, CardDetector)

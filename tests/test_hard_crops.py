@@ -101,7 +101,7 @@ def test_a_fixed_seed_gives_identical_files(tmp_path: Path) -> None:
     assert found.crops.dtype == np.uint8 and found.crops.shape[1:] == (48, 32, 3)
     assert found.labels.dtype == np.int64 and set(found.labels.tolist()) <= set(range(len(CLASS_NAMES) + 1))
     summary = found.summary
-    assert summary["photos"] == 2 * 6 and summary["model_version"] == "0.4"
+    assert summary["photos"] == 2 * 6 and summary["model_version"] == "0.5"
     assert summary["matched"] + summary["background"] == len(found.labels) and summary["background"] > 0
 
 
