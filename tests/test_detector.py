@@ -232,6 +232,22 @@ def test_a_bad_model_json_says_what_is_wrong(tmp_path: Path, text: str, words: s
         load_detector(tmp_path)
 
 
+@pytest.mark.parametrize("key, value, words", [("crop_turns", "x", '"crop_turns" must be a list of numbers'),
+                                               ("crop_turns", [45, "x"], '"crop_turns" must be a list of numbers'),
+                                               ("crop_w", "x", '"crop_w" must be a number'),
+                                               ("big_share", None, '"big_share" must be a number')])
+def test_a_bad_setting_in_model_json_names_the_key(tmp_path: Path, key: str, value: object, words: str) -> None:
+    for name in ("corners.onnx", "corner_classifier.onnx", "classes.txt"):
+        (tmp_path / name).symlink_to(ROOT / "models" / name)
+    info = json.loads((ROOT / "models" / "model.json").read_text()) | {key: value}
+    (tmp_path / "model.json").write_text(json.dumps(info))
+    with pytest.raises(ModelError, match=words):
+        CardDetector(tmp_path)
+    code = main(["detect", "--model", str(tmp_path), str(ROOT / "sample_images" / "tiplu.jpg")],
+                stdout=StringIO(), stderr=(err := StringIO()))
+    assert code == 2 and words in err.getvalue() and "Traceback" not in err.getvalue()
+
+
 def test_missing_model_says_what_to_do(tmp_path: Path) -> None:
     with pytest.raises(ModelError, match="TIPLU_MODEL"):
         CardDetector(tmp_path)

@@ -280,18 +280,36 @@ def _model_location(model_path: str | os.PathLike[str] | None) -> tuple[Path, Pa
 
 
 def _read_info(folder: Path) -> ModelInfo:
+    """The settings of a model folder's ``model.json``; a :class:`ModelError` naming the key when one is unusable.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / INFO_FILE).write_text('{"crop_turns": ["x"]}')
+    >>> _read_info(folder)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    vision.detector.ModelError: .../model.json: "crop_turns" must be a list of numbers, not ['x']
+    """
     info = read_model_json(folder)
     classes: tuple[str, ...] = tuple(CLASS_NAMES)
     if (folder / "classes.txt").is_file():
         classes = tuple(c.strip() for c in (folder / "classes.txt").read_text().splitlines() if c.strip())
-    imgsz = int(info.get("imgsz", 320))
-    return ModelInfo(imgsz=imgsz, max_imgsz=max(imgsz, int(info.get("max_imgsz", imgsz))),
-                     crop_w=int(info.get("crop_w", CROP_W)), crop_h=int(info.get("crop_h", CROP_H)),
-                     crop_margin=float(info.get("crop_margin", CROP_MARGIN)),
-                     nms_iou=float(info.get("nms_iou", NMS_IOU)),
-                     scale_split=float(info.get("scale_split", SCALE_SPLIT)), classes=classes,
-                     big_share=float(info.get("big_share", 0.5)),
-                     crop_turns=tuple(float(t) for t in info.get("crop_turns", (0.0,))) or (0.0,))
+
+    def number(key: str, default: float, kind: type = float) -> Any:
+        value = info.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ModelError(f"{folder / INFO_FILE}: {json.dumps(key)} must be a number, not {value!r}")
+        return kind(value)
+
+    turns = info.get("crop_turns", [0.0])
+    if not isinstance(turns, list) or not all(isinstance(t, (int, float)) and not isinstance(t, bool) for t in turns):
+        raise ModelError(f"{folder / INFO_FILE}: \"crop_turns\" must be a list of numbers, not {turns!r}")
+    imgsz = number("imgsz", 320, int)
+    return ModelInfo(imgsz=imgsz, max_imgsz=max(imgsz, number("max_imgsz", imgsz, int)),
+                     crop_w=number("crop_w", CROP_W, int), crop_h=number("crop_h", CROP_H, int),
+                     crop_margin=number("crop_margin", CROP_MARGIN), nms_iou=number("nms_iou", NMS_IOU),
+                     scale_split=number("scale_split", SCALE_SPLIT), classes=classes,
+                     big_share=number("big_share", 0.5), crop_turns=tuple(float(t) for t in turns) or (0.0,))
 
 
 class CardDetector:
