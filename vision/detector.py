@@ -295,14 +295,17 @@ def _read_info(folder: Path) -> ModelInfo:
     if (folder / "classes.txt").is_file():
         classes = tuple(c.strip() for c in (folder / "classes.txt").read_text().splitlines() if c.strip())
 
+    def is_number(value: Any) -> bool:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+
     def number(key: str, default: float, kind: type = float) -> Any:
         value = info.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if not is_number(value):
             raise ModelError(f"{folder / INFO_FILE}: {json.dumps(key)} must be a number, not {value!r}")
         return kind(value)
 
     turns = info.get("crop_turns", [0.0])
-    if not isinstance(turns, list) or not all(isinstance(t, (int, float)) and not isinstance(t, bool) for t in turns):
+    if not isinstance(turns, list) or not all(is_number(t) for t in turns):
         raise ModelError(f"{folder / INFO_FILE}: \"crop_turns\" must be a list of numbers, not {turns!r}")
     imgsz = number("imgsz", 320, int)
     return ModelInfo(imgsz=imgsz, max_imgsz=max(imgsz, number("max_imgsz", imgsz, int)),

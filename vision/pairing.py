@@ -124,6 +124,17 @@ def _size(box: Sequence[float]) -> float:
     return math.sqrt(max(box[2] - box[0], 1e-6) * max(box[3] - box[1], 1e-6))
 
 
+def _pair_ratio(a: Sequence[float], b: Sequence[float]) -> float:
+    """Centre distance of two index boxes, in index sizes (:data:`PAIR_RATIO`)."""
+    return float(np.linalg.norm(_centre(a) - _centre(b))) / ((_size(a) + _size(b)) / 2)
+
+
+def _span(parts: Sequence[Corner]) -> tuple[float, float, float, float]:
+    """The box around a card's corners."""
+    return (float(min(p.box[0] for p in parts)), float(min(p.box[1] for p in parts)),
+            float(max(p.box[2] for p in parts)), float(max(p.box[3] for p in parts)))
+
+
 def _centre(box: Sequence[float]) -> np.ndarray:
     return np.array([(box[0] + box[2]) / 2, (box[1] + box[3]) / 2])
 
@@ -217,8 +228,7 @@ def pair_corners(corners: Sequence[Corner], image: np.ndarray | None = None, *, 
                 crops[i] = _crop(gray, corners[i].box)
         for a_pos, i in enumerate(idxs):
             for j in idxs[a_pos + 1:]:
-                bi, bj = corners[i].box, corners[j].box
-                ratio = float(np.linalg.norm(_centre(bi) - _centre(bj))) / ((_size(bi) + _size(bj)) / 2)
+                ratio = _pair_ratio(corners[i].box, corners[j].box)
                 if not PAIR_RATIO[0] <= ratio <= PAIR_RATIO[1]:
                     continue
                 facing = facing_score(crops.get(i), crops.get(j)) if gray is not None else 1.0
@@ -270,7 +280,7 @@ def split_pairs(groups: Sequence[tuple[int, ...]], corners: Sequence[Corner], gr
             a, b = corners[i], corners[j]
             if a.card == b.card or (b.card not in dict(a.alternatives) and a.card not in dict(b.alternatives)):
                 continue
-            ratio = float(np.linalg.norm(_centre(a.box) - _centre(b.box))) / ((_size(a.box) + _size(b.box)) / 2)
+            ratio = _pair_ratio(a.box, b.box)
             if abs(math.log(ratio / typical)) > math.log(SPLIT_SPREAD):
                 continue
             facing = facing_score(_crop(gray, a.box), _crop(gray, b.box))
@@ -308,8 +318,7 @@ def _split_card(corners: Sequence[Corner], pair: tuple[int, int]) -> PhysicalCar
             likely[name] += prob / 2
     ranked = sorted(likely.items(), key=lambda item: -item[1])
     name = ranked[0][0]
-    box = (float(min(p.box[0] for p in parts)), float(min(p.box[1] for p in parts)),
-           float(max(p.box[2] for p in parts)), float(max(p.box[3] for p in parts)))
+    box = _span(parts)
     return PhysicalCard(name, min(p.confidence for p in parts), box, tuple(sorted(pair)), True,
                         alternatives=tuple((n, round(p, 4)) for n, p in ranked[1:1 + MAX_ALTERNATIVES]))
 
@@ -407,8 +416,7 @@ def _card(corners: Sequence[Corner], idxs: tuple[int, ...], calibration: Calibra
     for p in parts:
         miss *= 1.0 - p.confidence
     conf = min(1.0, max(max(p.confidence for p in parts), 1.0 - miss))
-    box = (float(min(p.box[0] for p in parts)), float(min(p.box[1] for p in parts)),
-           float(max(p.box[2] for p in parts)), float(max(p.box[3] for p in parts)))
+    box = _span(parts)
     alternatives = merged_alternatives(parts)
     return PhysicalCard(parts[0].card, conf, box, tuple(sorted(idxs)), calibration.doubtful(conf, alternatives),
                         alternatives=alternatives)

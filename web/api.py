@@ -216,7 +216,7 @@ def read_and_keep(session_id: int, deck: str | None,
     """
     target = payloads.photo_target(request.form)
     model_path, notice = decks.model_for(deck)
-    read_with = decks.deck_in_use(deck) or ""
+    read_with = "" if deck is None or notice else deck  # the deck model_for found, '' for the standard one
     photo_id = photos.new_photo_id()
     with photos.photo_slot():
         image = take()

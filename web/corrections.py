@@ -125,10 +125,12 @@ def keep_corrections(db: sqlite_utils.Database, folder: Path, session_id: int, d
         if row is None or db.execute("SELECT 1 FROM corrections WHERE photo_id = ? AND position = ?",
                                      [correction.photo_id, correction.position]).fetchone():
             continue
-        found = _reading_boxes(json.loads(row[0]) if row[0] else None, correction.position)
+        reading, read_with = row
+        found = _reading_boxes(json.loads(reading) if reading else None, correction.position)
         if found is None:
             continue
         read, boxes = found
+        owner = deck if read_with is None else read_with or None  # '' was the standard model
         if correction.photo_id not in images:
             images[correction.photo_id] = cv2.imread(str(folder / f"{correction.photo_id}.jpg"))
         image = images[correction.photo_id]
@@ -149,8 +151,7 @@ def keep_corrections(db: sqlite_utils.Database, folder: Path, session_id: int, d
                 temporary.write_bytes(png.tobytes())
                 db.execute("INSERT INTO corrections(photo_id, position, deck, card, read, file, created_at) "
                            "VALUES (?,?,?,?,?,?,?)",
-                           [correction.photo_id, correction.position, deck if row[1] is None else row[1] or None,
-                            correction.card, read,
+                           [correction.photo_id, correction.position, owner, correction.card, read,
                             final.relative_to(folder).as_posix(), now()])
                 os.replace(temporary, final)
             finally:
