@@ -12,6 +12,7 @@ while the shipped model misses cards. Figures only, no asserts: timings depend o
 machine and its load.
 
     .venv/bin/python bench/bench_pipeline.py [--photo sample_images/declared_hand.jpg] [--runs 20]
+    .venv/bin/python bench/bench_pipeline.py --far        # also a 12-megapixel frame, tiles against none
     .venv/bin/python bench/bench_pipeline.py --nms 100    # NMS study on generated scenes instead
 
 ``--nms N`` renders N generated scenes per layout (tunnela, meld_row, table; every installed
@@ -51,6 +52,8 @@ def main() -> int:
     ap.add_argument("--nms", type=int, default=0, metavar="N", help="run the NMS study on N scenes per layout")
     ap.add_argument("--baseline", type=Path, default=None, metavar="DIR",
                     help="also time another model folder's detect (e.g. the last shipped model) in this run")
+    ap.add_argument("--far", action="store_true",
+                    help="also time detect on the photo in the middle of a 4000x3000 frame, with and without tiles")
     args = ap.parse_args()
     if args.nms:
         return nms_study(args.nms)
@@ -123,7 +126,26 @@ def main() -> int:
     print(f"{'cards found':<28}{rows['cards found'][0]:>15d}{rows['cards found'][1]:>15d}")
     print("target: < 300 ms per photo on a 2-core machine; 'true corners' uses the model's detect time")
     compare_detect(detector, image, detect_ms, len(corners), args.baseline, args.runs, args.threads)
+    if args.far:
+        compare_far(detector, image, max(3, args.runs // 4), args.threads)
     return 0
+
+
+def compare_far(detector: Any, image: Any, runs: int, threads: int | None) -> None:
+    """Detect on the photo framed at its own resolution in a 12-megapixel frame (the same table from further
+    away), with the shipped tiles and without them (``tile_below`` 0), timed in the same run."""
+    import dataclasses
+
+    from vision.detector import CardDetector
+    from vision.training.report import far_photo
+
+    frame = far_photo(image)
+    untiled = CardDetector(threads=threads)
+    untiled.info = dataclasses.replace(untiled.info, tile_below=0.0)
+    tiled_ms, tiled = _median_ms(lambda: detector.detect(frame, 0.25), runs)
+    plain_ms, plain = _median_ms(lambda: untiled.detect(frame, 0.25), runs)
+    print(f"far photo {frame.shape[1]}x{frame.shape[0]}: detect with tiles {tiled_ms:.0f} ms, {len(tiled)} corners; "
+          f"without {plain_ms:.0f} ms, {len(plain)} corners; tiles / without = {tiled_ms / plain_ms:.2f}")
 
 
 def compare_detect(detector: Any, image: Any, detect_ms: float, found: int, baseline: Path | None, runs: int,

@@ -6,6 +6,7 @@ never used for training); the detector must name the cards in them.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -15,12 +16,15 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from scorer import CLASS_NAMES
 from vision.detector import (BACKENDS, CROP_TURNS, CardDetector, Corner, ModelError, box_iou, crop_corner, letterbox,
-                             load_detector, nms, turned_crop)
+                             load_detector, nms, tile_starts, turned_crop)
 from vision.pipeline import read_photo
 from vision.training.dataset import Box, iter_samples, map_class_name, parse_label_line, split_bursts
+from vision.training.report import far_photo
 from vision.training.evaluate import ap_101, card_set_scores, evaluate, mean_average_precision
 from web.cli import main
 
@@ -235,7 +239,8 @@ def test_a_bad_model_json_says_what_is_wrong(tmp_path: Path, text: str, words: s
 @pytest.mark.parametrize("key, value, words", [("crop_turns", "x", '"crop_turns" must be a list of numbers'),
                                                ("crop_turns", [45, "x"], '"crop_turns" must be a list of numbers'),
                                                ("crop_w", "x", '"crop_w" must be a number'),
-                                               ("big_share", None, '"big_share" must be a number')])
+                                               ("big_share", None, '"big_share" must be a number'),
+                                               ("tile_below", "18", '"tile_below" must be a number')])
 def test_a_bad_setting_in_model_json_names_the_key(tmp_path: Path, key: str, value: object, words: str) -> None:
     for name in ("corners.onnx", "corner_classifier.onnx", "classes.txt"):
         (tmp_path / name).symlink_to(ROOT / "models" / name)
@@ -316,6 +321,38 @@ def test_input_sizes_follow_the_photo(height: int, width: int, fixed: int | None
     info = json.loads((ROOT / "models" / "model.json").read_text())
     assert (info["imgsz"], info["max_imgsz"], info["big_share"]) == (320, 960, 0.75)
     assert CardDetector(imgsz=fixed).input_sizes(height, width) == expected
+
+
+@given(length=st.integers(1, 9000), tile=st.integers(64, 1280), share=st.floats(0.0, 0.45))
+def test_tiles_cover_the_side_and_overlap_enough(length: int, tile: int, share: float) -> None:
+    """Whole tiles, from the first pixel to the last, each overlapping the next by at least ``overlap``."""
+    overlap = int(tile * share)
+    starts = tile_starts(length, tile, overlap)
+    assert starts[0] == 0 and starts == sorted(starts)
+    assert starts[-1] + tile >= length and (len(starts) == 1 or starts[-1] + tile == length)
+    assert all(b - a <= tile - overlap for a, b in zip(starts, starts[1:]))
+
+
+def test_a_whole_table_in_a_big_photo_is_read_in_tiles(detector: CardDetector) -> None:
+    """At 960 px the declared hand's corners of a 12-megapixel photo shrink to about 10 px and
+    half its cards are lost; the tiles read all 21. The same photo without tiles shows the test can fail."""
+    expected = json.loads((ROOT / "sample_images" / "expected.json").read_text())["declared_hand.jpg"]["cards"]
+    frame = far_photo(cv2.imread(str(ROOT / "sample_images" / "declared_hand.jpg")))
+    assert detector.info.tile_below > 0
+    assert sorted(c.card for c in read_photo(frame, detector).cards) == sorted(expected)
+    untiled = CardDetector()
+    untiled.info = dataclasses.replace(untiled.info, tile_below=0.0)
+    assert len(read_photo(frame, untiled).cards) < len(expected) - 3
+
+
+@pytest.mark.parametrize("name", ["tiplu.jpg", "tunnela.jpg"])
+def test_big_corners_in_a_big_photo_are_not_tiled(detector: CardDetector, name: str) -> None:
+    """Close-ups must not pay for whole tables: corners already big at the big pass give no tiles."""
+    frame = far_photo(cv2.imread(str(ROOT / "sample_images" / name)))
+    sizes = detector.input_sizes(*frame.shape[:2])
+    boxes = detector._stage1_at(frame, 0.1, sizes[-1])[0]
+    sides = np.maximum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]) * sizes[-1] / 4000
+    assert len(sides) and detector.tile_scale(3000, 4000, sides) is None
 
 
 def test_blank_photo_has_no_cards(detector: CardDetector) -> None:

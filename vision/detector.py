@@ -11,7 +11,9 @@ two stages:
 1. ``corners.onnx``: a YOLO11n that boxes every corner index as one class, run on the
    photo letterboxed to 320 px and, for a bigger photo, again at 3/4 of its long side (at
    most 960 px), so both a close card and a whole table at 1280 px are read at the
-   corner sizes it was trained on (:meth:`CardDetector.input_sizes`).
+   corner sizes it was trained on (:meth:`CardDetector.input_sizes`); a 12-megapixel photo
+   whose corners come out too small even at 960 px is also read in tiles
+   (:meth:`CardDetector.tile_scale`).
 2. ``corner_classifier.onnx``: a small CNN that names the card (53 classes + "not a
    corner") from a 32x48 crop of each box, cut from the full-resolution photo.
 
@@ -62,6 +64,14 @@ TURN_BELOW_ASPECT = 1.35
 #: Turns (degrees) at which a newly exported model cuts each box for stage 2 (``model.json``'s
 #: ``"crop_turns"``); a ``model.json`` without the key cuts upright only, as before.
 CROP_TURNS = (0.0, 45.0, -45.0)
+#: A newly exported model tiles a big photo whose corners, at its big pass, are mostly under this many px
+#: (long side; ``model.json``'s ``"tile_below"``; a ``model.json`` without the key never tiles, as before).
+TILE_BELOW = 18.0
+#: A tiled pass scales the photo so that those small corners come out about this many px (long side),
+#: the size the big pass reads a 1280 x 960 table at, never above the photo's own resolution.
+TILE_CORNER = 28.0
+#: At most this many tiles per photo (the scale comes down until they fit): about 1 s on 2 cores.
+MAX_TILES = 12
 
 
 class ModelError(ValueError):
@@ -131,6 +141,8 @@ class ModelInfo:
     classes: tuple[str, ...] = field(default=tuple(CLASS_NAMES))
     #: Turns (degrees) at which each box is also cut and classified; the surest view names it.
     crop_turns: tuple[float, ...] = (0.0,)
+    #: Tile a big photo whose corners at the big pass are mostly smaller than this (px); 0 never tiles.
+    tile_below: float = 0.0
 
 
 def crop_corner(image: np.ndarray, box: Sequence[float] | np.ndarray, margin: float = CROP_MARGIN,
@@ -234,6 +246,25 @@ def box_iou(a: npt.ArrayLike, b: npt.ArrayLike) -> np.ndarray:
     return inter / np.maximum(aa[:, None] + ab[None, :] - inter, 1e-9)
 
 
+def tile_starts(length: int, tile: int, overlap: int) -> list[int]:
+    """Where tiles of ``tile`` px start along a side of ``length`` px, overlapping by at least ``overlap``.
+
+    The tiles are evenly spread, the first at 0 and the last ending at the edge, so every tile is
+    whole; a side no longer than a tile is one tile.
+
+    >>> tile_starts(3000, 960, 96), tile_starts(900, 960, 96), tile_starts(1824, 960, 96)
+    ([0, 680, 1360, 2040], [0], [0, 864])
+    """
+    if length <= tile:
+        return [0]
+    count = int(np.ceil((length - overlap) / (tile - overlap)))
+    return [int(round(v)) for v in np.linspace(0, length - tile, count)]
+
+
+def _long_sides(boxes: np.ndarray) -> np.ndarray:
+    return np.maximum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1])
+
+
 def nms(boxes: np.ndarray, scores: np.ndarray, iou: float) -> np.ndarray:
     """Greedy non-maximum suppression; indices of kept boxes, best first.
 
@@ -312,7 +343,8 @@ def _read_info(folder: Path) -> ModelInfo:
                      crop_w=number("crop_w", CROP_W, int), crop_h=number("crop_h", CROP_H, int),
                      crop_margin=number("crop_margin", CROP_MARGIN), nms_iou=number("nms_iou", NMS_IOU),
                      scale_split=number("scale_split", SCALE_SPLIT), classes=classes,
-                     big_share=number("big_share", 0.5), crop_turns=tuple(float(t) for t in turns) or (0.0,))
+                     big_share=number("big_share", 0.5), crop_turns=tuple(float(t) for t in turns) or (0.0,),
+                     tile_below=number("tile_below", 0.0))
 
 
 class CardDetector:
@@ -385,7 +417,8 @@ class CardDetector:
         ``scale_split`` px (long side, at a big input of twice ``imgsz``, and in proportion
         at a bigger one) from the big pass, a bigger one from the small pass. Both passes
         see most corners, and their boxes differ too much for NMS to merge them, so keeping
-        both would count one corner twice.
+        both would count one corner twice. When the photo is tiled (:meth:`tile_scale`), the
+        corners under ``tile_below`` px at the big pass come from the tiles instead.
         """
         h, w = image_bgr.shape[:2]
         sizes = self.input_sizes(h, w)
@@ -394,10 +427,78 @@ class CardDetector:
             big = sizes[-1] / max(h, w)  # photo px -> big-input px
             split = self.info.scale_split * max(1.0, sizes[-1] / (2 * self.info.imgsz))
             for k, (boxes, scores, cls) in enumerate(found):
-                side = np.maximum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]) * big
-                keep = side >= split if k == 0 else side < split
+                keep = _long_sides(boxes) * big >= split if k == 0 else _long_sides(boxes) * big < split
                 found[k] = (boxes[keep], scores[keep], cls[keep])
+            scale = self.tile_scale(h, w, _long_sides(found[-1][0]) * big)
+            if scale:
+                tiled = self._stage1_tiled(image_bgr, conf, scale)
+                small = [_long_sides(part[0]) * big < self.info.tile_below for part in (found[-1], tiled)]
+                found[-1] = tuple(v[~small[0]] for v in found[-1])
+                found.append(tuple(v[small[1]] for v in tiled))
         boxes, scores, cls = (np.concatenate(parts) for parts in zip(*found))
+        return boxes, scores, cls
+
+    def tile_scale(self, height: int, width: int, big_sides: np.ndarray) -> float | None:
+        """The scale of a tiled pass for a big photo of small corners, or ``None`` for no tiles.
+
+        ``big_sides`` are the long sides (px at the big pass) of the corners the big pass
+        found. A 12-megapixel photo of a whole table is read at most at ``max_imgsz`` (960 px),
+        where its corners can shrink under the sizes stage 1 finds. When at least a third of
+        the corners found are under ``tile_below`` px, or none were found in a photo over
+        twice ``max_imgsz``, the photo is read again in tiles of ``max_imgsz``, scaled so that
+        those corners come out about :data:`TILE_CORNER` px (never above the photo's own
+        pixels, at most :data:`MAX_TILES` tiles). It is not worth it under 1.5 times the
+        big pass's scale: a 1280 x 960 photo is never tiled.
+
+        >>> det = CardDetector()
+        >>> det.tile_scale(960, 1280, np.array([10.0, 12.0])) is None     # no room to gain
+        True
+        >>> det.tile_scale(3000, 4000, np.array([30.0, 24.0, 20.0, 8.0])) is None  # mostly big enough
+        True
+        >>> round(det.tile_scale(3000, 4000, np.array([8.0, 8.0, 30.0])), 2)  # 8 px at 960 -> 28
+        0.84
+        """
+        limit = self.info.tile_below
+        long_side = max(height, width)
+        big_size = self.input_sizes(height, width)[-1]
+        if limit <= 0 or long_side < 1.5 * big_size:
+            return None
+        small = big_sides[big_sides < limit]
+        if len(small):
+            if 3 * len(small) < len(big_sides):
+                return None
+            scale = min(1.0, TILE_CORNER / (float(np.median(small)) * long_side / big_size))
+        elif len(big_sides) == 0 and long_side >= 2 * self.info.max_imgsz:
+            scale = 2 * self.info.max_imgsz / long_side
+        else:
+            return None
+        tile, overlap = self.info.max_imgsz, int(3 * TILE_CORNER)
+        while len(tile_starts(round(width * scale), tile, overlap)) * len(
+                tile_starts(round(height * scale), tile, overlap)) > MAX_TILES:
+            scale *= 0.95
+        return scale if scale * long_side >= 1.5 * big_size else None
+
+    def _stage1_tiled(self, image_bgr: np.ndarray, conf: float, scale: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Stage 1 on tiles of the photo scaled by ``scale``; boxes in photo px.
+
+        Tiles overlap by three corners' length, so a corner cut by one tile's inner edge lies
+        whole in its neighbour: boxes touching an inner edge are dropped, and the duplicates
+        of the overlaps are merged later by NMS with all the other boxes.
+        """
+        h, w = image_bgr.shape[:2]
+        sw, sh = round(w * scale), round(h * scale)
+        scaled = cv2.resize(image_bgr, (sw, sh), interpolation=cv2.INTER_AREA)
+        tile, overlap = self.info.max_imgsz, int(3 * TILE_CORNER)
+        parts = []
+        for y0 in tile_starts(sh, tile, overlap):
+            for x0 in tile_starts(sw, tile, overlap):
+                piece = scaled[y0:y0 + tile, x0:x0 + tile]
+                boxes, scores, cls = self._stage1_at(piece, conf, tile)
+                ph, pw = piece.shape[:2]
+                cut = (((boxes[:, 0] <= 1) & (x0 > 0)) | ((boxes[:, 1] <= 1) & (y0 > 0))
+                       | ((boxes[:, 2] >= pw - 1) & (x0 + pw < sw)) | ((boxes[:, 3] >= ph - 1) & (y0 + ph < sh)))
+                parts.append(((boxes[~cut] + [x0, y0, x0, y0]) / scale, scores[~cut], cls[~cut]))
+        boxes, scores, cls = (np.concatenate(p) for p in zip(*parts))
         return boxes, scores, cls
 
     def _stage1_at(self, image_bgr: np.ndarray, conf: float, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -9,6 +9,8 @@
 - **whole-table scenes**, 1280x960, of held-out designs (``nicu-white`` and the procedural
   light-on-dark ``proc-gold-on-black``): declared 21-card hands (valid or one card off),
   maal spreads and tunnelas, rendered afresh from fixed seeds;
+- **far tables**: the same kinds of table of both designs in a 4000x3000 photo taken from further
+  away (corners of about 30-70 px that shrink under 18 px at the 960-px big pass: the tiles' case);
 - the **sample images** (``sample_images/expected.json``).
 
 Per set it reports stage-1 **localisation recall** (a labelled corner counts when a stage-1
@@ -34,6 +36,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -53,6 +56,10 @@ LOCATE_CONF = 0.05
 MATCH_IOU = 0.5
 ANGLES = (0, 30, 90, 135)
 TABLE_SIZE = (1280, 960)
+#: The far tables: a phone's 12-megapixel photo, the cards filling this share of it.
+FAR_SIZE = (4000, 3000)
+FAR_FILL = (0.15, 0.3)
+FAR_SCENES = 10
 HELD_OUT_DESIGNS = ("nicu-white", "proc-gold-on-black")
 #: Scene kinds of the whole-table sets, in turn.
 TABLE_KINDS = ("declared", "maal_spread", "tunnela")
@@ -235,29 +242,50 @@ def held_out_design(design: str) -> Deck:
         raise ReportError(f"design {design!r}: {exc or 'not found'}") from exc
 
 
-def table_scenes(design: str, count: int, seed: int = 0) -> Iterator[tuple[np.ndarray, Truth]]:
-    """``count`` whole-table renders of one held-out design, kinds in turn (:data:`TABLE_KINDS`)."""
+def table_scenes(design: str, count: int, seed: int = 0, *, far: bool = False) -> Iterator[tuple[np.ndarray, Truth]]:
+    """``count`` whole-table renders of one held-out design, kinds in turn (:data:`TABLE_KINDS`).
+
+    ``far`` renders the same kinds of table as a 12-megapixel photo taken from further away
+    (:data:`FAR_SIZE`, the cards filling :data:`FAR_FILL` of it): corners of about 30-70 px in a
+    photo that the big pass reads at 960 px, where they shrink to 7-17 px.
+    """
     from vision.training.scenes import render_scene
     decks = [held_out_design(design)]
+    look: dict[str, Any] = dict(size=FAR_SIZE if far else TABLE_SIZE, decks=decks, designs_per_scene=1,
+                                distractors=False) | ({"fill": FAR_FILL} if far else {})
     rules = get_rules("nepali")
     for i in range(count):
-        rng = np.random.default_rng([seed, 11, i])
+        rng = np.random.default_rng([seed, 12 if far else 11, i])
         kind = TABLE_KINDS[i % len(TABLE_KINDS)]
         tiplu, valid = None, None
         if kind == "declared":
             melds, tiplu = declared_hand(rng)
             valid = check_grouping([[parse_card(c) for c in m] for m in melds], rules,
                                    tiplu=parse_card(tiplu)).valid
-            shot = render_scene(rng, "declared", size=TABLE_SIZE, decks=decks, cards=melds, designs_per_scene=1,
-                                distractors=False)
+            shot = render_scene(rng, "declared", cards=melds, **look)
         else:
-            shot = render_scene(rng, kind, size=TABLE_SIZE, decks=decks, designs_per_scene=1, distractors=False)
+            shot = render_scene(rng, kind, **look)
         boxes = shot.geometry["boxes"]
         seen = {b["card_id"] for b in boxes}
         cards = tuple(c["card"] for c in shot.geometry["cards"] if c["id"] in seen)
         truth = Truth(np.array([b["bbox"] for b in boxes], float).reshape(-1, 4), tuple(b["name"] for b in boxes),
                       cards, tiplu, valid)
         yield shot.image, truth
+
+
+def far_photo(image: np.ndarray, size: tuple[int, int] = FAR_SIZE) -> np.ndarray:
+    """``image`` at its own resolution in the middle of a bigger frame (``size``, w x h) of its
+    top edge's colour: the same table photographed from further away with a 12-megapixel phone.
+
+    >>> far_photo(np.zeros((960, 1280, 3), np.uint8)).shape
+    (3000, 4000, 3)
+    """
+    (w, h), (ih, iw) = size, image.shape[:2]
+    frame = np.empty((h, w, 3), np.uint8)
+    frame[:] = np.median(image[:20].reshape(-1, 3), 0)
+    y, x = (h - ih) // 2, (w - iw) // 2
+    frame[y:y + ih, x:x + iw] = image
+    return frame
 
 
 def sample_photos(folder: Path = REPO / "sample_images") -> Iterator[tuple[np.ndarray, Truth]]:
@@ -289,7 +317,8 @@ def measure(detector: CardDetector, name: str, photos: Iterator[tuple[np.ndarray
 
 def build_report(model: Path | None, real_val: Path, *, angles: Sequence[int] = ANGLES,
                  max_real: int | None = None, scenes: int = 30, designs: Sequence[str] = HELD_OUT_DESIGNS,
-                 samples: bool = True, seed: int = 0, progress: bool = False) -> list[SetScore]:
+                 samples: bool = True, seed: int = 0, progress: bool = False,
+                 far_scenes: int = FAR_SCENES) -> list[SetScore]:
     """Every set of the module doc, in model-card order."""
     detector = CardDetector(model)
     rows = []
@@ -298,8 +327,11 @@ def build_report(model: Path | None, real_val: Path, *, angles: Sequence[int] = 
         turned = [(img, Truth(b, t.names)) for img, t in real
                   for img, b in [turn_photo(img, t.boxes, angle) if angle else (img, t.boxes)]]
         rows.append(measure(detector, f"real val {angle}°", turned, progress))
-    for design in designs:
+    for design in designs if scenes else ():
         rows.append(measure(detector, f"table {design}", table_scenes(design, scenes, seed), progress))
+    for design in designs if far_scenes else ():
+        rows.append(measure(detector, f"far table {design}", table_scenes(design, far_scenes, seed, far=True),
+                            progress))
     if samples:
         rows.append(measure(detector, "samples", sample_photos(), progress))
     return rows

@@ -491,14 +491,15 @@ def render_scene(rng: Rng, scene: str = "table", *, size: tuple[int, int] = (128
                  min_visible: float = MIN_VISIBLE, designs_per_scene: int | None = None,
                  parts: bool = False,
                  card_px_range: tuple[float, float] = CROP_CARD_PX,
-                 distractors: bool | None = None, randomise: bool = False) -> RenderedScene:
+                 distractors: bool | None = None, randomise: bool = False,
+                 fill: tuple[float, float] = (0.55, 0.95)) -> RenderedScene:
     """Render one table scene and label every visible corner index.
 
     ``scene`` is one of :data:`SCENE_TYPES`; ``cards`` fixes the cards laid (in layout
     order, e.g. ``["7H"] * 3`` with ``"tunnela"``), or, as a list of lists, the groups:
     each inner list is one meld (``"meld_row"``, 7 to a row) or one stack (``"tunnela"``),
     e.g. ``[["QS"] * 3, ["5H", "6H", "7H"]]``; ``card_px`` is the card width in pixels
-    (default: the layout fills the picture, or log-uniform in ``card_px_range`` in ``crop``
+    (default: the layout fills a share of the picture drawn from ``fill``, or log-uniform in ``card_px_range`` in ``crop``
     mode, where the view is
     centred on a random card and cards may run off the edges); ``effects=False`` gives a
     clean picture (flat light, no blur/noise/shadows) for ground-truth tests;
@@ -563,8 +564,8 @@ def render_scene(rng: Rng, scene: str = "table", *, size: tuple[int, int] = (128
             lo_px, hi_px = card_px_range
             card_px = float(np.exp(rng.uniform(np.log(lo_px), np.log(hi_px))))
         else:
-            fill = rng.uniform(0.55, 0.95)
-            card_px = float(min(w * fill / span[0], h * fill / span[1]))
+            share = rng.uniform(*fill)
+            card_px = float(min(w * share / span[0], h * share / span[1]))
             card_px = max(card_px, 24.0)
     if crop:
         pick = laid[int(rng.integers(len(laid)))]

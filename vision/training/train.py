@@ -35,8 +35,7 @@ import numpy as np
 
 from scorer import CLASS_NAMES
 from vision.detector import (BIG_SHARE, CLASSIFIER_FILE, CROP_H, CROP_MARGIN, CROP_TURNS, CROP_W, DETECTOR_FILE, NMS_IOU,
-                             SCALE_SPLIT,
-                             box_iou, crop_corner)
+                             SCALE_SPLIT, TILE_BELOW, box_iou, crop_corner)
 from vision.training.dataset import Sample, iter_samples, read_sample
 from vision.training.decks import Deck, load_decks
 
@@ -442,7 +441,8 @@ def export_models(detector: Path, classifier: Path | None, out: Path = Path("mod
     or 640 px), opset 17, which ONNX Runtime >= 1.14 runs; no torch is needed afterwards.
     ``imgsz`` and ``max_imgsz`` (default three times ``imgsz``) bound the per-photo input size,
     and the big pass reads a big photo at :data:`~vision.detector.BIG_SHARE` of its long side
-    (:meth:`vision.detector.CardDetector.input_sizes`).
+    (:meth:`vision.detector.CardDetector.input_sizes`); a big photo of small corners is also read
+    in tiles (:data:`~vision.detector.TILE_BELOW`, :meth:`vision.detector.CardDetector.tile_scale`).
     """
     _, YOLO = _ultralytics()
     import torch
@@ -467,7 +467,7 @@ def export_models(detector: Path, classifier: Path | None, out: Path = Path("mod
     (out / "classes.txt").write_text("\n".join(CLASS_NAMES) + "\n")
     info = {"format": "tiplu-corners-v1", "stages": 2 if classifier is not None else 1, "imgsz": imgsz,
             "max_imgsz": max_imgsz or 3 * imgsz, "scale_split": SCALE_SPLIT, "big_share": BIG_SHARE,
-            "crop_w": CROP_W, "crop_h": CROP_H, "crop_margin": CROP_MARGIN, "crop_turns": list(CROP_TURNS),
+            "tile_below": TILE_BELOW, "crop_w": CROP_W, "crop_h": CROP_H, "crop_margin": CROP_MARGIN, "crop_turns": list(CROP_TURNS),
             "nms_iou": NMS_IOU, "opset": OPSET, "classifier_outputs": list(CLASS_NAMES) + ["BACKGROUND"],
             "metrics": metrics or {}}
     (out / "model.json").write_text(json.dumps(info, indent=2) + "\n")

@@ -21,7 +21,7 @@ from vision.detector import ModelError
 from vision.pipeline import DEFAULT_CONF
 from vision.training.dataset import DatasetError
 from vision.training.enrol import EnrolError
-from vision.training.report import (ANGLES, HELD_OUT_DESIGNS, LOCATE_CONF, MATCH_IOU, ReportError, build_report,
+from vision.training.report import (ANGLES, FAR_SCENES, HELD_OUT_DESIGNS, LOCATE_CONF, MATCH_IOU, ReportError, build_report,
                                     enrolled_rows, markdown_table)
 from web.cli._common import ExitCode, Streams
 
@@ -32,7 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--angles", type=int, nargs="*", default=list(ANGLES),
                         help="turns of real val (degrees; none: skip real val)")
     parser.add_argument("--max-real", type=int, default=None, help="seeded sample of this many real val photos")
-    parser.add_argument("--scenes", type=int, default=30, help="whole-table scenes per held-out design")
+    parser.add_argument("--scenes", type=int, default=30, help="whole-table scenes per held-out design (0: none)")
+    parser.add_argument("--far-scenes", type=int, default=FAR_SCENES,
+                        help=f"far tables (4000x3000) per held-out design (default {FAR_SCENES}; 0: none)")
     parser.add_argument("--designs", nargs="+", default=list(HELD_OUT_DESIGNS), help="held-out designs")
     parser.add_argument("--no-samples", action="store_true", help="skip sample_images/")
     parser.add_argument("--seed", type=int, default=0)
@@ -50,7 +52,7 @@ def run(args: argparse.Namespace, io: Streams) -> int:
     try:
         rows = build_report(args.model, args.real_val, angles=args.angles, max_real=args.max_real,
                             scenes=args.scenes, designs=args.designs, samples=not args.no_samples,
-                            seed=args.seed, progress=True)
+                            seed=args.seed, progress=True, far_scenes=args.far_scenes)
         if args.enrol:
             with contextlib.ExitStack() as stack:
                 work = (args.out / "enrolled" if args.out is not None
@@ -64,7 +66,7 @@ def run(args: argparse.Namespace, io: Streams) -> int:
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
         meta = {"model": str(args.model or "models"), "angles": args.angles, "max_real": args.max_real,
-                "scenes": args.scenes, "designs": args.designs, "seed": args.seed, "enrol": args.enrol,
+                "scenes": args.scenes, "far_scenes": args.far_scenes, "designs": args.designs, "seed": args.seed, "enrol": args.enrol,
                 "enrol_detector_epochs": args.enrol_detector_epochs,
                 "locate_conf": LOCATE_CONF, "match_iou": MATCH_IOU, "conf": DEFAULT_CONF,
                 "seconds": round(time.time() - t0, 1)}
