@@ -109,11 +109,13 @@ def test_shipped_model_on_a_held_out_scene_and_the_command(tmp_path: Path) -> No
     from web.cli import main
     out, err = StringIO(), StringIO()
     args = ["report", "--real-val", str(REAL), "--max-real", "2", "--angles", "0", "90", "--scenes", "1",
-            "--designs", "proc-gold-on-black", "--no-samples", "--out", str(tmp_path)]
+            "--far-scenes", "1", "--designs", "proc-gold-on-black", "--no-samples", "--out", str(tmp_path)]
     assert main(args, stdout=out, stderr=err) == 0, err.getvalue()
     assert out.getvalue().startswith("| set | photos |")
     report = json.loads((tmp_path / "report.json").read_text())
-    assert [s["name"] for s in report["sets"]] == ["real val 0°", "real val 90°", "table proc-gold-on-black"]
+    assert [s["name"] for s in report["sets"]] == ["real val 0°", "real val 90°", "table proc-gold-on-black",
+                                                  "far table proc-gold-on-black"]
+    assert report["sets"][-1]["images"] == 1 and report["meta"]["far_scenes"] == 1
     assert (tmp_path / "report.md").read_text().startswith("| set | photos |")
     assert main(["report", "--real-val", str(tmp_path / "nothing")], stdout=out, stderr=err) == 2
     assert err.getvalue().startswith("tiplu report: ")
