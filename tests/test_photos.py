@@ -165,6 +165,20 @@ def test_detect_gives_what_tiplu_detect_prints(client: FlaskClient, cli_readings
         print(f"{path.name}: {hits}/{len(wanted)} cards found, {sum((found - Counter(wanted)).values())} extra")
 
 
+def test_a_phones_full_size_photo_of_a_whole_table_is_read(client: FlaskClient) -> None:
+    """A 12-megapixel JPEG of the declared hand taken from further away: the app reads it in tiles
+    and finds all 21 cards, none of them a sure wrong one."""
+    from vision.training.report import far_photo
+    frame = far_photo(cv2.imread(str(SAMPLES / "declared_hand.jpg")))
+    ok, jpeg = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, 92])
+    response = upload(client, jpeg.tobytes(), name="IMG_4032.jpg")
+    assert response.status_code == 200, response.get_json()
+    cards = response.get_json()["cards"]
+    wanted = Counter(expected_cards()["declared_hand.jpg"])
+    assert Counter(c["card"] for c in cards) == wanted
+    assert all(c["box"][0] > 1000 and c["box"][2] < 3000 for c in cards), "boxes are in the big photo's pixels"
+
+
 def stored_rows(app: Flask) -> list[tuple[Any, ...]]:
     from web.db import connect
     db = connect(app.config["DATABASE"])
