@@ -127,6 +127,11 @@ def _augment_box(rng: np.random.Generator, box: np.ndarray, img_w: int, img_h: i
     return np.array([cx - w * sw / 2, cy - h * sh / 2, cx + w * sw / 2, cy + h * sh / 2])
 
 
+#: Shares of classifier crops shown in grey, with their colour channels shuffled (else), and inverted: a
+#: light-on-dark or four-colour deck keeps each suit's shape but not its colour.
+GREY_SHARE, SHUFFLE_SHARE, INVERT_SHARE = 0.15, 0.15, 0.1
+
+
 def _augment_pixels(rng: np.random.Generator, crop: np.ndarray) -> np.ndarray:
     """Photometric changes seen on real tables: 180-degree turn, light, blur, noise, grey."""
     if rng.random() < 0.5:
@@ -134,11 +139,11 @@ def _augment_pixels(rng: np.random.Generator, crop: np.ndarray) -> np.ndarray:
     out: np.ndarray = crop.astype(np.float32)
     out = out * rng.uniform(0.6, 1.4) + rng.uniform(-40, 40)
     out = out * rng.uniform(0.85, 1.15, 3)[None, None, :]
-    if rng.random() < 0.15:
+    if rng.random() < GREY_SHARE:
         out = out.mean(axis=2, keepdims=True).repeat(3, axis=2)
-    elif rng.random() < 0.15:
+    elif rng.random() < SHUFFLE_SHARE:
         out = out[..., rng.permutation(3)]
-    if rng.random() < 0.1:
+    if rng.random() < INVERT_SHARE:
         out = 255.0 - out
     if rng.random() < 0.3:
         out = cv2.GaussianBlur(out, (3, 3), rng.uniform(0.3, 1.2))
