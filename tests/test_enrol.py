@@ -31,6 +31,8 @@ from web_support import suit_photos as make_suit_photos, write_suit_photos
 CLASSIFIED_FLOOR = 0.85
 #: Scenes the tiny enrolment recalibrates doubt on (3 to choose, 3 to test).
 CALIBRATION_SCENES = 6
+#: The shipped model's version, which enrolment and the crops record as their origin.
+SHIPPED_VERSION = json.loads((MODELS_DIR / "model.json").read_text())["metrics"]["version"]
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +117,7 @@ def test_the_enrolled_folder_is_a_model_the_detector_and_the_cli_load(enrolled: 
     out, summary, _ = enrolled
     info = json.loads((out / INFO_FILE).read_text())
     assert info["format"] == "tiplu-corners-v1" and info["enrolled"]["design"] == "grandma"
-    assert info["enrolled"]["crops"] == summary["crops"] and info["enrolled"]["base_version"] == "0.5"
+    assert info["enrolled"]["crops"] == summary["crops"] and info["enrolled"]["base_version"] == SHIPPED_VERSION
     assert (out / "corners.onnx").read_bytes() == (MODELS_DIR / "corners.onnx").read_bytes()
     detector = load_detector(out)
     assert isinstance(detector, CardDetector)

@@ -22,6 +22,8 @@ from vision.training.turned import turn_photo
 from web.cli import main
 
 REAL = Path(__file__).resolve().parent / "data" / "real_val"
+#: The shipped model's version, which enrolment and the crops record as their origin.
+SHIPPED_VERSION = json.loads((MODELS_DIR / "model.json").read_text())["metrics"]["version"]
 #: A photo, its labelled boxes and classes, and the crops of stage 1's boxes on it.
 Photo = tuple[np.ndarray, np.ndarray, list[int], PhotoCrops]
 
@@ -101,7 +103,7 @@ def test_a_fixed_seed_gives_identical_files(tmp_path: Path) -> None:
     assert found.crops.dtype == np.uint8 and found.crops.shape[1:] == (48, 32, 3)
     assert found.labels.dtype == np.int64 and set(found.labels.tolist()) <= set(range(len(CLASS_NAMES) + 1))
     summary = found.summary
-    assert summary["photos"] == 2 * 6 and summary["model_version"] == "0.5"
+    assert summary["photos"] == 2 * 6 and summary["model_version"] == SHIPPED_VERSION
     assert summary["matched"] + summary["background"] == len(found.labels) and summary["background"] > 0
 
 
