@@ -2,7 +2,7 @@
 # One GPU call (at most ~8 minutes) that continues the CPU campaign from the committed resume point.
 #
 # The campaign's state lives in vision/training/resume/ (fp16 weights + state.json); this script
-# trains more epochs of the same schedule on the GPU, exports the candidate ONNX models, measures
+# trains a new phase of both stages on the GPU, exports the candidate ONNX models, measures
 # them with `tiplu report`, and copies back what a session commits. It was written for the
 # `device` tool's H200 machine (python3 there holds torch + onnxruntime + opencv, but not
 # ultralytics, flask or sqlite-utils: carry them as wheels in .whl/, see the device README)
@@ -62,8 +62,13 @@ val: real/val/images
 names: {0: corner}
 YAML
 
-# 2. both stages, more epochs of the committed schedule (the resume point follows every epoch)
+# 2. both stages from the resume point, each in a new phase of its schedule (a warm restart: the GPU's epochs
+#    run on new, bigger data, and a schedule near its end would train them at its floor rate); the resume
+#    point follows every epoch
 say "stage 1"
+$TIPLU accumulate extend detector --epochs "$DET_EPOCHS" --lr-max 0.002 --lr-min 0.0001 \
+    --reason "GPU run: $CROPS crops and $TABLES tables, batch 64"
+$TIPLU accumulate extend classifier --epochs "$CLS_EPOCHS" --lr-max 0.0005 --lr-min 0.00003 --reason "GPU run"
 $TIPLU accumulate detector runs/gpu_mix.yaml --epochs "$DET_EPOCHS" --batch 64 --workers "$WORKERS" --device "$DEVICE"
 say "stage 2"
 $TIPLU accumulate classifier data/real data/real_turned data/gpu_crops --epochs "$CLS_EPOCHS" --max-images 6000 \
