@@ -16,6 +16,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from scorer import CLASS_NAMES
 from vision.training.decks import (Deck, DeckError, drawn_decks, installed_svg_decks, load_svg_faces, render_deck,
@@ -321,6 +323,38 @@ def test_camera_effects_and_distractors() -> None:
     table = img.copy()
     effects.draw_distractors(rng, table, 40.0, count=4)
     assert (table != 128).any()
+
+
+@given(seed=st.integers(0, 2**32 - 1))
+def test_random_palettes_never_come_near_a_held_out_one(seed: int) -> None:
+    """A random palette differs from every held-out palette by at least the margin in some colour."""
+    rng = np.random.default_rng(seed)
+    for _ in range(5):
+        p = procedural.random_palette(rng)
+        assert not p.held_out and p.name.startswith("random-")
+        for q in (q for q in procedural.PALETTES if q.held_out):
+            colours = [(p.paper, q.paper), (p.spades, q.spades), (p.hearts, q.hearts), (p.diamonds, q.diamonds),
+                       (p.clubs, q.clubs)]
+            assert any(max(abs(a - b) for a, b in zip(mine, theirs)) >= procedural.HELD_OUT_MARGIN
+                       for mine, theirs in colours)
+
+
+def test_random_palettes_ink_suits_alike_or_apart() -> None:
+    """One, two or four inks, light on dark and dark on light, and no random draw when the share is 0
+    (the campaign's earlier data sets are made again exactly)."""
+    rng = np.random.default_rng(11)
+    palettes = [procedural.random_palette(rng) for _ in range(200)]
+    inks = {len({p.spades, p.hearts, p.diamonds, p.clubs}) for p in palettes}
+    assert inks == {1, 2, 4} and {p.light_on_dark for p in palettes} == {True, False}
+    assert procedural.random_style(np.random.default_rng(3), 0.0) == procedural.random_style(np.random.default_rng(3))
+    assert procedural.random_style(np.random.default_rng(3), 1.0).palette.name.startswith("random-")
+
+
+def test_cli_random_palettes_share_must_be_a_share(tmp_path: Path) -> None:
+    err = StringIO()
+    assert main(["generate", str(tmp_path / "bad"), "--procedural", "1", "--random-palettes", "2"],
+                stdout=StringIO(), stderr=err) == 2
+    assert "random palettes are a share of the designs, from 0 to 1; got 2" in err.getvalue()
 
 
 def test_generate_with_procedural_designs_is_reproducible(tmp_path: Path) -> None:

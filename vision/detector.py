@@ -478,7 +478,8 @@ class CardDetector:
             scale *= 0.95
         return scale if scale * long_side >= 1.5 * big_size else None
 
-    def _stage1_tiled(self, image_bgr: np.ndarray, conf: float, scale: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _stage1_tiled(self, image_bgr: np.ndarray, conf: float,
+                      scale: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Stage 1 on tiles of the photo scaled by ``scale``; boxes in photo px.
 
         Tiles overlap by three corners' length, so a corner cut by one tile's inner edge lies

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -144,16 +144,67 @@ HELD_OUT_STYLES: dict[str, ProceduralStyle] = {
 }
 
 
-def random_style(rng: np.random.Generator) -> ProceduralStyle:
-    """A training design: never a held-out palette or font (see the module doc)."""
+#: How far (largest BGR channel difference) every colour of a random palette must stay from the held-out
+#: palette's matching colour somewhere: a random palette never repeats a held-out one's stock and inks.
+HELD_OUT_MARGIN = 60
+
+
+def _random_colour(rng: np.random.Generator, light: bool) -> BGR:
+    """A colour of random hue, light (value 180-255) or dark (value 10-90)."""
+    hue, sat = int(rng.integers(0, 180)), int(rng.integers(0, 256))
+    value = int(rng.integers(180, 256)) if light else int(rng.integers(10, 91))
+    b, g, r = cv2.cvtColor(np.uint8([[[hue, sat, value]]]), cv2.COLOR_HSV2BGR)[0, 0]
+    return int(b), int(g), int(r)
+
+
+def random_palette(rng: np.random.Generator) -> Palette:
+    """A palette drawn at random: card stock and inks of any hue, light on dark or dark on light, the
+    suits inked in one colour, two or four, so that a suit can only be told by its shape.
+
+    Never within :data:`HELD_OUT_MARGIN` of a held-out palette in every colour.
+
+    >>> p = random_palette(np.random.default_rng(5))
+    >>> p.name.startswith("random-") and not p.held_out
+    True
+    """
+    held = [q for q in PALETTES if q.held_out]
+    while True:
+        dark_stock = bool(rng.random() < 0.5)
+        stock = _random_colour(rng, light=not dark_stock)
+        inks = [_random_colour(rng, light=dark_stock) for _ in range(4)]
+        colours = int(rng.choice([1, 2, 4], p=[0.3, 0.5, 0.2]))
+        spades, hearts, diamonds, clubs = (
+            [inks[0]] * 4 if colours == 1 else
+            [inks[0], inks[1], inks[1], inks[0]] if colours == 2 else inks)
+        border = _random_colour(rng, light=dark_stock)
+        tag = zlib.crc32(repr((stock, inks, colours, border)).encode()) % 100000
+        candidate = Palette(f"random-{colours}ink-{tag:05d}", stock, spades, hearts, diamonds, clubs, border,
+                            light_on_dark=dark_stock)
+        near = [all(max(abs(a - b) for a, b in zip(mine, theirs)) < HELD_OUT_MARGIN
+                    for mine, theirs in zip((stock, spades, hearts, diamonds, clubs),
+                                            (q.paper, q.spades, q.hearts, q.diamonds, q.clubs))) for q in held]
+        if not any(near):
+            return candidate
+
+
+def random_style(rng: np.random.Generator, random_palettes: float = 0.0) -> ProceduralStyle:
+    """A training design: never a held-out palette or font (see the module doc).
+
+    ``random_palettes`` is the share of designs whose palette is drawn by :func:`random_palette`
+    instead of taken from :data:`PALETTES` (0, the default, draws the same designs as before).
+    """
     palettes = [p for p in PALETTES if not p.held_out]
     fonts = [f for f in font_files() if Path(f).name not in HELD_OUT_FONTS]
     fonts += [f"hershey:{i}" for i in range(len(FONTS))]
     layout = LAYOUTS[int(rng.choice(len(LAYOUTS), p=[0.45, 0.2, 0.2, 0.15]))]
     scale = float(rng.uniform(1.4, 1.9) if layout == "big" else rng.uniform(0.8, 1.2))
-    return ProceduralStyle(palettes[int(rng.integers(len(palettes)))], fonts[int(rng.integers(len(fonts)))],
-                           layout, round(scale, 2), int(rng.integers(2, 6)),
-                           BORDERS[int(rng.integers(len(BORDERS)))], float(rng.uniform(0.02, 0.09)))
+    chosen = palettes[int(rng.integers(len(palettes)))]
+    style = ProceduralStyle(chosen, fonts[int(rng.integers(len(fonts)))],
+                            layout, round(scale, 2), int(rng.integers(2, 6)),
+                            BORDERS[int(rng.integers(len(BORDERS)))], float(rng.uniform(0.02, 0.09)))
+    if random_palettes and rng.random() < random_palettes:
+        style = replace(style, palette=random_palette(rng))
+    return style
 
 
 @lru_cache(maxsize=64)
@@ -317,9 +368,9 @@ def procedural_deck(style: ProceduralStyle, name: str | None = None) -> Deck:
     return Deck(name or style.name, LazyFaces(style, name), "AGPL-3.0-or-later (tiplu, procedural)")  # type: ignore[arg-type]
 
 
-def random_decks(rng: np.random.Generator, count: int) -> list[Deck]:
+def random_decks(rng: np.random.Generator, count: int, random_palettes: float = 0.0) -> list[Deck]:
     """``count`` fresh training designs."""
-    return [procedural_deck(random_style(rng)) for _ in range(count)]
+    return [procedural_deck(random_style(rng, random_palettes)) for _ in range(count)]
 
 
 def held_out_decks() -> dict[str, Deck]:
