@@ -153,7 +153,7 @@ def _random_colour(rng: np.random.Generator, light: bool) -> BGR:
     """A colour of random hue, light (value 180-255) or dark (value 10-90)."""
     hue, sat = int(rng.integers(0, 180)), int(rng.integers(0, 256))
     value = int(rng.integers(180, 256)) if light else int(rng.integers(10, 91))
-    b, g, r = cv2.cvtColor(np.uint8([[[hue, sat, value]]]), cv2.COLOR_HSV2BGR)[0, 0]
+    b, g, r = cv2.cvtColor(np.array([[[hue, sat, value]]], np.uint8), cv2.COLOR_HSV2BGR)[0, 0]
     return int(b), int(g), int(r)
 
 
