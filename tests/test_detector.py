@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from scorer import CLASS_NAMES
 from vision.detector import (BACKENDS, CROP_TURNS, CardDetector, Corner, ModelError, box_iou, crop_corner, letterbox,
-                             load_detector, nms, tile_starts, turned_crop)
+                             load_detector, long_sides, nms, tile_starts, turned_crop)
 from vision.pipeline import read_photo
 from vision.training.dataset import Box, iter_samples, map_class_name, parse_label_line, split_bursts
 from vision.training.report import far_photo
@@ -351,7 +351,7 @@ def test_big_corners_in_a_big_photo_are_not_tiled(detector: CardDetector, name: 
     frame = far_photo(cv2.imread(str(ROOT / "sample_images" / name)))
     sizes = detector.input_sizes(*frame.shape[:2])
     boxes = detector._stage1_at(frame, 0.1, sizes[-1])[0]
-    sides = np.maximum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]) * sizes[-1] / 4000
+    sides = long_sides(boxes) * sizes[-1] / 4000
     assert len(sides) and detector.tile_scale(3000, 4000, sides) is None
 
 

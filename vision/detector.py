@@ -70,6 +70,8 @@ TILE_BELOW = 18.0
 #: A tiled pass scales the photo so that those small corners come out about this many px (long side),
 #: the size the big pass reads a 1280 x 960 table at, never above the photo's own resolution.
 TILE_CORNER = 28.0
+#: Tiles overlap by three such corners, so a corner cut by one tile's edge lies whole in its neighbour.
+TILE_OVERLAP = int(3 * TILE_CORNER)
 #: At most this many tiles per photo (the scale comes down until they fit): about 1 s on 2 cores.
 MAX_TILES = 12
 
@@ -261,7 +263,12 @@ def tile_starts(length: int, tile: int, overlap: int) -> list[int]:
     return [int(round(v)) for v in np.linspace(0, length - tile, count)]
 
 
-def _long_sides(boxes: np.ndarray) -> np.ndarray:
+def long_sides(boxes: np.ndarray) -> np.ndarray:
+    """The long side of each pixel box (N, 4): how big a corner index is, whichever way it lies.
+
+    >>> long_sides(np.array([[0, 0, 10, 30.], [5, 5, 45, 25]])).tolist()
+    [30.0, 40.0]
+    """
     return np.maximum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1])
 
 
@@ -427,14 +434,16 @@ class CardDetector:
             big = sizes[-1] / max(h, w)  # photo px -> big-input px
             split = self.info.scale_split * max(1.0, sizes[-1] / (2 * self.info.imgsz))
             for k, (boxes, scores, cls) in enumerate(found):
-                keep = _long_sides(boxes) * big >= split if k == 0 else _long_sides(boxes) * big < split
+                side = long_sides(boxes) * big
+                keep = side >= split if k == 0 else side < split
                 found[k] = (boxes[keep], scores[keep], cls[keep])
-            scale = self.tile_scale(h, w, _long_sides(found[-1][0]) * big)
+            big_sides = long_sides(found[-1][0]) * big
+            scale = self.tile_scale(h, w, big_sides)
             if scale:
                 tiled = self._stage1_tiled(image_bgr, conf, scale)
-                small = [_long_sides(part[0]) * big < self.info.tile_below for part in (found[-1], tiled)]
-                found[-1] = tuple(v[~small[0]] for v in found[-1])
-                found.append(tuple(v[small[1]] for v in tiled))
+                from_tiles = long_sides(tiled[0]) * big < self.info.tile_below
+                found[-1] = tuple(v[big_sides >= self.info.tile_below] for v in found[-1])
+                found.append(tuple(v[from_tiles] for v in tiled))
         boxes, scores, cls = (np.concatenate(parts) for parts in zip(*found))
         return boxes, scores, cls
 
@@ -472,7 +481,7 @@ class CardDetector:
             scale = 2 * self.info.max_imgsz / long_side
         else:
             return None
-        tile, overlap = self.info.max_imgsz, int(3 * TILE_CORNER)
+        tile, overlap = self.info.max_imgsz, TILE_OVERLAP
         while len(tile_starts(round(width * scale), tile, overlap)) * len(
                 tile_starts(round(height * scale), tile, overlap)) > MAX_TILES:
             scale *= 0.95
@@ -489,7 +498,7 @@ class CardDetector:
         h, w = image_bgr.shape[:2]
         sw, sh = round(w * scale), round(h * scale)
         scaled = cv2.resize(image_bgr, (sw, sh), interpolation=cv2.INTER_AREA)
-        tile, overlap = self.info.max_imgsz, int(3 * TILE_CORNER)
+        tile, overlap = self.info.max_imgsz, TILE_OVERLAP
         parts = []
         for y0 in tile_starts(sh, tile, overlap):
             for x0 in tile_starts(sw, tile, overlap):

@@ -198,8 +198,7 @@ def random_style(rng: np.random.Generator, random_palettes: float = 0.0) -> Proc
     fonts += [f"hershey:{i}" for i in range(len(FONTS))]
     layout = LAYOUTS[int(rng.choice(len(LAYOUTS), p=[0.45, 0.2, 0.2, 0.15]))]
     scale = float(rng.uniform(1.4, 1.9) if layout == "big" else rng.uniform(0.8, 1.2))
-    chosen = palettes[int(rng.integers(len(palettes)))]
-    style = ProceduralStyle(chosen, fonts[int(rng.integers(len(fonts)))],
+    style = ProceduralStyle(palettes[int(rng.integers(len(palettes)))], fonts[int(rng.integers(len(fonts)))],
                             layout, round(scale, 2), int(rng.integers(2, 6)),
                             BORDERS[int(rng.integers(len(BORDERS)))], float(rng.uniform(0.02, 0.09)))
     if random_palettes and rng.random() < random_palettes:

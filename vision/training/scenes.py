@@ -499,10 +499,9 @@ def render_scene(rng: Rng, scene: str = "table", *, size: tuple[int, int] = (128
     order, e.g. ``["7H"] * 3`` with ``"tunnela"``), or, as a list of lists, the groups:
     each inner list is one meld (``"meld_row"``, 7 to a row) or one stack (``"tunnela"``),
     e.g. ``[["QS"] * 3, ["5H", "6H", "7H"]]``; ``card_px`` is the card width in pixels
-    (default: the layout fills a share of the picture drawn from ``fill``, or log-uniform in ``card_px_range`` in ``crop``
-    mode, where the view is
-    centred on a random card and cards may run off the edges); ``effects=False`` gives a
-    clean picture (flat light, no blur/noise/shadows) for ground-truth tests;
+    (default: the layout fills a share of the picture drawn from ``fill``, or log-uniform in
+    ``card_px_range`` in ``crop`` mode, where the view is centred on a random card and cards
+    may run off the edges); ``effects=False`` gives a clean picture (flat light, no blur/noise/shadows) for ground-truth tests;
     ``distractors`` (default: same as ``effects``) adds face-down cards and paper notes
     with rank-like writing, which get no boxes (face-down cards are listed under
     ``geometry["backs"]``);

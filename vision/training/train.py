@@ -472,8 +472,8 @@ def export_models(detector: Path, classifier: Path | None, out: Path = Path("mod
     (out / "classes.txt").write_text("\n".join(CLASS_NAMES) + "\n")
     info = {"format": "tiplu-corners-v1", "stages": 2 if classifier is not None else 1, "imgsz": imgsz,
             "max_imgsz": max_imgsz or 3 * imgsz, "scale_split": SCALE_SPLIT, "big_share": BIG_SHARE,
-            "tile_below": TILE_BELOW, "crop_w": CROP_W, "crop_h": CROP_H, "crop_margin": CROP_MARGIN, "crop_turns": list(CROP_TURNS),
-            "nms_iou": NMS_IOU, "opset": OPSET, "classifier_outputs": list(CLASS_NAMES) + ["BACKGROUND"],
+            "tile_below": TILE_BELOW, "crop_w": CROP_W, "crop_h": CROP_H, "crop_margin": CROP_MARGIN,
+            "crop_turns": list(CROP_TURNS), "nms_iou": NMS_IOU, "opset": OPSET, "classifier_outputs": list(CLASS_NAMES) + ["BACKGROUND"],
             "metrics": metrics or {}}
     (out / "model.json").write_text(json.dumps(info, indent=2) + "\n")
     written += [out / "classes.txt", out / "model.json"]

@@ -21,8 +21,8 @@ from vision.detector import ModelError
 from vision.pipeline import DEFAULT_CONF
 from vision.training.dataset import DatasetError
 from vision.training.enrol import EnrolError
-from vision.training.report import (ANGLES, FAR_SCENES, HELD_OUT_DESIGNS, LOCATE_CONF, MATCH_IOU, ReportError, build_report,
-                                    enrolled_rows, markdown_table)
+from vision.training.report import (ANGLES, FAR_SCENES, HELD_OUT_DESIGNS, LOCATE_CONF, MATCH_IOU, ReportError,
+                                    build_report, enrolled_rows, markdown_table)
 from web.cli._common import ExitCode, Streams
 
 
@@ -66,7 +66,8 @@ def run(args: argparse.Namespace, io: Streams) -> int:
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
         meta = {"model": str(args.model or "models"), "angles": args.angles, "max_real": args.max_real,
-                "scenes": args.scenes, "far_scenes": args.far_scenes, "designs": args.designs, "seed": args.seed, "enrol": args.enrol,
+                "scenes": args.scenes, "far_scenes": args.far_scenes, "designs": args.designs, "seed": args.seed,
+                "enrol": args.enrol,
                 "enrol_detector_epochs": args.enrol_detector_epochs,
                 "locate_conf": LOCATE_CONF, "match_iou": MATCH_IOU, "conf": DEFAULT_CONF,
                 "seconds": round(time.time() - t0, 1)}
