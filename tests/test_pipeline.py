@@ -26,6 +26,7 @@ import pytest
 from scorer import Card, RuleSet, get_rules, parse_card, parse_cards
 from vision.calibration import Calibration
 from vision.detector import MODELS_DIR, CardDetector, Corner, read_model_json
+from vision.doubts import ONE_OR_TWO
 from vision.layout import group_cards
 from vision.pairing import PhysicalCard, facing_score, pair_corners, typical_ratio
 from vision.pipeline import PhotoReading, read_photo
@@ -207,6 +208,75 @@ def test_facing_score_on_a_real_card() -> None:
                                               ([4.0, 4.2, 1.4], 4.1)])
 def test_typical_ratio_is_the_mode(ratios: list[float], expected: float) -> None:
     assert typical_ratio(ratios) == pytest.approx(expected, rel=0.06)
+
+
+def cards_and_two_nines(factor: float, others: int = 6) -> list[Corner]:
+    """``others`` cards whose two indices lie 120 px apart along their diagonal, two 9C
+    indices ``factor`` times that far apart (one card at 1.0; further, two copies each
+    showing one index, as in a meld row whose top card hides the other copy's corners),
+    and a third 9C index far off (a third copy: the distance test asks only of names seen
+    three times or more)."""
+    corners = []
+    for k, name in enumerate("AS 2S 3S 4S 5S 6S 7S 8S".split()[:others]):
+        x = 150.0 * k
+        corners += [Corner(name, 0.9, (x, 0.0, x + 20, 30.0)), Corner(name, 0.9, (x + 72, 96.0, x + 92, 126.0))]
+    dx, dy = 72 * factor, 96 * factor
+    return corners + [Corner("9C", 0.9, (0.0, 400.0, 20.0, 430.0)), Corner("9C", 0.9, (dx, 400 + dy, dx + 20, 430 + dy)),
+                      Corner("9C", 0.9, (860.0, 560.0, 880.0, 590.0))]
+
+
+# distance factor, cards around, 9Cs read (the third copy's lone index included), both marked uncertain
+@pytest.mark.parametrize("factor, others, nines, unsure", [
+    (1.0, 6, 2, False), (1.1, 6, 2, False), (1.2, 6, 3, True), (1.4, 6, 3, False), (0.6, 6, 3, False),
+    (1.4, 1, 2, False),  # too few pairs to know the photo's card size: the index sizes decide, as before
+])
+def test_a_pair_off_the_photos_card_size_is_two_copies(factor: float, others: int, nines: int, unsure: bool) -> None:
+    corners = cards_and_two_nines(factor, others)
+    for found in pair_corners(corners), pair_corners(corners, drawn_indices(corners)):
+        nine = [c for c in found.cards if c.card == "9C"]
+        assert len(nine) == nines and len(found.cards) == others + nines
+        two = (2 * others, 2 * others + 1)
+        assert found.apart == ((two,) if unsure else ())
+        assert [c.corners for c in found.cards if c.uncertain] == ([(two[0],), (two[1],)] if unsure else [])
+
+
+def drawn_indices(corners: list[Corner]) -> np.ndarray:
+    """A photo with a mark in each corner box: top-left in the first corner of each pair, turned
+    180 degrees (bottom-right) in the second, so the facing test sees each pair face opposite ways."""
+    image = np.full((600, 900, 3), 235, np.uint8)
+    for k, corner in enumerate(corners):
+        x1, y1, x2, y2 = (int(v) for v in corner.box)
+        w, h = (x2 - x1) // 2, (y2 - y1) // 2
+        x, y = (x1, y1) if k % 2 == 0 else (x2 - w, y2 - h)
+        cv2.rectangle(image, (x + 2, y + 2), (x + w, y + h), (20, 20, 20), -1)
+    return image
+
+
+class CornersGiven:
+    """A detector backend that reports the corners it is given, whatever the photo (the pairing's input)."""
+
+    def __init__(self, corners: list[Corner]) -> None:
+        self.corners = corners
+
+    def detect(self, image_bgr: np.ndarray, conf: float = 0.25) -> list[Corner]:
+        return [c for c in self.corners if c.confidence >= conf]
+
+
+def test_two_copies_that_may_be_one_card_are_both_marked_with_a_doubt() -> None:
+    """Two copies are what a Marriage table most often shows, so the reading keeps both; the
+    player is asked, and the doubt frames both."""
+    corners = cards_and_two_nines(1.2)
+    reading = read_photo(drawn_indices(corners), CornersGiven(corners), 0.25)
+    apart = [i for i, c in enumerate(reading.cards) if c.card == "9C" and c.corners[0] in (12, 13)]
+    [doubt] = [d for d in reading.doubts if d.kind == ONE_OR_TWO]
+    assert reading.card_names().count("9C") == 3 and doubt.cards == tuple(apart) and reading.uncertain == apart
+    assert doubt.box == (0.0, 400.0, corners[-2].box[2], corners[-2].box[3])
+    assert doubt.to_dict()["message"] == ("two 9C are read here, but they may be the two corners of one 9C: "
+                                          "if it is one card, remove one of them")
+    far = cards_and_two_nines(1.5)
+    sure = read_photo(drawn_indices(far), CornersGiven(far), 0.25)
+    assert sure.card_names().count("9C") == 3 and not sure.uncertain
+    assert not [d for d in sure.doubts if d.kind == ONE_OR_TWO]
 
 
 def test_melds_are_grouped_as_laid() -> None:

@@ -393,6 +393,10 @@ class CardDetector:
         if cls_file.is_file():
             self._cls = ort.InferenceSession(str(cls_file), opts, providers=["CPUExecutionProvider"])
             self._cls_input = self._cls.get_inputs()[0].name
+            takes = self._cls.get_inputs()[0].shape[2:]
+            if all(isinstance(n, int) for n in takes) and tuple(takes) != (self.info.crop_h, self.info.crop_w):
+                raise ModelError(f"{folder / INFO_FILE}: \"crop_w\" x \"crop_h\" is {self.info.crop_w}x{self.info.crop_h}, "
+                                 f"but {CLASSIFIER_FILE} takes {takes[1]}x{takes[0]} crops; export the model again")
         self.classes = self.info.classes
         self.tta = tta
 

@@ -9,8 +9,9 @@ that says where to look. A doubt never changes the reading or the verdict: the p
 decides, so a false declaration is still caught.
 
 Kinds: :data:`TOO_MANY_COPIES`, :data:`SHORT_MELD`, :data:`HAND_COUNT`, :data:`VERDICT_HINGES`,
-and :data:`FAINT_CARD` (a corner too faint to count, where no card was read: a card
-may have been missed there).
+:data:`FAINT_CARD` (a corner too faint to count, where no card was read: a card
+may have been missed there) and :data:`ONE_OR_TWO` (two copies of a card that may be one
+card's two corners).
 
 >>> from vision.pairing import PhysicalCard
 >>> cards = [PhysicalCard(n, 0.9, (10.0 * i, 0.0, 10.0 * i + 8, 12.0), (i,)) for i, n in enumerate("3S 4S 5S 7H 8H".split())]
@@ -34,6 +35,7 @@ SHORT_MELD = "short_meld"
 HAND_COUNT = "hand_count"
 VERDICT_HINGES = "verdict_hinges"
 FAINT_CARD = "faint_card"
+ONE_OR_TWO = "one_or_two"
 #: A hand this many cards off the declared sizes is a miscount; further off, no declaration.
 COUNT_SLACK = 2
 #: At most this many doubtful cards are tried with their alternatives (each try is one
@@ -108,6 +110,23 @@ def copy_doubts(cards: Sequence[PhysicalCard], dropped: Sequence[PhysicalCard], 
                                        "is another card; check these and the one marked"),
                                     n=seen, card=name, decks=decks), box=union_box(left_out)))
     return doubts
+
+
+def apart_doubts(cards: Sequence[PhysicalCard], apart: Sequence[tuple[int, int]]) -> list[Doubt]:
+    """Two copies of a card read from corners that may be one card's two: check, remove one if so.
+
+    ``apart`` holds pairs of card indexes (:attr:`vision.pairing.Pairing.apart`, each
+    corner one card). Two copies are more often what lies on a Marriage table, so the
+    reading keeps both; the player decides.
+
+    >>> cards = [PhysicalCard("9C", 0.9, (0.0, 0.0, 8.0, 12.0), (0,)), PhysicalCard("9C", 0.8, (60.0, 90.0, 68.0, 102.0), (1,))]
+    >>> [(d.cards, d.box) for d in apart_doubts(cards, [(0, 1)])]
+    [((0, 1), (0.0, 0.0, 68.0, 102.0))]
+    """
+    return [Doubt(ONE_OR_TWO, (i, j),
+                  Message(N_("two %(card)s are read here, but they may be the two corners of one %(card)s: "
+                             "if it is one card, remove one of them"), card=cards[i].card),
+                  box=union_box([cards[i].box, cards[j].box])) for i, j in apart]
 
 
 def layout_doubts(cards: Sequence[PhysicalCard], groups: Sequence[Sequence[int]]) -> list[Doubt]:

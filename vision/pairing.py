@@ -9,7 +9,12 @@ tunnela is three 6H stacked). Two corners of one name are taken as one card when
   stacked tunnela, never pass this), and
 * they lie a **card diagonal apart**: the centre distance is 1.3 to 8 index sizes
   (measured on rendered scenes of all 17 designs: 1.5 for nicu-white's big indices,
-  up to 7.5 for gm-paris; a stacked tunnela's indices lie 0.5 to 1.5 apart).
+  up to 7.5 for gm-paris; a stacked tunnela's indices lie 0.5 to 1.5 apart), and, for
+  a name seen three times or more, about as many pixels apart as the neighbouring
+  cards' two indices (:data:`SPAN_SPREAD`): two copies each showing one index, as in a
+  meld row whose top card hides the other's corners, lie further apart than one card's.
+  Near that limit both are kept and marked uncertain (:data:`SPAN_UNSURE`,
+  :attr:`Pairing.apart`).
 
 Stage 1 sometimes finds one index twice (the rank alone and the rank with its pip, as
 on a card turned 45 degrees): a same-name corner lying mostly inside a surer one
@@ -73,6 +78,29 @@ REPEAT_COVER = 0.7
 #: opposite ways (at least this) at the photo's typical pair distance (within this factor).
 SPLIT_FACING = 0.3
 SPLIT_SPREAD = 1.2
+#: Cards lying near each other show about the same size, so one card's two indices lie
+#: about as many pixels apart as its neighbours' do (in index sizes they spread more: the
+#: box of an index turned 45 degrees is up to 1.4 times bigger). Measured with v0.5 on 150
+#: calibration scenes: one card's indices lie 0.92-1.09 times the photo's median apart
+#: (5-95%), two copies taken as one card 0.97-1.65 times (median 1.26). A pair of a name
+#: seen at least :data:`SPAN_GATED` times (a second copy shows itself by a third corner:
+#: 77% of the two-copy pairs, 42% of the true ones) is two cards when it lies more than
+#: :data:`SPAN_SPREAD` times, or less than 1/:data:`SPAN_SPREAD_SHORT`, the median span of
+#: the :data:`SPAN_NEAREST` nearest pairs of other names (:func:`local_span`: a photo taken
+#: across the table shows near cards bigger), counted among names seen at most
+#: :data:`SPAN_CORNERS` times (a four-index card's four corners would mix its sides in),
+#: at least :data:`SPAN_PAIRS` of them. A pair of a name seen twice keeps the index-size
+#: test alone: tried on it too, the gate split more true cards than copies on the report's
+#: tilted tables.
+SPAN_GATED = 3
+SPAN_PAIRS = 3
+SPAN_NEAREST = 6
+SPAN_CORNERS = 3
+SPAN_SPREAD = 1.15
+SPAN_SPREAD_SHORT = 1.5
+#: Kept apart by distance alone and within this factor, two corners are sometimes one
+#: card (on the calibration scenes 2 such pairs of 9): both are marked for the player to check.
+SPAN_UNSURE = 1.25
 _CROP = 32
 
 
@@ -105,11 +133,16 @@ class PhysicalCard:
 
 @dataclass(frozen=True)
 class Pairing:
-    """The physical cards, the faces whose count was clamped to the decks, and the copies dropped."""
+    """The physical cards, the faces whose count was clamped to the decks, and the copies dropped.
+
+    ``apart`` holds the pairs of corners (indexes) kept as two cards, both marked
+    uncertain, that may be one card's two indices (:data:`SPAN_UNSURE`).
+    """
 
     cards: tuple[PhysicalCard, ...]
     clamped: tuple[str, ...] = field(default=())
     dropped: tuple[PhysicalCard, ...] = field(default=())
+    apart: tuple[tuple[int, int], ...] = field(default=())
 
     def counts(self) -> dict[str, int]:
         """Copies per face, e.g. ``{"6H": 3}``."""
@@ -124,9 +157,32 @@ def _size(box: Sequence[float]) -> float:
     return math.sqrt(max(box[2] - box[0], 1e-6) * max(box[3] - box[1], 1e-6))
 
 
+def _distance(a: Sequence[float], b: Sequence[float]) -> float:
+    """Centre distance of two index boxes, in pixels (:data:`SPAN_SPREAD`)."""
+    return float(np.linalg.norm(_centre(a) - _centre(b)))
+
+
+def _midpoint(a: Sequence[float], b: Sequence[float]) -> np.ndarray:
+    return (_centre(a) + _centre(b)) / 2
+
+
+def local_span(spans: Sequence[tuple[str, np.ndarray, float]], name: str, at: np.ndarray) -> float | None:
+    """The index distance of the cards around ``at``: the median of the nearest other names' pairs.
+
+    A photo taken across the table shows near cards bigger than far ones, so the cards
+    nearest a pair say what its span should be. Pairs of ``name`` itself are left out (two
+    copies would vote for each other). None with fewer than :data:`SPAN_PAIRS` to ask.
+    """
+    others = [(float(np.linalg.norm(mid - at)), span) for other, mid, span in spans if other != name]
+    if len(others) < SPAN_PAIRS:
+        return None
+    others.sort()
+    return float(np.median([span for _, span in others[:SPAN_NEAREST]]))
+
+
 def _pair_ratio(a: Sequence[float], b: Sequence[float]) -> float:
     """Centre distance of two index boxes, in index sizes (:data:`PAIR_RATIO`)."""
-    return float(np.linalg.norm(_centre(a) - _centre(b))) / ((_size(a) + _size(b)) / 2)
+    return _distance(a, b) / ((_size(a) + _size(b)) / 2)
 
 
 def _span(parts: Sequence[Corner]) -> tuple[float, float, float, float]:
@@ -236,7 +292,11 @@ def pair_corners(corners: Sequence[Corner], image: np.ndarray | None = None, *, 
                     candidates[name].append((facing, ratio, i, j))
     every = [(f, r) for cands in candidates.values() for f, r, _, _ in cands]
     typical = typical_ratio([r for f, r in every if f >= FLIP_MARGIN] or [r for _, r in every])
+    spans = [(name, _midpoint(corners[i].box, corners[j].box), _distance(corners[i].box, corners[j].box))
+             for name, cands in candidates.items() for f, _, i, j in cands
+             if f >= FLIP_MARGIN and len(by_name[name]) <= SPAN_CORNERS]
     groups: list[tuple[int, ...]] = []
+    unsure: list[tuple[int, int]] = []
     for name, idxs in by_name.items():
         scored = []
         for facing, ratio, i, j in candidates.get(name, []):
@@ -244,8 +304,17 @@ def pair_corners(corners: Sequence[Corner], image: np.ndarray | None = None, *, 
             clear = facing >= CLEAR_FACING or (len(idxs) == 2 and facing >= FLIP_MARGIN)
             limit = (RATIO_SPREAD_CLEAR if clear else
                      RATIO_SPREAD if facing >= FLIP_MARGIN else RATIO_SPREAD_AMBIGUOUS)
-            if off <= math.log(limit):
-                scored.append((facing - SCALE_WEIGHT * off, i, j))
+            if off > math.log(limit):
+                continue
+            typical_span = (local_span(spans, name, _midpoint(corners[i].box, corners[j].box))
+                            if len(idxs) >= SPAN_GATED else None)
+            if typical_span is not None:
+                span_off = math.log(_distance(corners[i].box, corners[j].box) / typical_span)
+                if span_off > math.log(SPAN_SPREAD) or span_off < -math.log(SPAN_SPREAD_SHORT):
+                    if abs(span_off) <= math.log(SPAN_UNSURE):
+                        unsure.append((i, j))
+                    continue
+            scored.append((facing - SCALE_WEIGHT * off, i, j))
         used: set[int] = set()
         for _, i, j in sorted(scored, reverse=True):
             if i in used or j in used:
@@ -256,9 +325,12 @@ def pair_corners(corners: Sequence[Corner], image: np.ndarray | None = None, *, 
     groups = merge_four_index(groups, corners)
     splits = split_pairs(groups, corners, gray, typical) if gray is not None else []
     joined = {i for pair in splits for i in pair}
-    cards = [_card(corners, g, calibration) for g in groups if not set(g) & joined]
+    lone = {g[0] for g in groups if len(g) == 1} - joined
+    apart = tuple(dict.fromkeys((i, j) for i, j in unsure if i in lone and j in lone))
+    marked = {i for pair in apart for i in pair}
+    cards = [_card(corners, g, calibration, g[0] in marked) for g in groups if not set(g) & joined]
     cards += [_split_card(corners, pair) for pair in splits]
-    return _clamp(cards, *copy_limits(rules))
+    return replace(_clamp(cards, *copy_limits(rules)), apart=apart)
 
 
 def split_pairs(groups: Sequence[tuple[int, ...]], corners: Sequence[Corner], gray: np.ndarray,
@@ -410,7 +482,8 @@ def merged_alternatives(parts: Sequence[Corner]) -> tuple[tuple[str, float], ...
     return tuple((name, round(prob, 4)) for name, prob in best)
 
 
-def _card(corners: Sequence[Corner], idxs: tuple[int, ...], calibration: Calibration) -> PhysicalCard:
+def _card(corners: Sequence[Corner], idxs: tuple[int, ...], calibration: Calibration,
+          unsure: bool = False) -> PhysicalCard:
     parts = [corners[i] for i in idxs]
     miss = 1.0
     for p in parts:
@@ -418,8 +491,8 @@ def _card(corners: Sequence[Corner], idxs: tuple[int, ...], calibration: Calibra
     conf = min(1.0, max(max(p.confidence for p in parts), 1.0 - miss))
     box = _span(parts)
     alternatives = merged_alternatives(parts)
-    return PhysicalCard(parts[0].card, conf, box, tuple(sorted(idxs)), calibration.doubtful(conf, alternatives),
-                        alternatives=alternatives)
+    return PhysicalCard(parts[0].card, conf, box, tuple(sorted(idxs)),
+                        unsure or calibration.doubtful(conf, alternatives), alternatives=alternatives)
 
 
 def _clamp(cards: list[PhysicalCard], decks: int, jokers: int) -> Pairing:

@@ -33,7 +33,7 @@ import numpy as np
 from scorer import RuleSet
 from vision.calibration import Calibration, calibration_of
 from vision.detector import Corner, Detector
-from vision.doubts import Doubt, copy_doubts, faint_doubts, layout_doubts
+from vision.doubts import Doubt, apart_doubts, copy_doubts, faint_doubts, layout_doubts
 from vision.layout import group_cards
 from vision.pairing import PhysicalCard, copy_limits, pair_corners
 
@@ -101,7 +101,10 @@ def read_photo(image_bgr: np.ndarray, detector: Detector, conf: float = DEFAULT_
     groups = group_cards(pairing.cards, corners)
     t3 = time.perf_counter()
     cards, laid = _renumber(pairing.cards, groups)
-    doubts = (copy_doubts(cards, pairing.dropped, copy_limits(rules)[0]) + layout_doubts(cards, laid)
+    card_of = {c.corners[0]: k for k, c in enumerate(cards) if len(c.corners) == 1}
+    apart = [(card_of[i], card_of[j]) for i, j in pairing.apart if i in card_of and j in card_of]
+    doubts = (copy_doubts(cards, pairing.dropped, copy_limits(rules)[0]) + apart_doubts(cards, apart)
+              + layout_doubts(cards, laid)
               + faint_doubts(cards, [c for c in found if c.confidence < conf]))
     timings = {"detect_ms": (t1 - t0) * 1000, "pair_ms": (t2 - t1) * 1000, "group_ms": (t3 - t2) * 1000}
     return PhotoReading(name, corners, cards, laid, pairing.clamped, timings, tuple(doubts))

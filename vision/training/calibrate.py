@@ -18,7 +18,8 @@ calibration splits: the pair that flags at least ``--catch`` of the wrong cards 
 the fewest cards flagged (or, if none does, the most wrong cards). On the test splits
 the report gives the share of wrong cards flagged, of right cards flagged and of all
 cards flagged, and the share of photos with no **silent error** (every wrong card
-flagged, by the detector or by a fourth-copy doubt, and ``no_silent_error``: nothing
+flagged, by the detector or by a doubt that marks it (a fourth copy, two copies that may
+be one card), and ``no_silent_error``: nothing
 missed; ``no_silent_error_pointed``: every missed card inside a doubt's box, a faint
 corner's included), the share of missed cards pointed at, and how many faint-corner
 doubts a photo gets and how many of them lie on a missed card.
@@ -48,7 +49,7 @@ from scorer import get_rules
 from vision.calibration import Calibration
 from vision.detector import Detector, box_iou, load_detector
 from vision.images import read_image
-from vision.doubts import FAINT_CARD, SHORT_MELD, TOO_MANY_COPIES, count_doubt
+from vision.doubts import FAINT_CARD, ONE_OR_TWO, SHORT_MELD, TOO_MANY_COPIES, count_doubt
 from vision.pipeline import DEFAULT_CONF, PhotoReading, read_photo
 from vision.score import lay_out
 from vision.training.dataset import Sample, iter_samples
@@ -59,6 +60,8 @@ FAINT_GRID = (0.1, 0.125, 0.15, 0.175, 0.2, 0.225)
 #: Share of the faint-corner doubts that must lie on a missed card for them to be shown.
 FAINT_PRECISION = 0.4
 ALWAYS = float("inf")
+#: Doubts that mark their cards for checking whatever the detector's numbers say.
+RULE_FLAGS = (TOO_MANY_COPIES, ONE_OR_TWO)
 BELOW_GRID = (0.0,) + tuple(round(float(x), 3) for x in np.arange(0.25, 0.951, 0.025))
 ABOVE_GRID = tuple(round(float(x), 3) for x in np.arange(0.02, 0.501, 0.02)) + (1.0,)
 
@@ -116,7 +119,7 @@ def photo_case(reading: PhotoReading, geometry: dict[str, Any]) -> PhotoCase:
     if lay_out(reading.groups, len(reading.cards)).shows_declaration or len(reading.cards) in (20, 22, 23):
         extra = count_doubt(len(reading.cards), (21, 22), [d for d in doubts if d.kind == SHORT_MELD])
         doubts += [extra] if extra else []
-    rule_flagged = {i for d in doubts if d.kind == TOO_MANY_COPIES for i in d.cards}
+    rule_flagged = {i for d in doubts if d.kind in RULE_FLAGS for i in d.cards}
     taken: set[int] = set()
     cases = []
     order = sorted(range(len(reading.cards)), key=lambda i: -reading.cards[i].confidence)
@@ -145,7 +148,7 @@ def real_case(reading: PhotoReading, sample: Sample, width: int, height: int) ->
     """Match a reading of a real photo to its labelled corners (no card links: by name)."""
     truth = [(b.name, (b.x1 * width, b.y1 * height, b.x2 * width, b.y2 * height)) for b in sample.boxes]
     owner = match_boxes([c.box for c in reading.corners], [box for _, box in truth])
-    flagged = {i for d in reading.doubts if d.kind == TOO_MANY_COPIES for i in d.cards}
+    flagged = {i for d in reading.doubts if d.kind in RULE_FLAGS for i in d.cards}
     cases = []
     for i, card in enumerate(reading.cards):
         named = [truth[owner[k]][0] for k in card.corners if owner[k] >= 0]
