@@ -170,6 +170,9 @@ def test_a_new_phase_restarts_the_rate_where_the_stage_stands(tmp_path: Path) ->
 @pytest.mark.parametrize("argv, words", [
     (["classifier", "--epochs", "0", "--lr-max", "1e-3", "--lr-min", "1e-4"], "1 or more epochs"),
     (["detector", "--epochs", "5", "--lr-max", "1e-4", "--lr-min", "1e-3"], "lr_min <= lr_max"),
+    (["detector", "--epochs", "5", "--lr-max", "1e-3", "--lr-min", "1e-4", "--crop", "48x72"],
+     "a crop size is the classifier's"),
+    (["classifier", "--epochs", "5", "--lr-max", "1e-3", "--lr-min", "1e-4", "--crop", "48x300"], "8 to 256 px"),
 ])
 def test_a_bad_phase_is_refused_with_a_reason(tmp_path: Path, argv: list[str], words: str,
                                               capsys: pytest.CaptureFixture[str]) -> None:
@@ -181,3 +184,36 @@ def test_a_bad_phase_is_refused_with_a_reason(tmp_path: Path, argv: list[str], w
     assert main(["accumulate", "extend", *argv, "--reason", "x", "--resume-dir", str(tmp_path)]) == 2
     assert words in capsys.readouterr().err
     assert (tmp_path / "state.json").read_text() == before
+
+
+def test_a_phase_at_bigger_crops_trains_and_exports_what_the_app_reads(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """``extend classifier --crop 48x72``: the chunk cuts its crops at that size, the export writes a classifier
+    that takes them and a model.json that says so, and the app reads photos with it."""
+    from io import StringIO
+
+    from vision.detector import CardDetector, model_crop_size
+    from vision.images import read_image
+    from web.cli import main
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "r"
+    crops = acc._crop_batch(REAL)
+    acc.save_classifier(acc.classifier_from_onnx(MODELS_DIR / "corner_classifier.onnx", crops), folder)
+    acc.save_detector(acc.detector_from_onnx(MODELS_DIR / "corners.onnx", acc._photo_batch(REAL, size=320, count=2)),
+                      folder)
+    acc.write_state({"detector": {"epochs_done": 1, "plan_epochs": 60, "lr_max": 4e-3, "lr_min": 2e-4, "chunks": []},
+                     "classifier": {"epochs_done": 4, "plan_epochs": 4, "lr_max": 1e-3, "lr_min": 5e-5,
+                                    "chunks": []}}, folder)
+    assert main(["accumulate", "extend", "classifier", "--epochs", "2", "--lr-max", "5e-4", "--lr-min", "2e-5",
+                 "--crop", "48x72", "--reason", "bigger crops", "--resume-dir", str(folder)]) == 0
+    st = acc.read_state(folder)["classifier"]
+    assert st["crop"] == [48, 72] and st["phases"][-1]["crop"] == [32, 48]
+    err = StringIO()
+    assert main(["accumulate", "classifier", str(REAL), "--decks", "none", "--copies", "1",
+                 "--resume-dir", str(folder)], stdout=StringIO(), stderr=err) == 0, err.getvalue()
+    assert main(["accumulate", "export", "--out", str(tmp_path / "m"), "--resume-dir", str(folder)],
+                stdout=StringIO(), stderr=err) == 0, err.getvalue()
+    assert model_crop_size(tmp_path / "m") == (48, 72)
+    detector = CardDetector(tmp_path / "m")
+    photo = read_image(next((REAL / "images").iterdir()))
+    assert detector.classify(photo, np.array([[10.0, 10.0, 40.0, 50.0]])).shape == (1, 54)

@@ -22,8 +22,8 @@ import numpy as np
 import pytest
 
 from vision.calibration import Calibration, calibration_of
-from vision.detector import INFO_FILE, MODELS_DIR, CardDetector, load_detector
-from vision.training.enrol import EnrolError, card_names, corner_crops, find_cards, improve
+from vision.detector import INFO_FILE, MODELS_DIR, CardDetector, load_detector, model_crop_size
+from vision.training.enrol import EnrolError, card_names, corner_crops, correction_crops, find_cards, improve
 from web.cli import main
 from web_support import suit_photos as make_suit_photos, write_suit_photos
 
@@ -261,3 +261,11 @@ def test_report_enrol_names_an_unknown_design(tmp_path: Path) -> None:
     code, _, stderr = tiplu("report", "--angles", "--no-samples", "--designs", "no-such-design", "--enrol",
                             "--scenes", 1)
     assert code == 2 and "no-such-design" in stderr and "Traceback" not in stderr
+
+
+@pytest.mark.parametrize("size", [(32, 48), (48, 72)])
+def test_corrections_are_learnt_at_the_crop_size_of_the_model_they_improve(size: tuple[int, int]) -> None:
+    """A correction kept at one size (the review cuts 32x48) trains a classifier that takes another."""
+    x, y = correction_crops([np.zeros((48, 32, 3), np.uint8)], ["8H"], copies=2, crop_size=size)
+    assert x.shape == (2, size[1], size[0], 3) and len(y) == 2
+    assert model_crop_size(MODELS_DIR) == (32, 48)

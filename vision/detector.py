@@ -147,6 +147,16 @@ class ModelInfo:
     tile_below: float = 0.0
 
 
+def model_crop_size(folder: str | os.PathLike[str]) -> tuple[int, int]:
+    """The crop size (w, h) a model folder's classifier takes (``crop_w``, ``crop_h``; 32x48 by default).
+
+    Enrolment and "improve from corrections" fine-tune that classifier, so they cut their
+    crops at its size.
+    """
+    info = _read_info(Path(folder))
+    return info.crop_w, info.crop_h
+
+
 def crop_corner(image: np.ndarray, box: Sequence[float] | np.ndarray, margin: float = CROP_MARGIN,
                 size: tuple[int, int] = (CROP_W, CROP_H)) -> np.ndarray:
     """A corner crop, portrait and ``CROP_W x CROP_H``: the classifier's input (BGR uint8).

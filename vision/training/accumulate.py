@@ -27,6 +27,8 @@ trainable models, with batch norms calibrated so the network computes the same f
     ... --extra-crops runs/stage1_crops.npz    # also stage 1's own boxes (tiplu train stage1-crops)
     python -m vision.training.accumulate extend detector --epochs 20 --lr-max 0.002 --lr-min 0.0001 \
         --reason "cascade-heavy scenes"                          # a new phase once a plan has run out
+    python -m vision.training.accumulate extend classifier --epochs 8 --lr-max 0.0005 --lr-min 0.00002 \
+        --crop 48x72 --reason "bigger crops"                   # stage 2 at a bigger input from here on
     python -m vision.training.accumulate export --out runs/candidate
     python -m vision.training.accumulate status
 
@@ -89,27 +91,44 @@ def stage_lr(stage: dict[str, Any], epoch: float) -> float:
 
 
 def extend_plan(stage: str, epochs: int, lr_max: float, lr_min: float, reason: str,
-                folder: Path = RESUME_DIR) -> dict[str, Any]:
+                folder: Path = RESUME_DIR, crop_size: tuple[int, int] | None = None) -> dict[str, Any]:
     """Give ``stage`` a new cosine phase of ``epochs`` more epochs, starting where it stands.
 
     Why: a plan that has run its course ends at its lowest rate, so a campaign that goes on
     with new data (say, scenes of the cards a report still misses) needs a warm restart from
     the same weights, not a new ``init``. The old phase is kept under ``phases`` with the
-    ``reason`` for the new one.
+    ``reason`` for the new one. ``crop_size`` (w, h; classifier only) changes the crops stage 2
+    learns at from this phase on (:func:`crop_size_of`); the weights carry over, since the
+    network ends in a global pool.
     """
     if stage not in STAGES:
         raise TrainError(f"no stage {stage!r}; choose one of {', '.join(STAGES)}")
     if epochs < 1 or not 0 < lr_min <= lr_max:
         raise TrainError(f"a phase needs 1 or more epochs and 0 < lr_min <= lr_max, not {epochs}, {lr_min}, {lr_max}")
+    if crop_size is not None and (stage != "classifier" or not all(8 <= n <= 256 for n in crop_size)):
+        raise TrainError(f"a crop size is the classifier's, each side 8 to 256 px, not {crop_size} for the {stage}")
     state = read_state(folder)
     st = state[stage]
     done = int(st["epochs_done"])
     st.setdefault("phases", []).append({k: st[k] for k in ("plan_epochs", "lr_max", "lr_min")}
                                        | {"plan_start": int(st.get("plan_start", 0)), "ended_at": done,
-                                          "next_because": reason})
+                                          "next_because": reason}
+                                       | ({"crop": list(crop_size_of(state))} if crop_size is not None else {}))
     st.update({"plan_start": done, "plan_epochs": done + epochs, "lr_max": lr_max, "lr_min": lr_min})
+    if crop_size is not None:
+        st["crop"] = list(crop_size)
     write_state(state, folder)
     return state
+
+
+def crop_size_of(state: dict[str, Any]) -> tuple[int, int]:
+    """The crop size (w, h) stage 2 learns at: the last phase's choice, else the app's default.
+
+    >>> crop_size_of({"classifier": {}}), crop_size_of({"classifier": {"crop": [48, 72]}})
+    ((32, 48), (48, 72))
+    """
+    w, h = state["classifier"].get("crop", (CROP_W, CROP_H))
+    return int(w), int(h)
 
 
 def read_state(folder: Path = RESUME_DIR) -> dict[str, Any]:
@@ -378,8 +397,9 @@ def continue_classifier(data: Sequence[Path], epochs: int, *, decks: str | None 
     ``extra_crops`` are ``.npz`` files of stage 1's own boxes (:mod:`vision.training.hard_crops`),
     added ``extra_copies`` times each, pixel-augmented afresh every chunk.
     """
-    extra = load_hard_crops(extra_crops, (CROP_W, CROP_H)) if extra_crops else None
     state = read_state(folder)
+    size = crop_size_of(state)
+    extra = load_hard_crops(extra_crops, size) if extra_crops else None
     st = state["classifier"]
     e0 = st["epochs_done"]
     lr = stage_lr(st, e0)
@@ -387,7 +407,8 @@ def continue_classifier(data: Sequence[Path], epochs: int, *, decks: str | None 
     t0 = time.time()
     best = train_classifier(list(data), epochs=epochs, copies=copies, out=out, weights=start, lr=lr,
                             max_images=max_images, decks=decks, face_copies=face_copies, seed=e0,
-                            turn_any=turn_any, device=device, extra=extra, extra_copies=extra_copies)
+                            turn_any=turn_any, device=device, extra=extra, extra_copies=extra_copies,
+                            crop_size=size)
     import torch
     net = corner_net()
     net.load_state_dict(torch.load(str(out / "last.pt"), map_location="cpu", weights_only=False)["model"])
@@ -411,8 +432,8 @@ def campaign(detector_data: Path | None, classifier_data: Sequence[Path], rounds
     be killed at any time and started again with the same command. ``extra_crops`` go to every
     classifier epoch (:func:`continue_classifier`); they are checked before the first epoch.
     """
-    load_hard_crops(extra_crops, (CROP_W, CROP_H))
     state = read_state(folder)
+    load_hard_crops(extra_crops, crop_size_of(state))
     for _ in range(rounds):
         progressed = False
         if detector_data is not None and state["detector"]["epochs_done"] < state["detector"]["plan_epochs"]:
@@ -436,7 +457,8 @@ def export_resume_point(out: Path, folder: Path = RESUME_DIR, work: Path = Path(
     sizes = state.get("model_json", {})
     metrics = {"version": "campaign", "detector_epochs": state["detector"]["epochs_done"],
                "classifier_epochs": state["classifier"]["epochs_done"]}
-    return export_models(det, cls, out, imgsz=int(sizes.get("imgsz", 320)), metrics=metrics)
+    return export_models(det, cls, out, imgsz=int(sizes.get("imgsz", 320)), metrics=metrics,
+                         crop_size=crop_size_of(state))
 
 
 if __name__ == "__main__":

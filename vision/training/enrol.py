@@ -46,7 +46,7 @@ import numpy as np
 
 from scorer import CLASS_NAMES, Message, N_, TipluError
 from vision.detector import (CLASSIFIER_FILE, CROP_H, CROP_MARGIN, CROP_W, DETECTOR_FILE, INFO_FILE, MODELS_DIR,
-                             crop_corner, read_model_json)
+                             crop_corner, model_crop_size, read_model_json)
 from vision.training.faces import INK_BR, INK_TL, Face
 
 SUITS = ("S", "H", "D", "C")
@@ -207,9 +207,10 @@ def index_boxes(image_bgr: np.ndarray, outline: Sequence[Sequence[float]]) -> li
     return boxes
 
 
-def corner_crops(image_bgr: np.ndarray, outline: Sequence[Sequence[float]]) -> list[np.ndarray]:
+def corner_crops(image_bgr: np.ndarray, outline: Sequence[Sequence[float]],
+                 crop_size: tuple[int, int] = (CROP_W, CROP_H)) -> list[np.ndarray]:
     """The card's two corner crops, cut from the photo as the detector cuts a corner it found."""
-    return [crop_corner(image_bgr, box, CROP_MARGIN, (CROP_W, CROP_H)) for box in index_boxes(image_bgr, outline)]
+    return [crop_corner(image_bgr, box, CROP_MARGIN, crop_size) for box in index_boxes(image_bgr, outline)]
 
 
 # The second half: learn the design from the cards found.
@@ -455,14 +456,15 @@ def fine_tune_detector(base: Path, data: Path, epochs: int, work: Path, *,
     return Path(yolo.trainer.last)
 
 
-def enrolment_crops(faces: Sequence[Face], copies: int = COPIES, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Training crops (N, 48, 32, 3 BGR) and labels: each corner index of each face ``copies``
-    times through :func:`~vision.training.train.face_crops` (turned, scaled to table distances,
-    on random tables, lit, blurred, noised, 180 degrees), card middles as "not a corner", and
-    :data:`JPEG_SHARE` of them through JPEG."""
+def enrolment_crops(faces: Sequence[Face], copies: int = COPIES, seed: int = 0,
+                    crop_size: tuple[int, int] = (CROP_W, CROP_H)) -> tuple[np.ndarray, np.ndarray]:
+    """Training crops (N, h, w, 3 BGR, ``crop_size`` the base classifier's) and labels: each
+    corner index of each face ``copies`` times through :func:`~vision.training.train.face_crops`
+    (turned, scaled to table distances, on random tables, lit, blurred, noised, 180 degrees),
+    card middles as "not a corner", and :data:`JPEG_SHARE` of them through JPEG."""
     from vision.training.train import face_crops
 
-    x, y = face_crops(enrolled_decks(faces), copies=copies, seed=seed, turn_any=TURN_ANY)
+    x, y = face_crops(enrolled_decks(faces), copies=copies, seed=seed, turn_any=TURN_ANY, crop_size=crop_size)
     rng = np.random.default_rng(seed)
     for i in np.flatnonzero(rng.random(len(x)) < JPEG_SHARE):
         _, jpeg = cv2.imencode(".jpg", x[i], [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(35, 90))])
@@ -531,7 +533,7 @@ def write_model_folder(base: Path, out: Path, net: Any, note: dict[str, Any], de
         with _quiet_ultralytics():
             exported = YOLO(str(detector)).export(format="onnx", imgsz=320, dynamic=True, opset=OPSET, device="cpu")
         shutil.copyfile(exported, out / DETECTOR_FILE)
-    export_classifier(net, out / CLASSIFIER_FILE)
+    export_classifier(net, out / CLASSIFIER_FILE, model_crop_size(base))
     (out / "classes.txt").write_text("\n".join(CLASS_NAMES) + "\n")
     info = read_model_json(base)
     base_version = info.get("metrics", {}).get("version", "?")
@@ -572,7 +574,7 @@ def enrol(suit_photos: Sequence[Path], out: Path, *, jokers: Path | None = None,
     verify_calibration_scenes(calibration_scenes)
     _torch()
     photos, faces = read_enrolment(suit_photos, jokers, design)
-    crops, labels = enrolment_crops(faces, copies, seed)
+    crops, labels = enrolment_crops(faces, copies, seed, model_crop_size(base))
     steps = Steps(epochs, detector_epochs, calibration_scenes, started, say, progress)
     steps.say(f"{len(crops)} crops of {len(faces)} cards cut")
     net = fine_tune_classifier(base, crops, labels, epochs, seed=seed, progress=steps.epoch_done)
@@ -656,10 +658,10 @@ CORRECTION_COPIES = 20
 
 
 def correction_crops(crops: Sequence[np.ndarray], cards: Sequence[str], copies: int = CORRECTION_COPIES,
-                     seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+                     seed: int = 0, crop_size: tuple[int, int] = (CROP_W, CROP_H)) -> tuple[np.ndarray, np.ndarray]:
     """Training crops from corner crops kept in review, each labelled with the card the player chose:
-    the crop itself and ``copies - 1`` copies through the classifier's light, blur, noise and
-    180-degree changes (:func:`vision.training.train._augment_pixels`).
+    the crop itself (resized to ``crop_size``, the classifier's) and ``copies - 1`` copies through the
+    classifier's light, blur, noise and 180-degree changes (:func:`vision.training.train._augment_pixels`).
 
     >>> x, y = correction_crops([np.zeros((48, 32, 3), np.uint8)], ["8H"], copies=3)
     >>> x.shape, [CLASS_NAMES[k] for k in y]
@@ -674,8 +676,8 @@ def correction_crops(crops: Sequence[np.ndarray], cards: Sequence[str], copies: 
     for crop, card in zip(crops, cards):
         if card not in index:
             raise EnrolError(f"{card}: not a card name; a correction names one of the 53 faces")
-        if crop.shape[:2] != (CROP_H, CROP_W):
-            crop = cv2.resize(crop, (CROP_W, CROP_H), interpolation=cv2.INTER_AREA)
+        if crop.shape[:2] != (crop_size[1], crop_size[0]):
+            crop = cv2.resize(crop, crop_size, interpolation=cv2.INTER_AREA)
         xs.append(crop)
         xs += [_augment_pixels(rng, crop) for _ in range(copies - 1)]
         ys += [index[card]] * copies
@@ -720,11 +722,12 @@ def improve(base: Path, out: Path, crops: Sequence[np.ndarray], cards: Sequence[
         raise EnrolError(f"{out}: that is the model being improved; write the new version to a new folder")
     verify_calibration_scenes(calibration_scenes)
     _torch()
-    x, y = correction_crops(crops, cards, correction_copies, seed)
+    size = model_crop_size(base)
+    x, y = correction_crops(crops, cards, correction_copies, seed, size)
     faces: list[Face] = []
     if suit_photos:
         _, faces = read_enrolment(suit_photos, jokers, base.name)
-        ex, ey = enrolment_crops(faces, copies, seed)
+        ex, ey = enrolment_crops(faces, copies, seed, size)
         x, y = np.concatenate([x, ex]), np.concatenate([y, ey])
     steps = Steps(epochs, 0, calibration_scenes if faces else 0, started, say, progress)
     net = fine_tune_classifier(base, x, y, epochs, seed=seed, progress=steps.epoch_done)

@@ -153,8 +153,12 @@ def _augment_pixels(rng: np.random.Generator, crop: np.ndarray) -> np.ndarray:
 
 
 def build_crops(samples: Sequence[Sample], copies: int = 8, background: float = 0.3,
-                seed: int = 0, max_images: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Augmented classifier crops from labelled photos: (N, 48, 32, 3) uint8 BGR and labels.
+                seed: int = 0, max_images: int | None = None,
+                crop_size: tuple[int, int] = (CROP_W, CROP_H)) -> tuple[np.ndarray, np.ndarray]:
+    """Augmented classifier crops from labelled photos: (N, h, w, 3) uint8 BGR and labels.
+
+    ``crop_size`` is the classifier's input (w, h), 32x48 unless the campaign chose another
+    (:func:`vision.training.accumulate.extend_plan`).
 
     Each labelled corner gives ``copies`` jittered crops; ``background`` times as many crops
     again come from random same-sized boxes that do not overlap a label (class 53).
@@ -175,7 +179,7 @@ def build_crops(samples: Sequence[Sample], copies: int = 8, background: float = 
         h, w = img.shape[:2]
         for b, box in zip(s.boxes, boxes):
             for _ in range(copies):
-                xs.append(_augment_pixels(rng, crop_corner(img, _augment_box(rng, box, w, h))))
+                xs.append(_augment_pixels(rng, crop_corner(img, _augment_box(rng, box, w, h), size=crop_size)))
                 ys.append(b.cls)
         n_bg = int(round(len(boxes) * copies * background))
         for _ in range(n_bg):
@@ -188,7 +192,7 @@ def build_crops(samples: Sequence[Sample], copies: int = 8, background: float = 
             cand = np.array([cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2])
             if box_iou(cand, boxes).max() > 0.1:
                 continue
-            xs.append(_augment_pixels(rng, crop_corner(img, cand)))
+            xs.append(_augment_pixels(rng, crop_corner(img, cand, size=crop_size)))
             ys.append(BACKGROUND)
     if not xs:
         raise TrainError("no labelled corners found to train the classifier on")
@@ -214,7 +218,8 @@ def augmented_copies(crops: np.ndarray, labels: np.ndarray, copies: int = 1,
 
 
 def face_crops(decks: Sequence[Deck], copies: int = 6, background: float = 0.3,
-               seed: int = 0, turn_any: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+               seed: int = 0, turn_any: float = 0.0,
+               crop_size: tuple[int, int] = (CROP_W, CROP_H)) -> tuple[np.ndarray, np.ndarray]:
     """Classifier crops cut from rendered card faces (``vision.training.decks``), many designs cheaply.
 
     Each face is laid on a random table colour, turned (half the time up to 15 degrees,
@@ -243,14 +248,15 @@ def face_crops(decks: Sequence[Deck], copies: int = 6, background: float = 0.3,
                 if box_iou(cand, np.array(boxes)).max() < 0.05:
                     jobs.append((cand, BACKGROUND))
             for box, label in jobs:
-                xs.append(_face_crop(rng, bgra, box, turn_any))
+                xs.append(_face_crop(rng, bgra, box, turn_any, crop_size))
                 ys.append(label)
     if not xs:
         raise TrainError("no card faces to crop; render them with 'python -m vision.training.decks' first")
     return np.stack(xs), np.array(ys, dtype=np.int64)
 
 
-def _face_crop(rng: np.random.Generator, bgra: np.ndarray, box: np.ndarray, turn_any: float = 0.0) -> np.ndarray:
+def _face_crop(rng: np.random.Generator, bgra: np.ndarray, box: np.ndarray, turn_any: float = 0.0,
+               crop_size: tuple[int, int] = (CROP_W, CROP_H)) -> np.ndarray:
     """One augmented crop of ``box`` from a BGRA face laid on a random table background."""
     bw, bh = box[2] - box[0], box[3] - box[1]
     s = int(max(bw, bh))
@@ -283,7 +289,7 @@ def _face_crop(rng: np.random.Generator, bgra: np.ndarray, box: np.ndarray, turn
         img = cv2.rotate(img, cv2.ROTATE_90_CLOCKWISE)
         hh = img.shape[1]
         rot = np.array([hh - rot[3], rot[0], hh - rot[1], rot[2]])
-    crop = crop_corner(img, _augment_box(rng, rot, img.shape[1], img.shape[0]))
+    crop = crop_corner(img, _augment_box(rng, rot, img.shape[1], img.shape[0]), size=crop_size)
     return _augment_pixels(rng, crop)
 
 
@@ -313,8 +319,12 @@ def train_classifier(datasets: Sequence[Path], *, epochs: int = 30, copies: int 
                      max_images: int | None = None, seed: int = 0,
                      val_data: Path | None = None, decks: str | None = None,
                      face_copies: int = 6, device: str = "cpu", turn_any: float = 0.0,
-                     extra: tuple[np.ndarray, np.ndarray] | None = None, extra_copies: int = 1) -> Path:
+                     extra: tuple[np.ndarray, np.ndarray] | None = None, extra_copies: int = 1,
+                     crop_size: tuple[int, int] = (CROP_W, CROP_H)) -> Path:
     """Train the crop classifier on the train splits of YOLO folders; returns ``best.pt``.
+
+    ``crop_size`` (w, h) is the input it learns at; the network ends in a global pool, so
+    weights trained at one size carry on at another.
 
     Saves ``last.pt`` every epoch (``resume`` continues it) and ``best.pt`` at the lowest
     training loss. ``val_data`` only prints accuracy on its val crops: it never selects.
@@ -332,9 +342,9 @@ def train_classifier(datasets: Sequence[Path], *, epochs: int = 30, copies: int 
         root = d / "train" if (d / "train" / "images").is_dir() else d
         samples.extend(iter_samples(root))
     t0 = time.time()
-    x, y = build_crops(samples, copies=copies, seed=seed, max_images=max_images)
+    x, y = build_crops(samples, copies=copies, seed=seed, max_images=max_images, crop_size=crop_size)
     if decks:
-        fx, fy = face_crops(load_decks(decks), copies=face_copies, seed=seed, turn_any=turn_any)
+        fx, fy = face_crops(load_decks(decks), copies=face_copies, seed=seed, turn_any=turn_any, crop_size=crop_size)
         x, y = np.concatenate([x, fx]), np.concatenate([y, fy])
     if extra is not None and len(extra[0]):
         ex, ey = augmented_copies(extra[0], extra[1], extra_copies, seed)
@@ -345,7 +355,7 @@ def train_classifier(datasets: Sequence[Path], *, epochs: int = 30, copies: int 
     if val_data is not None:
         vroot = Path(val_data)
         vs = list(iter_samples(vroot / "val" if (vroot / "val" / "images").is_dir() else vroot))
-        vx, vy = build_crops(vs, copies=1, background=0.0, seed=seed + 1)
+        vx, vy = build_crops(vs, copies=1, background=0.0, seed=seed + 1, crop_size=crop_size)
     net = corner_net().to(device)
     opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=5e-4)
     start = 0
@@ -381,7 +391,7 @@ def train_classifier(datasets: Sequence[Path], *, epochs: int = 30, copies: int 
 def fit_classifier(net: Any, crops: np.ndarray, labels: np.ndarray, *, epochs: int, lr: float = 2e-3,
                    batch: int = 128, device: str = "cpu", optimizer: Any = None, start: int = 0,
                    progress: Callable[[int, int, float], None] | None = None) -> Any:
-    """Train the crop classifier ``net`` in memory on ``crops`` (N, 48, 32, 3 BGR) and ``labels``.
+    """Train the crop classifier ``net`` in memory on ``crops`` (N, h, w, 3 BGR) and ``labels``.
 
     The one training loop of stage 2: AdamW (``optimizer``, when resuming, else a new one
     at ``lr``), a one-cycle schedule over ``epochs`` fast-forwarded to epoch ``start``,
@@ -418,11 +428,12 @@ def fit_classifier(net: Any, crops: np.ndarray, labels: np.ndarray, *, epochs: i
     return net.eval()
 
 
-def export_classifier(net: Any, path: Path) -> Path:
-    """Write the crop classifier ``net`` as ONNX (opset :data:`OPSET`, a dynamic batch), as the app reads it."""
+def export_classifier(net: Any, path: Path, crop_size: tuple[int, int] = (CROP_W, CROP_H)) -> Path:
+    """Write the crop classifier ``net`` as ONNX (opset :data:`OPSET`, a dynamic batch, ``crop_size``
+    (w, h) crops), as the app reads it."""
     import torch
 
-    torch.onnx.export(net.cpu().eval(), (torch.zeros(1, 3, CROP_H, CROP_W),), str(path), dynamo=False,
+    torch.onnx.export(net.cpu().eval(), (torch.zeros(1, 3, crop_size[1], crop_size[0]),), str(path), dynamo=False,
                       opset_version=OPSET, input_names=["crops"], output_names=["logits"],
                       dynamic_axes={"crops": {0: "n"}, "logits": {0: "n"}})
     return path
@@ -439,8 +450,10 @@ def classifier_accuracy(net, crops: np.ndarray, labels: np.ndarray) -> float:
 
 def export_models(detector: Path, classifier: Path | None, out: Path = Path("models"),
                   imgsz: int = 320, metrics: dict[str, object] | None = None,
-                  max_imgsz: int | None = None) -> list[Path]:
+                  max_imgsz: int | None = None, crop_size: tuple[int, int] = (CROP_W, CROP_H)) -> list[Path]:
     """Write ``corners.onnx``, ``corner_classifier.onnx``, ``classes.txt`` and ``model.json``.
+
+    ``crop_size`` (w, h) is the classifier's input, written to ``model.json`` (``crop_w``, ``crop_h``).
 
     The detector is exported with a dynamic input size (so the app may run it at 320, 416
     or 640 px), opset 17, which ONNX Runtime >= 1.14 runs; no torch is needed afterwards.
@@ -468,11 +481,11 @@ def export_models(detector: Path, classifier: Path | None, out: Path = Path("mod
         net = corner_net()
         net.load_state_dict(torch.load(str(classifier), map_location="cpu", weights_only=False)["model"])
         net.eval()
-        written.append(export_classifier(net, out / CLASSIFIER_FILE))
+        written.append(export_classifier(net, out / CLASSIFIER_FILE, crop_size))
     (out / "classes.txt").write_text("\n".join(CLASS_NAMES) + "\n")
     info = {"format": "tiplu-corners-v1", "stages": 2 if classifier is not None else 1, "imgsz": imgsz,
             "max_imgsz": max_imgsz or 3 * imgsz, "scale_split": SCALE_SPLIT, "big_share": BIG_SHARE,
-            "tile_below": TILE_BELOW, "crop_w": CROP_W, "crop_h": CROP_H, "crop_margin": CROP_MARGIN,
+            "tile_below": TILE_BELOW, "crop_w": crop_size[0], "crop_h": crop_size[1], "crop_margin": CROP_MARGIN,
             "crop_turns": list(CROP_TURNS), "nms_iou": NMS_IOU, "opset": OPSET, "classifier_outputs": list(CLASS_NAMES) + ["BACKGROUND"],
             "metrics": metrics or {}}
     (out / "model.json").write_text(json.dumps(info, indent=2) + "\n")

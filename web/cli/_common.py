@@ -61,6 +61,21 @@ class Streams:
         return ExitCode.BAD_INPUT
 
 
+def parse_size(text: str) -> tuple[int, int]:
+    """``--size`` and ``--crop``: ``"1280x960"`` -> ``(1280, 960)``; ``"640"`` -> ``(640, 640)``."""
+    try:
+        if "x" in text.lower():
+            w, h = text.lower().split("x")
+            size = (int(w), int(h))
+        else:
+            size = (int(text), int(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"size {text!r}: write WIDTHxHEIGHT, e.g. 1280x960") from None
+    if min(size) < 32:
+        raise argparse.ArgumentTypeError(f"size {text!r}: each side must be at least 32 px")
+    return size
+
+
 def parse_option_assignments(assignments: Iterable[str]) -> dict[str, str]:
     """``--option NAME=VALUE`` strings as a dict (values still text; the rule set coerces them)."""
     result: dict[str, str] = {}

@@ -5,6 +5,8 @@
         [--extra-crops runs/stage1_crops.npz]      also crops of stage 1's own boxes (tiplu train stage1-crops)
     tiplu accumulate extend detector --epochs 20 --lr-max 0.002 --lr-min 0.0001 --reason WHY
                                                    a new cosine phase once a stage's plan has run out
+    tiplu accumulate extend classifier --epochs 8 --lr-max 0.0005 --lr-min 0.00002 --crop 48x72 --reason WHY
+                                                   stage 2 learns at bigger crops from here on
     tiplu accumulate export --out runs/candidate   ONNX files from the resume point
     tiplu accumulate status
 
@@ -20,7 +22,7 @@ from pathlib import Path
 from vision.training.accumulate import (RESUME_DIR, STAGES, campaign, continue_classifier, continue_detector,
                                         export_resume_point, extend_plan, init_from_onnx, read_state)
 from vision.training.train import TrainError
-from web.cli._common import ExitCode, Streams
+from web.cli._common import ExitCode, Streams, parse_size
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -65,6 +67,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     ext.add_argument("--lr-max", type=float, required=True, help="learning rate at the phase's start")
     ext.add_argument("--lr-min", type=float, required=True, help="learning rate at its end")
     ext.add_argument("--reason", required=True, help="why (kept in state.json)")
+    ext.add_argument("--crop", type=parse_size, metavar="WxH",
+                     help="classifier only: the crop size stage 2 learns at from this phase on (default 32x48)")
     exp = sub.add_parser("export", help="write ONNX files from the resume point")
     exp.add_argument("--out", type=Path, required=True)
     sub.add_parser("status", help="print state.json")
@@ -93,7 +97,8 @@ def run(args: argparse.Namespace, io: Streams) -> int:
                      decks=None if args.decks == "none" else args.decks, max_images=args.max_images,
                      imgsz=args.imgsz, extra_crops=args.extra_crops, extra_copies=args.extra_copies)
         elif args.step == "extend":
-            extend_plan(args.stage, args.epochs, args.lr_max, args.lr_min, args.reason, args.resume_dir)
+            extend_plan(args.stage, args.epochs, args.lr_max, args.lr_min, args.reason, args.resume_dir,
+                        args.crop)
         elif args.step == "export":
             for p in export_resume_point(args.out, args.resume_dir):
                 io.stdout.write(f"wrote {p}\n")

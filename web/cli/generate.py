@@ -13,22 +13,8 @@ from pathlib import Path
 from vision.training.decks import HOLDOUT_DECK
 from vision.training.generate import generate_dataset
 from vision.training.scenes import CROP_CARD_PX, MIN_VISIBLE, SCENE_TYPES, SceneError
-from web.cli._common import ExitCode, Streams
+from web.cli._common import ExitCode, Streams, parse_size
 
-
-def parse_size(text: str) -> tuple[int, int]:
-    """``--size``: ``"1280x960"`` -> ``(1280, 960)``; ``"640"`` -> ``(640, 640)``."""
-    try:
-        if "x" in text.lower():
-            w, h = text.lower().split("x")
-            size = (int(w), int(h))
-        else:
-            size = (int(text), int(text))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"size {text!r}: write WIDTHxHEIGHT, e.g. 1280x960") from None
-    if min(size) < 32:
-        raise argparse.ArgumentTypeError(f"size {text!r}: each side must be at least 32 px")
-    return size
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
