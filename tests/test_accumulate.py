@@ -13,7 +13,7 @@ pytest.importorskip("ultralytics")
 
 import torch  # noqa: E402
 
-from vision.detector import MODELS_DIR  # noqa: E402
+from vision.detector import MODELS_DIR, model_crop_size  # noqa: E402
 from vision.training import accumulate as acc  # noqa: E402
 
 REAL = Path(__file__).resolve().parent / "data" / "real_val"
@@ -26,7 +26,7 @@ def _onnx(path: Path, x: np.ndarray) -> np.ndarray:
 
 
 def test_classifier_recovered_from_onnx_computes_the_same_logits() -> None:
-    crops = acc._crop_batch(REAL)
+    crops = acc._crop_batch(REAL, model_crop_size(MODELS_DIR))
     net = acc.classifier_from_onnx(MODELS_DIR / "corner_classifier.onnx", crops).eval()
     with torch.no_grad():
         ours = net(torch.from_numpy(crops)).numpy()
@@ -53,7 +53,7 @@ def test_detector_round_trip_through_the_fp16_resume_point(tmp_path: Path) -> No
 
 def test_classifier_chunk_continues_the_campaign(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    crops = acc._crop_batch(REAL)
+    crops = acc._crop_batch(REAL, model_crop_size(MODELS_DIR))
     acc.save_classifier(acc.classifier_from_onnx(MODELS_DIR / "corner_classifier.onnx", crops), tmp_path / "r")
     acc.write_state({"classifier": {"epochs_done": 3, "plan_epochs": 10, "lr_max": 1e-3, "lr_min": 1e-4,
                                     "chunks": []}}, tmp_path / "r")
@@ -115,7 +115,7 @@ def test_classifier_chunk_adds_stage1_crops_and_records_them(tmp_path: Path, mon
     from web.cli import main
     monkeypatch.chdir(tmp_path)
     extra = save_hard_crops(hard_crops(MODELS_DIR, [REAL], max_images=3), tmp_path / "stage1.npz")
-    crops = acc._crop_batch(REAL)
+    crops = acc._crop_batch(REAL, model_crop_size(MODELS_DIR))
     acc.save_classifier(acc.classifier_from_onnx(MODELS_DIR / "corner_classifier.onnx", crops), tmp_path / "r")
     old_chunk = {"data": ["data/real"], "decks": "train", "from_epoch": 0, "epochs": 2, "lr": 1e-3, "turn_any": 0.5,
                  "minutes": 3.0, "best": "runs/accumulate/classifier/best.pt"}
@@ -192,12 +192,12 @@ def test_a_phase_at_bigger_crops_trains_and_exports_what_the_app_reads(tmp_path:
     that takes them and a model.json that says so, and the app reads photos with it."""
     from io import StringIO
 
-    from vision.detector import CardDetector, model_crop_size
+    from vision.detector import CardDetector
     from vision.images import read_image
     from web.cli import main
     monkeypatch.chdir(tmp_path)
     folder = tmp_path / "r"
-    crops = acc._crop_batch(REAL)
+    crops = acc._crop_batch(REAL, model_crop_size(MODELS_DIR))
     acc.save_classifier(acc.classifier_from_onnx(MODELS_DIR / "corner_classifier.onnx", crops), folder)
     acc.save_detector(acc.detector_from_onnx(MODELS_DIR / "corners.onnx", acc._photo_batch(REAL, size=320, count=2)),
                       folder)

@@ -254,7 +254,7 @@ def test_corrections_are_kept_with_the_round(client: FlaskClient, app: Flask, db
     files = kept_files(app, photo["photo"]["id"])
     assert files == sorted(Path(r[4]).name for r in rows) and len(files) >= 2
     crop = cv2.imread(str(decks.decks_folder(app).parent / "photos" / rows[0][4]))
-    assert crop.shape == (48, 32, 3) and crop.std() > 10, "a corner cut from the photo, not a blank"
+    assert crop.shape == (72, 48, 3) and crop.std() > 10, "a corner cut from the photo (at KEPT_CROP), not a blank"
     with app.app_context():
         read_by = corrections.deck_corrections(connect(db_path), decks.decks_folder().parent / "photos", [None])
     assert [card for _, card in read_by] == [r[2] for r in rows]

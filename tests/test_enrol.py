@@ -54,7 +54,7 @@ def test_the_shipped_classifier_reads_the_corners_cut(suit_photos: list[tuple[st
     crops, wanted = [], []
     for suit, photo, _ in suit_photos:
         for card in find_cards(photo, suit):
-            for crop in corner_crops(photo, card.outline):
+            for crop in corner_crops(photo, card.outline, model_crop_size(MODELS_DIR)):
                 crops.append(crop)
                 wanted.append(card.card)
     probs = detector.classify_crops(np.stack(crops))
@@ -122,7 +122,7 @@ def test_the_enrolled_folder_is_a_model_the_detector_and_the_cli_load(enrolled: 
     detector = load_detector(out)
     assert isinstance(detector, CardDetector)
     suit, photo, _ = suit_photos[0]
-    crops = np.stack([crop for card in find_cards(photo, suit) for crop in corner_crops(photo, card.outline)])
+    crops = np.stack([crop for card in find_cards(photo, suit) for crop in corner_crops(photo, card.outline, model_crop_size(MODELS_DIR))])
     assert detector.classify_crops(crops).shape == (26, 54)
     cv2.imwrite(str(out.parent / "spades.png"), photo)
     code, stdout, stderr = tiplu("detect", "--model", out, out.parent / "spades.png")
@@ -173,7 +173,7 @@ def test_improving_an_enrolled_deck_recalibrates_it_too(enrolled: tuple[Path, di
                                                         suit_photos: SuitPhotos, tmp_path: Path) -> None:
     out, _, _ = enrolled
     suit, photo, _ = suit_photos[1]
-    crops = [crop for card in find_cards(photo, suit)[:2] for crop in corner_crops(photo, card.outline)]
+    crops = [crop for card in find_cards(photo, suit)[:2] for crop in corner_crops(photo, card.outline, model_crop_size(MODELS_DIR))]
     improve(out, tmp_path / "v2", crops, ["AH", "AH", "2H", "2H"], suit_photos=photo_files[:4], epochs=1,
             copies=1, correction_copies=2, calibration_scenes=2)
     calibration = json.loads((tmp_path / "v2" / INFO_FILE).read_text())["calibration"]

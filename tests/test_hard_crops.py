@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from scorer import CLASS_NAMES
-from vision.detector import MODELS_DIR, CardDetector, crop_corner
+from vision.detector import MODELS_DIR, CardDetector, crop_corner, model_crop_size
 from vision.training.dataset import iter_samples
 from vision.detector import box_iou
 from vision.training.hard_crops import (BACKGROUND_FLOOR, BACKGROUND_IOU, MAX_BACKGROUND, ON_PHOTO, PhotoCrops,
@@ -100,7 +100,8 @@ def test_a_fixed_seed_gives_identical_files(tmp_path: Path) -> None:
     assert first.read_bytes() == again.read_bytes()
     assert first.read_bytes() != other.read_bytes(), "another seed turns the photos otherwise"
     found = read_hard_crops(first)
-    assert found.crops.dtype == np.uint8 and found.crops.shape[1:] == (48, 32, 3)
+    w, h = model_crop_size(MODELS_DIR)
+    assert found.crops.dtype == np.uint8 and found.crops.shape[1:] == (h, w, 3), "cut at the model's crop size"
     assert found.labels.dtype == np.int64 and set(found.labels.tolist()) <= set(range(len(CLASS_NAMES) + 1))
     summary = found.summary
     assert summary["photos"] == 2 * 6 and summary["model_version"] == SHIPPED_VERSION

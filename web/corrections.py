@@ -3,7 +3,7 @@
 Why: each tap in the review says what a card really is. When the round is saved, or the
 hand checked on "Check a hand", every card the player confirmed or changed is kept as the
 corner crops the classifier saw (cut from the stored photo with the reading's boxes,
-:func:`vision.detector.crop_corner`) and the right card name, beside the photo::
+:func:`vision.detector.crop_corner`, at :data:`KEPT_CROP`) and the right card name, beside the photo::
 
     photos/<photo id>/corrections/<card>_<n>.png
 
@@ -38,6 +38,9 @@ from web.i18n import _
 from web.photos import PHOTO_ID
 
 CORRECTIONS_DIR = "corrections"
+#: Kept crops are cut at the biggest crop a tiplu classifier takes (v0.6: 48x72); "Improve
+#: from corrections" resizes them to the size of the model it improves.
+KEPT_CROP = (48, 72)
 #: At most this many corrected cards per photo (a whole table holds about 60 cards).
 MAX_PER_PHOTO = 80
 
@@ -145,7 +148,7 @@ def keep_corrections(db: sqlite_utils.Database, folder: Path, session_id: int, d
             final = target / f"{correction.card}_{number}.png"
             temporary = target / f".{final.name}.tmp"
             try:
-                ok, png = cv2.imencode(".png", crop_corner(image, box))
+                ok, png = cv2.imencode(".png", crop_corner(image, box, size=KEPT_CROP))
                 if not ok:
                     raise OSError(f"{final}: the crop could not be encoded as PNG")
                 temporary.write_bytes(png.tobytes())

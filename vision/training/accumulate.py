@@ -50,7 +50,7 @@ from typing import Any, cast
 import cv2
 import numpy as np
 
-from vision.detector import CLASSIFIER_FILE, CROP_H, CROP_W, DETECTOR_FILE, letterbox
+from vision.detector import CLASSIFIER_FILE, CROP_H, CROP_W, DETECTOR_FILE, letterbox, model_crop_size
 from vision.training.hard_crops import load_hard_crops
 from vision.training.train import (DEFAULT_DETECTOR_YAML, TrainError, _ultralytics, corner_net, export_models,
                                    train_classifier)
@@ -269,10 +269,10 @@ def _photo_batch(folder: Path, size: int = 320, count: int = 16) -> np.ndarray:
     return np.ascontiguousarray(np.stack(imgs)).astype(np.float32) / 255.0
 
 
-def _crop_batch(folder: Path) -> np.ndarray:
+def _crop_batch(folder: Path, crop_size: tuple[int, int] = (CROP_W, CROP_H)) -> np.ndarray:
     from vision.training.dataset import iter_samples
     from vision.training.train import _to_tensor, build_crops
-    x, _ = build_crops(list(iter_samples(folder))[:40], copies=2, seed=0)
+    x, _ = build_crops(list(iter_samples(folder))[:40], copies=2, seed=0, crop_size=crop_size)
     return _to_tensor(x).numpy()
 
 
@@ -326,13 +326,15 @@ def init_from_onnx(models: Path, real: Path = Path("data/real"), folder: Path = 
                    stages: Sequence[str] = STAGES, reason: str | None = None) -> dict[str, Any]:
     """Start a campaign (or restart some ``stages`` of it, saying why) from a model folder's ONNX files.
 
-    A restarted stage keeps its old chunks under ``discarded`` with the ``reason``.
+    A restarted stage keeps its old chunks under ``discarded`` with the ``reason``; stage 2 goes
+    on at the crop size of the models' classifier.
     """
     train = real / "train" if (real / "train").is_dir() else real
+    size = model_crop_size(models)
     if "detector" in stages:
         save_detector(detector_from_onnx(models / DETECTOR_FILE, _photo_batch(train)), folder)
     if "classifier" in stages:
-        save_classifier(classifier_from_onnx(models / CLASSIFIER_FILE, _crop_batch(train)), folder)
+        save_classifier(classifier_from_onnx(models / CLASSIFIER_FILE, _crop_batch(train, size)), folder)
     origin = json.loads((models / "model.json").read_text()).get("metrics", {}).get("version", "?")
     old = read_state(folder) if (folder / STATE_FILE).is_file() and set(stages) != set(STAGES) else {}
     state = old or {"origin": f"{models}/ ONNX, model version {origin}",
@@ -344,7 +346,8 @@ def init_from_onnx(models: Path, real: Path = Path("data/real"), folder: Path = 
         discarded = old.get(stage, {}).get("discarded", []) + (
             [{"reason": reason, "chunks": old[stage]["chunks"]}] if old.get(stage, {}).get("chunks") else [])
         state[stage] = {"epochs_done": 0, "plan_epochs": plan, "lr_max": hi, "lr_min": lo, "chunks": []} | (
-            {"discarded": discarded} if discarded else {})
+            {"discarded": discarded} if discarded else {}) | (
+            {"crop": list(size)} if stage == "classifier" and size != (CROP_W, CROP_H) else {})
     write_state(state, folder)
     return state
 
