@@ -56,7 +56,7 @@ def test_classifier_chunk_continues_the_campaign(tmp_path: Path, monkeypatch: py
     crops = acc._crop_batch(REAL, model_crop_size(MODELS_DIR))
     acc.save_classifier(acc.classifier_from_onnx(MODELS_DIR / "corner_classifier.onnx", crops), tmp_path / "r")
     acc.write_state({"classifier": {"epochs_done": 3, "plan_epochs": 10, "lr_max": 1e-3, "lr_min": 1e-4,
-                                    "chunks": []}}, tmp_path / "r")
+                                    "chunks": [], "crop": list(model_crop_size(MODELS_DIR))}}, tmp_path / "r")
     before = {k: v.clone() for k, v in acc.load_classifier(tmp_path / "r").state_dict().items()}
     state = acc.continue_classifier([REAL], 1, decks=None, copies=1, folder=tmp_path / "r", out=tmp_path / "out")
     assert state["classifier"]["epochs_done"] == 4
@@ -96,6 +96,7 @@ def test_restarting_one_stage_keeps_the_other_and_says_why(tmp_path: Path) -> No
     folder = tmp_path / "r"
     acc.init_from_onnx(MODELS_DIR, REAL, folder)
     state = acc.read_state(folder)
+    assert acc.crop_size_of(state) == model_crop_size(MODELS_DIR), "stage 2 goes on at the model's crop size"
     state["detector"].update(epochs_done=1, chunks=[{"from_epoch": 0, "epochs": 1}])
     state["classifier"].update(epochs_done=2, chunks=[{"from_epoch": 0, "epochs": 2}])
     acc.write_state(state, folder)
@@ -121,7 +122,7 @@ def test_classifier_chunk_adds_stage1_crops_and_records_them(tmp_path: Path, mon
                  "minutes": 3.0, "best": "runs/accumulate/classifier/best.pt"}
     acc.write_state({"detector": {"epochs_done": 0, "plan_epochs": 60, "lr_max": 4e-3, "lr_min": 2e-4, "chunks": []},
                      "classifier": {"epochs_done": 2, "plan_epochs": 10, "lr_max": 1e-3, "lr_min": 1e-4,
-                                    "chunks": [old_chunk]}}, tmp_path / "r")
+                                    "chunks": [old_chunk], "crop": list(model_crop_size(MODELS_DIR))}}, tmp_path / "r")
     out, err = StringIO(), StringIO()
     code = main(["accumulate", "classifier", str(REAL), "--decks", "none", "--copies", "1", "--extra-crops", str(extra),
                  "--extra-copies", "2", "--resume-dir", str(tmp_path / "r")], stdout=out, stderr=err)
