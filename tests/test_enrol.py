@@ -122,7 +122,8 @@ def test_the_enrolled_folder_is_a_model_the_detector_and_the_cli_load(enrolled: 
     detector = load_detector(out)
     assert isinstance(detector, CardDetector)
     suit, photo, _ = suit_photos[0]
-    crops = np.stack([crop for card in find_cards(photo, suit) for crop in corner_crops(photo, card.outline, model_crop_size(MODELS_DIR))])
+    size = model_crop_size(MODELS_DIR)
+    crops = np.stack([crop for card in find_cards(photo, suit) for crop in corner_crops(photo, card.outline, size)])
     assert detector.classify_crops(crops).shape == (26, 54)
     cv2.imwrite(str(out.parent / "spades.png"), photo)
     code, stdout, stderr = tiplu("detect", "--model", out, out.parent / "spades.png")
@@ -173,7 +174,8 @@ def test_improving_an_enrolled_deck_recalibrates_it_too(enrolled: tuple[Path, di
                                                         suit_photos: SuitPhotos, tmp_path: Path) -> None:
     out, _, _ = enrolled
     suit, photo, _ = suit_photos[1]
-    crops = [crop for card in find_cards(photo, suit)[:2] for crop in corner_crops(photo, card.outline, model_crop_size(MODELS_DIR))]
+    size = model_crop_size(MODELS_DIR)
+    crops = [crop for card in find_cards(photo, suit)[:2] for crop in corner_crops(photo, card.outline, size)]
     improve(out, tmp_path / "v2", crops, ["AH", "AH", "2H", "2H"], suit_photos=photo_files[:4], epochs=1,
             copies=1, correction_copies=2, calibration_scenes=2)
     calibration = json.loads((tmp_path / "v2" / INFO_FILE).read_text())["calibration"]
@@ -268,4 +270,3 @@ def test_corrections_are_learnt_at_the_crop_size_of_the_model_they_improve(size:
     """A correction kept at one size (the review cuts 32x48) trains a classifier that takes another."""
     x, y = correction_crops([np.zeros((48, 32, 3), np.uint8)], ["8H"], copies=2, crop_size=size)
     assert x.shape == (2, size[1], size[0], 3) and len(y) == 2
-    assert model_crop_size(MODELS_DIR) == (32, 48)

@@ -221,7 +221,8 @@ def cards_and_two_nines(factor: float, others: int = 6) -> list[Corner]:
         x = 150.0 * k
         corners += [Corner(name, 0.9, (x, 0.0, x + 20, 30.0)), Corner(name, 0.9, (x + 72, 96.0, x + 92, 126.0))]
     dx, dy = 72 * factor, 96 * factor
-    return corners + [Corner("9C", 0.9, (0.0, 400.0, 20.0, 430.0)), Corner("9C", 0.9, (dx, 400 + dy, dx + 20, 430 + dy)),
+    return corners + [Corner("9C", 0.9, (0.0, 400.0, 20.0, 430.0)),
+                      Corner("9C", 0.9, (dx, 400 + dy, dx + 20, 430 + dy)),
                       Corner("9C", 0.9, (860.0, 560.0, 880.0, 590.0))]
 
 
