@@ -172,6 +172,11 @@ def local_span(spans: Sequence[tuple[str, np.ndarray, float]], name: str, at: np
     A photo taken across the table shows near cards bigger than far ones, so the cards
     nearest a pair say what its span should be. Pairs of ``name`` itself are left out (two
     copies would vote for each other). None with fewer than :data:`SPAN_PAIRS` to ask.
+
+    >>> spans = [("AS", np.array([0.0, 0.0]), 100.0), ("2S", np.array([10.0, 0.0]), 110.0),
+    ...          ("3S", np.array([500.0, 0.0]), 200.0), ("9C", np.array([5.0, 0.0]), 150.0)]
+    >>> local_span(spans, "9C", np.array([0.0, 0.0])), local_span(spans[1:], "9C", np.array([0.0, 0.0]))
+    (110.0, None)
     """
     others = [(float(np.linalg.norm(mid - at)), span) for other, mid, span in spans if other != name]
     if len(others) < SPAN_PAIRS:
