@@ -218,3 +218,34 @@ def test_a_phase_at_bigger_crops_trains_and_exports_what_the_app_reads(tmp_path:
     detector = CardDetector(tmp_path / "m")
     photo = read_image(next((REAL / "images").iterdir()))
     assert detector.classify(photo, np.array([[10.0, 10.0, 40.0, 50.0]])).shape == (1, 54)
+
+
+def test_averaged_classifiers_are_the_mean_of_their_weights(tmp_path: Path) -> None:
+    """``tiplu train average-classifier``: each float weight is the mean; another network is refused."""
+    from io import StringIO
+
+    import onnx
+    from onnx import numpy_helper
+
+    from web.cli import main
+    shipped = MODELS_DIR / "corner_classifier.onnx"
+    other = onnx.load(str(shipped))
+    first = other.graph.initializer[0]
+    moved = numpy_helper.to_array(first) + 1.0
+    first.CopyFrom(numpy_helper.from_array(moved.astype(np.float32), first.name))
+    onnx.save(other, str(tmp_path / "b.onnx"))
+    out = StringIO()
+    assert main(["train", "average-classifier", str(tmp_path / "soup.onnx"), str(shipped), str(tmp_path / "b.onnx")],
+                stdout=out) == 0
+    soup = {w.name: numpy_helper.to_array(w) for w in onnx.load(str(tmp_path / "soup.onnx")).graph.initializer}
+    base = {w.name: numpy_helper.to_array(w) for w in onnx.load(str(shipped)).graph.initializer}
+    assert np.allclose(soup[first.name], base[first.name] + 0.5, atol=1e-6)
+    assert all(np.array_equal(soup[k], base[k]) for k in base if k != first.name)
+    crops = acc._crop_batch(REAL, model_crop_size(MODELS_DIR))[:4]
+    twice = tmp_path / "twice.onnx"
+    assert main(["train", "average-classifier", str(twice), str(shipped), str(shipped)], stdout=StringIO()) == 0
+    assert np.allclose(_onnx(twice, crops), _onnx(shipped, crops), atol=1e-5)
+    err = StringIO()
+    assert main(["train", "average-classifier", str(tmp_path / "x.onnx"), str(shipped), str(MODELS_DIR / "corners.onnx")],
+                stdout=StringIO(), stderr=err) == 2
+    assert "not the same network" in err.getvalue()

@@ -439,6 +439,35 @@ def export_classifier(net: Any, path: Path, crop_size: tuple[int, int] = (CROP_W
     return path
 
 
+def average_classifiers(paths: Sequence[Path], out: Path) -> Path:
+    """Write the average of exported classifiers (``corner_classifier.onnx`` files) to ``out``.
+
+    Why: two checkpoints of one run lie on one path, and their average (a "model soup")
+    can read better than either; v0.6's stage 2 is the average of the campaign's epochs 67
+    and 71. The files must hold the same network (the same weights by name and shape); each
+    float weight is averaged, the rest is taken from the first file.
+    """
+    import onnx
+    from onnx import numpy_helper
+
+    if len(paths) < 2:
+        raise TrainError("averaging needs two or more classifier files")
+    models = [onnx.load(str(p)) for p in paths]
+    weights = [{w.name: numpy_helper.to_array(w) for w in m.graph.initializer} for m in models]
+    first = models[0]
+    for path, other in zip(paths[1:], weights[1:]):
+        if {k: v.shape for k, v in other.items()} != {k: v.shape for k, v in weights[0].items()}:
+            raise TrainError(f"{path}: not the same network as {paths[0]}; average checkpoints of one classifier")
+    for k, init in enumerate(first.graph.initializer):
+        value = weights[0][init.name]
+        if value.dtype.kind == "f":
+            mean = np.mean([w[init.name] for w in weights], axis=0).astype(value.dtype)
+            first.graph.initializer[k].CopyFrom(numpy_helper.from_array(mean, init.name))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    onnx.save(first, str(out))
+    return out
+
+
 def classifier_accuracy(net, crops: np.ndarray, labels: np.ndarray) -> float:
     """Top-1 accuracy of the crop classifier on fixed crops."""
     import torch

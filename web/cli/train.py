@@ -8,6 +8,7 @@
     tiplu train classifier data/real data/synth --epochs 30
     tiplu train export --detector runs/tiplu/detector/weights/best.pt \\
         --classifier runs/tiplu/classifier/best.pt --out models
+    tiplu train average-classifier OUT.onnx A/corner_classifier.onnx B/corner_classifier.onnx   a model soup
 
 The work is done in :mod:`vision.training` (detector, classifier and export need the
 ``train`` extra); ``python -m vision.training.train`` runs this same command.
@@ -25,8 +26,8 @@ import cv2
 from vision.training.dataset import DatasetError, import_real
 from vision.training.decks import DeckError, contact_sheet, installed_svg_decks, load_svg_faces, render_deck, svg_deck
 from vision.training.hard_crops import hard_crops, save_hard_crops
-from vision.training.train import (DEFAULT_DETECTOR_YAML, TrainError, export_models, train_classifier,
-                                   train_detector)
+from vision.training.train import (DEFAULT_DETECTOR_YAML, TrainError, average_classifiers, export_models,
+                                   train_classifier, train_detector)
 from vision.training.turned import turned_copies
 from web.cli._common import ExitCode, Streams
 
@@ -86,6 +87,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     hard.add_argument("--turns", type=int, default=0, help="also read each photo this many times turned at random")
     hard.add_argument("--seed", type=int, default=0)
     hard.add_argument("--max-images", type=int, default=None, help="a seeded sample of this many photos")
+    avg = sub.add_parser("average-classifier", help="average exported classifiers of one run (a model soup)")
+    avg.add_argument("out", type=Path, help="the ONNX file to write")
+    avg.add_argument("classifiers", type=Path, nargs="+", help="corner_classifier.onnx files of one network")
     decks = sub.add_parser("decks", help="render the installed SVG decks' faces and check their corners")
     decks.add_argument("names", nargs="*", help="decks to render (default: all installed)")
     decks.add_argument("--force", action="store_true", help="re-render even if cached")
@@ -121,6 +125,8 @@ def run(args: argparse.Namespace, io: Streams) -> int:
                 raise TrainError(f"--out {args.out}: give a file name ending in .npz, e.g. runs/stage1_crops.npz")
             found = hard_crops(args.model, args.data, turns=args.turns, seed=args.seed, max_images=args.max_images)
             print(json.dumps({"out": str(save_hard_crops(found, args.out))} | found.summary), file=out)
+        elif args.stage == "average-classifier":
+            print(f"wrote {average_classifiers(args.classifiers, args.out)}", file=out)
         elif args.stage == "decks":
             render_decks(args.names, args.cache, force=args.force, sheets=args.sheets, out=out)
         else:
