@@ -331,7 +331,7 @@ def pair_corners(corners: Sequence[Corner], image: np.ndarray | None = None, *, 
     splits = split_pairs(groups, corners, gray, typical) if gray is not None else []
     joined = {i for pair in splits for i in pair}
     lone = {g[0] for g in groups if len(g) == 1} - joined
-    apart = tuple(dict.fromkeys((i, j) for i, j in unsure if i in lone and j in lone))
+    apart = tuple((i, j) for i, j in unsure if i in lone and j in lone)
     marked = {i for pair in apart for i in pair}
     cards = [_card(corners, g, calibration, g[0] in marked) for g in groups if not set(g) & joined]
     cards += [_split_card(corners, pair) for pair in splits]
