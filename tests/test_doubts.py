@@ -10,6 +10,7 @@ import json
 import subprocess
 from io import StringIO
 from pathlib import Path
+from dataclasses import replace
 from typing import Any, Callable
 
 import pytest
@@ -247,3 +248,58 @@ def test_bad_faint_places_are_explained(client: FlaskClient, make_session: Calla
     response = check(client, make_session(), cards=VALID_HAND[:20], purpose="hand", tiplu="JS", faint=faint)
     assert response.status_code == 400
     assert "faint" in response.get_json()["error"]
+
+
+def test_a_clearly_named_faint_corner_counts_as_a_doubtful_card() -> None:
+    """Stage 1 scores a small or half-covered index low even when the classifier is sure of it: with
+    ``named_above``, such a corner is a card, always one to check, unless it lies on a counted corner."""
+    detector = load_detector()
+    off = Calibration(uncertain_below=0.5, faint_above=0.1)
+    every = replace(off, named_above=0.0, named_floor=0.1)
+    image = read_image(SAMPLES / "maal_spread.jpg")
+    plain = read_photo(image, detector, 0.25, calibration=off)
+    lifted = read_photo(image, detector, 0.25, calibration=every)
+    added = [c for c in lifted.corners if c not in plain.corners]
+    assert set(plain.corners) < set(lifted.corners) and len(added) == 1
+    assert added[0].confidence < 0.25 and 0 < added[0].card_p <= 1
+    k = lifted.corners.index(added[0])
+    assert [card.uncertain for card in lifted.cards if k in card.corners] == [True], "a lifted corner is never sure"
+    assert [d.card for d in plain.doubts if d.kind == FAINT_CARD] == [added[0].card]
+    assert not [d for d in lifted.doubts if d.kind == FAINT_CARD], "it is a card now, not a place to look"
+    strict = replace(off, named_above=min(1.0, added[0].card_p + 0.01), named_floor=0.1)
+    assert read_photo(image, detector, 0.25, calibration=strict).corners == plain.corners
+
+    hand = read_image(SAMPLES / "declared_hand.jpg")
+    faint = [c for c in detector.detect(hand, 0.1) if c.confidence < 0.25]
+    assert faint, "the sample holds faint boxes: each is an index already counted, boxed again"
+    assert read_photo(hand, detector, 0.25, calibration=every).corners == read_photo(hand, detector, 0.25,
+                                                                                        calibration=off).corners
+
+
+@pytest.mark.parametrize("named, error", [
+    ("0.9", "give two numbers from 0 to 1"),
+    ("0.9,high", "give two numbers from 0 to 1"),
+    ("1.5,0.1", "give two numbers from 0 to 1"),
+])
+def test_calibrate_refuses_a_bad_named_setting(named: str, error: str) -> None:
+    done = tiplu("calibrate", "--calibrate", "a", "--test", "b", "--named", named)
+    assert done.returncode == 2 and error in done.stderr and "Traceback" not in done.stderr
+
+
+def test_calibrate_keeps_the_named_setting_it_read_with(tmp_path: Path) -> None:
+    for split, seed in (("calib", 5), ("test", 6)):
+        made = tiplu("generate", str(tmp_path / split), "--count", "2", "--seed", str(seed), "--decks", "holdout",
+                     "--scenes", "meld_row")
+        assert made.returncode == 0, made.stderr
+    model = tmp_path / "model"
+    model.mkdir()
+    for name in ("corners.onnx", "corner_classifier.onnx", "classes.txt", "model.json"):
+        (model / name).write_bytes((MODELS_DIR / name).read_bytes())
+    done = tiplu("calibrate", "--model", str(model), "--calibrate", str(tmp_path / "calib"), "--test",
+                 str(tmp_path / "test"), "--named", "0.85,0.12", "--write", str(model / "model.json"))
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert (report["named_above"], report["named_floor"]) == (0.85, 0.12)
+    written = getattr(load_detector(model), "calibration")
+    assert (written.named_above, written.named_floor) == (0.85, 0.12)
+    assert written.uncertain_below == report["uncertain_below"]

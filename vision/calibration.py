@@ -5,10 +5,14 @@ under :attr:`Calibration.uncertain_below`, or when the classifier's next most li
 is more likely than :attr:`Calibration.alternative_above` (an 8D that could well be an
 8H is worth one tap even when the box itself is sure). Corners too faint to count as a
 card (under the reading's ``conf``) but at least :attr:`Calibration.faint_above` are
-shown as places where a card may have been missed (:data:`vision.doubts.FAINT_CARD`). Both thresholds were chosen on a
-calibration split of held-out renders and checked on a separate test split
-(``vision/training/calibrate.py``); they live in the model folder's ``model.json`` under
-``"calibration"``, so a new model brings its own. A model without them gets the defaults.
+shown as places where a card may have been missed (:data:`vision.doubts.FAINT_CARD`), except
+those the classifier names clearly (its probability of the card at least
+:attr:`Calibration.named_above`, the corner's confidence at least :attr:`Calibration.named_floor`):
+those count as cards, always uncertain (their confidence is under the reading's). The doubt
+thresholds were chosen on a calibration split of held-out renders and checked on a separate
+test split (``vision/training/calibrate.py``); they live in the model folder's ``model.json``
+under ``"calibration"``, so a new model brings its own. A model without them gets the
+defaults (no faint corner counts).
 
 >>> cal = Calibration(uncertain_below=0.5, alternative_above=0.2)
 >>> cal.doubtful(0.9, (("8H", 0.05),)), cal.doubtful(0.9, (("8H", 0.3),)), cal.doubtful(0.4, ())
@@ -24,6 +28,8 @@ from typing import Any
 UNCERTAIN_BELOW = 0.5
 ALTERNATIVE_ABOVE = 1.0
 FAINT_ABOVE = 1.0
+NAMED_ABOVE = 1.0
+NAMED_FLOOR = 1.0
 
 
 class CalibrationError(ValueError):
@@ -32,16 +38,32 @@ class CalibrationError(ValueError):
 
 @dataclass(frozen=True)
 class Calibration:
-    """The three thresholds that make a card doubtful or point at a missed one (see the module doc)."""
+    """The thresholds that make a card doubtful, count a faint but clearly named corner, or
+    point at a missed one (see the module doc)."""
 
     uncertain_below: float = UNCERTAIN_BELOW
     alternative_above: float = ALTERNATIVE_ABOVE
     faint_above: float = FAINT_ABOVE
+    named_above: float = NAMED_ABOVE
+    named_floor: float = NAMED_FLOOR
 
     def doubtful(self, confidence: float, alternatives: Sequence[tuple[str, float]]) -> bool:
         """Should the player check this card?"""
         runner_up = alternatives[0][1] if alternatives else 0.0
         return confidence < self.uncertain_below or runner_up > self.alternative_above
+
+    def named_clearly(self, confidence: float, card_p: float) -> bool:
+        """Does a corner under the reading's confidence still count, because the classifier names it clearly?
+
+        Stage 1 scores a small or half-covered index low even when the classifier is sure
+        what it shows; the product of the two then drops a card that is there.
+
+        >>> Calibration(named_above=0.9, named_floor=0.12).named_clearly(0.14, 0.93)
+        True
+        >>> Calibration(named_above=0.9, named_floor=0.12).named_clearly(0.14, 0.6)
+        False
+        """
+        return card_p >= self.named_above and confidence >= self.named_floor
 
     @classmethod
     def from_model_json(cls, info: Mapping[str, Any]) -> Calibration:
@@ -56,7 +78,7 @@ class Calibration:
         """
         raw = info.get("calibration") or {}
         values: dict[str, float] = {}
-        for name in ("uncertain_below", "alternative_above", "faint_above"):
+        for name in ("uncertain_below", "alternative_above", "faint_above", "named_above", "named_floor"):
             if name in raw:
                 value = raw[name]
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:

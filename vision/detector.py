@@ -15,7 +15,8 @@ two stages:
    whose corners come out too small even at 960 px is also read in tiles
    (:meth:`CardDetector.tile_scale`).
 2. ``corner_classifier.onnx``: a small CNN that names the card (53 classes + "not a
-   corner") from a 32x48 crop of each box, cut from the full-resolution photo.
+   corner") from a crop of each box (48x72 since v0.6: ``model.json``'s ``crop_w`` and
+   ``crop_h``), cut from the full-resolution photo.
 
 A single-stage model (one YOLO with 53 classes) also works: when the detector has 53
 class outputs the classifier is skipped.
@@ -94,6 +95,9 @@ class Corner:
     #: The next most likely cards by the classifier, ``(("8D", 0.21), ...)``, at most
     #: :data:`MAX_ALTERNATIVES`, each with its class probability (not times the box score).
     alternatives: tuple[tuple[str, float], ...] = ()
+    #: The classifier's probability of ``card`` alone (``confidence`` is it times the box
+    #: score); 0 where the backend has no separate classifier.
+    card_p: float = 0.0
 
 
 #: How many other cards a corner (and so a card) offers as what it may be instead.
@@ -609,7 +613,8 @@ class CardDetector:
             probs = None
         order = np.argsort(-scores)
         return [Corner(self.classes[int(cls[i])], round(float(scores[i]), 4), _pixel_box(boxes[i]),
-                       () if probs is None else top_alternatives(probs[i], int(cls[i]), self.classes))
+                       () if probs is None else top_alternatives(probs[i], int(cls[i]), self.classes),
+                       0.0 if probs is None else round(float(probs[i, int(cls[i])]), 4))
                 for i in order]
 
     def cards(self, image_bgr: np.ndarray, conf: float = 0.25) -> list[str]:

@@ -93,8 +93,8 @@ def read_photo(image_bgr: np.ndarray, detector: Detector, conf: float = DEFAULT_
     """
     calibration = calibration or calibration_of(detector)
     t0 = time.perf_counter()
-    found = detector.detect(image_bgr, min(conf, calibration.faint_above))
-    corners = tuple(c for c in found if c.confidence >= conf)
+    found = detector.detect(image_bgr, min(conf, calibration.faint_above, calibration.named_floor))
+    corners = counted_corners(found, conf, calibration)
     t1 = time.perf_counter()
     pairing = pair_corners(corners, image_bgr, rules=rules, calibration=calibration, uncertain_below=uncertain_below)
     t2 = time.perf_counter()
@@ -105,9 +105,32 @@ def read_photo(image_bgr: np.ndarray, detector: Detector, conf: float = DEFAULT_
     apart = [(card_of[i], card_of[j]) for i, j in pairing.apart if i in card_of and j in card_of]
     doubts = (copy_doubts(cards, pairing.dropped, copy_limits(rules)[0]) + apart_doubts(cards, apart)
               + layout_doubts(cards, laid)
-              + faint_doubts(cards, [c for c in found if c.confidence < conf]))
+              + faint_doubts(cards, [c for c in found if c.confidence >= calibration.faint_above and c not in corners]))
     timings = {"detect_ms": (t1 - t0) * 1000, "pair_ms": (t2 - t1) * 1000, "group_ms": (t3 - t2) * 1000}
     return PhotoReading(name, corners, cards, laid, pairing.clamped, timings, tuple(doubts))
+
+
+def counted_corners(found: Sequence[Corner], conf: float, calibration: Calibration) -> tuple[Corner, ...]:
+    """The corners that count as cards: those at ``conf`` or more, and the fainter ones the
+    classifier names clearly (:meth:`Calibration.named_clearly`) that lie on none of those.
+
+    A faint box whose centre lies inside a counted corner is that index boxed again (the
+    rank alone, or rank and pip), not another card.
+
+    >>> cal = Calibration(named_above=0.9, named_floor=0.1)
+    >>> found = [Corner("9S", 0.8, (0, 0, 10, 16)), Corner("9S", 0.15, (2, 2, 10, 10), card_p=0.95),
+    ...          Corner("4C", 0.14, (50, 0, 60, 16), card_p=0.93), Corner("KD", 0.2, (90, 0, 100, 16), card_p=0.5)]
+    >>> [c.card for c in counted_corners(found, 0.25, cal)]
+    ['9S', '4C']
+    """
+    counted = [c for c in found if c.confidence >= conf]
+
+    def on_counted(box: Sequence[float]) -> bool:
+        x, y = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+        return any(k.box[0] <= x <= k.box[2] and k.box[1] <= y <= k.box[3] for k in counted)
+
+    return tuple(c for c in found if c.confidence >= conf or (
+        calibration.named_clearly(c.confidence, c.card_p) and not on_counted(c.box)))
 
 
 def _renumber(cards: Sequence[PhysicalCard], groups: list[list[int]]

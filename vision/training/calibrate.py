@@ -24,10 +24,14 @@ missed; ``no_silent_error_pointed``: every missed card inside a doubt's box, a f
 corner's included), the share of missed cards pointed at, and how many faint-corner
 doubts a photo gets and how many of them lie on a missed card.
 
+Every split is read counting the corners the app counts: the model's ``named_above`` and
+``named_floor`` (faint corners the classifier names clearly, :meth:`Calibration.named_clearly`),
+or ``--named P,FLOOR``; those two are written back beside the thresholds chosen.
+
 Usage::
 
     tiplu calibrate --calibrate data/calib data/real/val:0 \
-        --test data/test data/real/val:1 [--write models/model.json]
+        --test data/test data/real/val:1 [--named 0.9,0.1] [--write models/model.json]
 
 >>> match_boxes([(0, 0, 10, 10)], [(1, 1, 10, 10), (30, 30, 40, 40)])
 [0]
@@ -46,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from scorer import get_rules
-from vision.calibration import Calibration
+from vision.calibration import Calibration, calibration_of
 from vision.detector import Detector, box_iou, load_detector
 from vision.images import read_image
 from vision.doubts import FAINT_CARD, ONE_OR_TWO, SHORT_MELD, TOO_MANY_COPIES, count_doubt
@@ -56,6 +60,22 @@ from vision.training.dataset import Sample, iter_samples
 
 #: Nothing flagged, every faint corner down to the detector's floor kept as a place to look.
 NOTHING_FLAGGED = Calibration(uncertain_below=0.0, alternative_above=1.0, faint_above=0.1)
+
+
+def reading_calibration(detector: Detector, named: tuple[float, float] | None = None) -> Calibration:
+    """How the splits are read: :data:`NOTHING_FLAGGED`, with the corners counted as the app counts
+    them: ``named`` (``named_above``, ``named_floor``), else the model's own.
+
+    Which faint corners count as cards changes which cards are read, so it is fixed before the
+    doubt thresholds are chosen, and kept with them in ``model.json``.
+
+    >>> reading_calibration(object(), (0.9, 0.1)).named_above
+    0.9
+    """
+    if named is None:
+        own = calibration_of(detector)
+        named = (own.named_above, own.named_floor)
+    return replace(NOTHING_FLAGGED, named_above=named[0], named_floor=named[1])
 FAINT_GRID = (0.1, 0.125, 0.15, 0.175, 0.2, 0.225)
 #: Share of the faint-corner doubts that must lie on a missed card for them to be shown.
 FAINT_PRECISION = 0.4
@@ -158,7 +178,8 @@ def real_case(reading: PhotoReading, sample: Sample, width: int, height: int) ->
     return PhotoCase(tuple(cases), (-1.0,) * missed)
 
 
-def read_real(spec: str, detector: Detector, conf: float = DEFAULT_CONF) -> list[PhotoCase]:
+def read_real(spec: str, detector: Detector, conf: float = DEFAULT_CONF,
+              reading: Calibration = NOTHING_FLAGGED) -> list[PhotoCase]:
     """Half of a real YOLO folder (``FOLDER:0`` or ``FOLDER:1``), read and matched by name."""
     folder, _, half = spec.rpartition(":")
     samples = list(iter_samples(folder))
@@ -167,19 +188,22 @@ def read_real(spec: str, detector: Detector, conf: float = DEFAULT_CONF) -> list
     cases = []
     for sample in chosen:
         image = read_image(sample.image)
-        reading = read_photo(image, detector, conf, name=sample.image.name, calibration=NOTHING_FLAGGED)
-        cases.append(real_case(reading, sample, image.shape[1], image.shape[0]))
+        read = read_photo(image, detector, conf, name=sample.image.name, calibration=reading)
+        cases.append(real_case(read, sample, image.shape[1], image.shape[0]))
     return cases
 
 
-def read_any(spec: str, detector: Detector) -> list[PhotoCase]:
+def read_any(spec: str, detector: Detector, reading: Calibration = NOTHING_FLAGGED) -> list[PhotoCase]:
     """A split by its spec: a generated folder, or ``REAL_FOLDER:0`` / ``:1``."""
-    return read_real(spec, detector) if spec[-2:] in (":0", ":1") else read_split(Path(spec), detector)
+    if spec[-2:] in (":0", ":1"):
+        return read_real(spec, detector, reading=reading)
+    return read_split(Path(spec), detector, reading=reading)
 
 
 def read_split(folder: Path, detector: Detector, conf: float = DEFAULT_CONF, limit: int | None = None, *,
-               progress: Callable[[int, int], None] | None = None) -> list[PhotoCase]:
-    """Every photo of a generated folder, read once and matched to its labels.
+               progress: Callable[[int, int], None] | None = None,
+               reading: Calibration = NOTHING_FLAGGED) -> list[PhotoCase]:
+    """Every photo of a generated folder, read once (with ``reading``) and matched to its labels.
 
     ``progress(done, photos)`` after each photo; without it, a line on stderr every 20 photos.
     """
@@ -189,8 +213,8 @@ def read_split(folder: Path, detector: Detector, conf: float = DEFAULT_CONF, lim
     for k, path in enumerate(files):
         geometry = json.loads(path.read_text())
         image = read_image(folder / geometry["image"])
-        reading = read_photo(image, detector, conf, name=path.stem, rules=rules, calibration=NOTHING_FLAGGED)
-        cases.append(photo_case(reading, geometry))
+        read = read_photo(image, detector, conf, name=path.stem, rules=rules, calibration=reading)
+        cases.append(photo_case(read, geometry))
         if progress is not None:
             progress(k + 1, len(files))
         elif (k + 1) % 20 == 0:
@@ -230,18 +254,20 @@ def scores(cases: Sequence[PhotoCase], calibration: Calibration) -> dict[str, fl
             "no_silent_error_pointed": round(clean_pointed / max(len(cases), 1), 4)}
 
 
-def choose(cases: Sequence[PhotoCase], catch: float) -> Calibration:
+def choose(cases: Sequence[PhotoCase], catch: float, reading: Calibration = NOTHING_FLAGGED) -> Calibration:
     """The thresholds that flag at least ``catch`` of the wrong cards with the fewest flagged.
 
     If no pair catches that many, the pair that catches the most (then flags the fewest).
     Faint corners are shown from the lowest level at which :data:`FAINT_PRECISION` of
-    them lie on a missed card (never, if none does).
+    them lie on a missed card (never, if none does). The corners counted as cards are
+    those the cases were read with (``reading``'s ``named_above`` and ``named_floor``).
     """
     best: tuple[bool, float, float] | None = None
-    chosen = Calibration()
+    counted = Calibration(named_above=reading.named_above, named_floor=reading.named_floor)
+    chosen = counted
     for below in BELOW_GRID:
         for above in ABOVE_GRID:
-            cal = Calibration(uncertain_below=below, alternative_above=above)
+            cal = replace(counted, uncertain_below=below, alternative_above=above)
             s = scores(cases, cal)
             enough = s["wrong_flagged"] >= catch
             key = (enough, -s["all_flagged"] if enough else s["wrong_flagged"], -s["all_flagged"])
@@ -268,30 +294,34 @@ class CalibrationSplitError(ValueError):
 
 
 def calibrate(calibration_splits: Sequence[str], test_splits: Sequence[str], *, model: str | None = None,
-              catch: float = 0.9) -> dict[str, Any]:
+              catch: float = 0.9, named: tuple[float, float] | None = None) -> dict[str, Any]:
     """Choose the thresholds on ``calibration_splits`` and measure them on ``test_splits`` (never the same).
 
-    Returns the report that goes into ``model.json`` under ``"calibration"``.
+    ``named`` (``named_above``, ``named_floor``) sets which faint corners count as cards;
+    by default the model's own. Returns the report that goes into ``model.json`` under
+    ``"calibration"``.
     """
     if set(calibration_splits) & set(test_splits):
         raise CalibrationSplitError("a split cannot be both a calibration and a test split")
     detector = load_detector(model)
-    calib = {split_name(spec): read_any(spec, detector) for spec in calibration_splits}
-    test = {split_name(spec): read_any(spec, detector) for spec in test_splits}
-    return calibration_report(calib, test, catch)
+    reading = reading_calibration(detector, named)
+    calib = {split_name(spec): read_any(spec, detector, reading) for spec in calibration_splits}
+    test = {split_name(spec): read_any(spec, detector, reading) for spec in test_splits}
+    return calibration_report(calib, test, catch, reading=reading)
 
 
 def calibration_report(calib: Mapping[str, Sequence[PhotoCase]], test: Mapping[str, Sequence[PhotoCase]],
-                       catch: float = 0.9, before: Calibration = Calibration()) -> dict[str, Any]:
+                       catch: float = 0.9, before: Calibration = Calibration(), *,
+                       reading: Calibration = NOTHING_FLAGGED) -> dict[str, Any]:
     """Thresholds chosen (:func:`choose`) on the named calibration splits' cases, and their
     :func:`scores` on every split, the test splits' beside those of ``before`` (the
     defaults, or for an enrolled deck its base model's calibration): ``model.json``'s
-    ``"calibration"``.
+    ``"calibration"``. ``reading`` is the calibration the cases were read with.
     """
-    cal = choose([p for cases in calib.values() for p in cases], catch)
+    cal = choose([p for cases in calib.values() for p in cases], catch, reading)
     return {
         "uncertain_below": cal.uncertain_below, "alternative_above": cal.alternative_above,
-        "faint_above": cal.faint_above,
+        "faint_above": cal.faint_above, "named_above": cal.named_above, "named_floor": cal.named_floor,
         "method": f"flag >= {catch:.0%} of wrong cards on the calibration splits, fewest cards flagged; "
                   f"faint corners where >= {FAINT_PRECISION:.0%} of them lie on a missed card",
         "calibration_splits": {name: scores(cases, cal) for name, cases in calib.items()},

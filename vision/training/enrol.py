@@ -387,13 +387,14 @@ def recalibrate(model: Path, faces: Sequence[Face], scenes: int, *, before: Path
 
     from vision.calibration import Calibration
     from vision.detector import load_detector
-    from vision.training.calibrate import calibration_report, read_split, write_calibration
+    from vision.training.calibrate import calibration_report, read_split, reading_calibration, write_calibration
 
     verify_calibration_scenes(scenes)
     decks = enrolled_decks(faces)
     halves = {f"{design}/scenes-seed{seed + s}": (seed + s, n)
               for s, n in zip(CALIBRATION_SEEDS, (scenes - scenes // 2, scenes // 2))}
     detector = load_detector(str(model))
+    reading = reading_calibration(detector)
     cases = {}
     read = 0
     with tempfile.TemporaryDirectory() as folder:
@@ -403,11 +404,11 @@ def recalibrate(model: Path, faces: Sequence[Face], scenes: int, *, before: Path
                     progress(before_half + done, scenes)
 
             split = write_scenes(decks, Path(folder) / str(half_seed), range(count), half_seed)
-            cases[name] = read_split(split, detector, progress=scene_read)
+            cases[name] = read_split(split, detector, progress=scene_read, reading=reading)
             read += count
     (calibration_name, calibration_cases), (test_name, test_cases) = cases.items()
     report = calibration_report({calibration_name: calibration_cases}, {test_name: test_cases}, CALIBRATION_CATCH,
-                                before=Calibration.from_model_json(read_model_json(before)))
+                                before=Calibration.from_model_json(read_model_json(before)), reading=reading)
     write_calibration(model / INFO_FILE, report)
     return report
 

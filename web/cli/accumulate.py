@@ -68,7 +68,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     ext.add_argument("--lr-min", type=float, required=True, help="learning rate at its end")
     ext.add_argument("--reason", required=True, help="why (kept in state.json)")
     ext.add_argument("--crop", type=parse_size, metavar="WxH",
-                     help="classifier only: the crop size stage 2 learns at from this phase on (default 32x48)")
+                     help="classifier only: the crop size stage 2 learns at from this phase on "
+                          "(default: the campaign's own, 32x48 if it never set one)")
     exp = sub.add_parser("export", help="write ONNX files from the resume point")
     exp.add_argument("--out", type=Path, required=True)
     sub.add_parser("status", help="print state.json")

@@ -24,11 +24,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default=None, help="model folder (default: the shipped models/)")
     parser.add_argument("--catch", type=float, default=0.9, help="share of wrong cards to flag (default 0.9)")
     parser.add_argument("--write", type=Path, default=None, help="model.json to write the calibration into")
+    parser.add_argument("--named", type=parse_named, default=None, metavar="P,FLOOR",
+                        help="count a corner under the reading's confidence as a card when the classifier gives its "
+                             "card at least P and its confidence is at least FLOOR, e.g. 0.9,0.1 "
+                             "(default: the model's own; 1,1 counts none)")
+
+
+def parse_named(text: str) -> tuple[float, float]:
+    """``--named 0.9,0.1`` as ``(0.9, 0.1)``; anything else is a usage error that says what to give.
+
+    >>> parse_named("0.9,0.1")
+    (0.9, 0.1)
+    """
+    try:
+        above, floor = (float(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give two numbers from 0 to 1, e.g. 0.9,0.1") from None
+    if not (0 <= above <= 1 and 0 <= floor <= 1):
+        raise argparse.ArgumentTypeError(f"{text!r}: give two numbers from 0 to 1, e.g. 0.9,0.1")
+    return above, floor
 
 
 def run(args: argparse.Namespace, io: Streams) -> int:
     try:
-        report = calibrate(args.calibrate, args.test, model=args.model, catch=args.catch)
+        report = calibrate(args.calibrate, args.test, model=args.model, catch=args.catch, named=args.named)
     except (CalibrationSplitError, DatasetError, ModelError, FileNotFoundError) as error:
         return io.fail("calibrate", error)
     io.stdout.write(json.dumps(report, indent=2) + "\n")
