@@ -117,5 +117,16 @@ def test_shipped_model_on_a_held_out_scene_and_the_command(tmp_path: Path) -> No
                                                   "far table proc-gold-on-black"]
     assert report["sets"][-1]["images"] == 1 and report["meta"]["far_scenes"] == 1
     assert (tmp_path / "report.md").read_text().startswith("| set | photos |")
+    model_json = tmp_path / "model.json"
+    model_json.write_text(json.dumps({"format": "tiplu-corners-v1", "metrics": {"version": "x", "report": {
+        "samples": {"card_f1": 1.0}, "real_val_0deg": {"card_f1": 0.5}}}}))
+    args = ["report", "--real-val", str(REAL), "--max-real", "2", "--angles", "0", "--scenes", "0",
+            "--far-scenes", "0", "--no-samples", "--write-metrics", str(model_json)]
+    assert main(args, stdout=out, stderr=err) == 0, err.getvalue()
+    metrics = json.loads(model_json.read_text())["metrics"]
+    assert metrics["version"] == "x" and metrics["report"]["samples"] == {"card_f1": 1.0}
+    assert set(metrics["report"]["real_val_0deg"]) == {"locate_recall", "classify_accuracy", "card_precision",
+                                                       "card_recall", "card_f1"}
+    assert metrics["report"]["real_val_0deg"]["card_f1"] == report["sets"][0]["card_f1"]
     assert main(["report", "--real-val", str(tmp_path / "nothing")], stdout=out, stderr=err) == 2
     assert err.getvalue().startswith("tiplu report: ")

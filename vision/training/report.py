@@ -368,6 +368,31 @@ def enrolled_rows(model: Path | None, designs: Sequence[str], work: Path, *, sce
     return rows
 
 
+#: The figures of a set that ``model.json``'s ``"metrics"`` keep (rates left out where a set has none).
+METRIC_FIELDS = ("locate_recall", "classify_accuracy", "card_precision", "card_recall", "card_f1",
+                 "multiset_rate", "verdict_accuracy")
+
+
+def metrics_key(name: str) -> str:
+    """A set's key in ``model.json``'s ``"metrics"``.
+
+    >>> metrics_key("real val 135°"), metrics_key("far table proc-gold-on-black")
+    ('real_val_135deg', 'far_table_proc_gold_on_black')
+    """
+    return name.replace("°", "deg").replace("-", "_").replace(" ", "_")
+
+
+def write_report_metrics(model_json: Path, rows: Sequence[SetScore]) -> None:
+    """Put the report's figures into a model folder's ``model.json`` under ``"metrics"``/``"report"``
+    (the sets measured replace those of the same name; the rest of ``"metrics"`` stays)."""
+    info = json.loads(model_json.read_text())
+    report = info.setdefault("metrics", {}).setdefault("report", {})
+    for row in rows:
+        figures = {k: v for k, v in row.to_dict().items() if k in METRIC_FIELDS and v is not None}
+        report[metrics_key(row.name)] = figures
+    model_json.write_text(json.dumps(info, indent=2) + "\n")
+
+
 def markdown_table(rows: Sequence[SetScore]) -> str:
     """The model-card table (``–`` where a figure does not apply)."""
     def f(v: float | None, n: int | None = None) -> str:

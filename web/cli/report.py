@@ -22,7 +22,7 @@ from vision.pipeline import DEFAULT_CONF
 from vision.training.dataset import DatasetError
 from vision.training.enrol import EnrolError
 from vision.training.report import (ANGLES, FAR_SCENES, HELD_OUT_DESIGNS, LOCATE_CONF, MATCH_IOU, ReportError,
-                                    build_report, enrolled_rows, markdown_table)
+                                    build_report, enrolled_rows, markdown_table, write_report_metrics)
 from web.cli._common import ExitCode, Streams
 
 
@@ -39,6 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-samples", action="store_true", help="skip sample_images/")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=None, help="folder for report.json and report.md")
+    parser.add_argument("--write-metrics", type=Path, default=None, metavar="MODEL_JSON",
+                        help="also store the figures in this model.json under \"metrics\" (the shipped model's card)")
     parser.add_argument("--enrol", action="store_true",
                         help="also teach the model each held-out design from composed suit photos (tiplu enrol, "
                              "train extra) and measure its tables again (issue #12); models under OUT/enrolled")
@@ -63,6 +65,8 @@ def run(args: argparse.Namespace, io: Streams) -> int:
         return io.fail("report", exc)
     table = markdown_table(rows)
     io.stdout.write(table)
+    if args.write_metrics is not None:
+        write_report_metrics(args.write_metrics, rows)
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
         meta = {"model": str(args.model or "models"), "angles": args.angles, "max_real": args.max_real,
