@@ -266,6 +266,8 @@ def test_a_clearly_named_faint_corner_counts_as_a_doubtful_card() -> None:
     assert [card.uncertain for card in lifted.cards if k in card.corners] == [True], "a lifted corner is never sure"
     assert [d.card for d in plain.doubts if d.kind == FAINT_CARD] == [added[0].card]
     assert not [d for d in lifted.doubts if d.kind == FAINT_CARD], "it is a card now, not a place to look"
+    trusting = read_photo(image, detector, 0.25, calibration=every, uncertain_below=0.01)
+    assert [card.uncertain for card in trusting.cards if k in card.corners] == [True]
     strict = replace(off, named_above=min(1.0, added[0].card_p + 0.01), named_floor=0.1)
     assert read_photo(image, detector, 0.25, calibration=strict).corners == plain.corners
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -97,10 +97,13 @@ def read_photo(image_bgr: np.ndarray, detector: Detector, conf: float = DEFAULT_
     corners = counted_corners(found, conf, calibration)
     t1 = time.perf_counter()
     pairing = pair_corners(corners, image_bgr, rules=rules, calibration=calibration, uncertain_below=uncertain_below)
+    # A card read only from corners under ``conf`` is one to check, whatever ``uncertain_below`` says.
+    read = [replace(c, uncertain=True) if all(corners[i].confidence < conf for i in c.corners) else c
+            for c in pairing.cards]
     t2 = time.perf_counter()
-    groups = group_cards(pairing.cards, corners)
+    groups = group_cards(read, corners)
     t3 = time.perf_counter()
-    cards, laid = _renumber(pairing.cards, groups)
+    cards, laid = _renumber(read, groups)
     card_of = {c.corners[0]: k for k, c in enumerate(cards) if len(c.corners) == 1}
     apart = [(card_of[i], card_of[j]) for i, j in pairing.apart if i in card_of and j in card_of]
     doubts = (copy_doubts(cards, pairing.dropped, copy_limits(rules)[0]) + apart_doubts(cards, apart)
