@@ -147,8 +147,9 @@ def test_enrol_recalibrates_doubt_on_scenes_of_its_own_deck(enrolled: tuple[Path
     assert chosen["photos"] == CALIBRATION_SCENES // 2 and tested["photos"] == CALIBRATION_SCENES // 2
     assert chosen["cards"] > 0 and tested["cards"] > 0
     assert tested["before"] == scores_with(out, tested_on, base)
-    for name in ("uncertain_below", "alternative_above", "faint_above"):
+    for name in ("uncertain_below", "alternative_above", "faint_above", "named_above", "named_floor"):
         assert 0 <= calibration[name] <= 1
+    assert (calibration["named_above"], calibration["named_floor"]) == (base["named_above"], base["named_floor"])
     assert Calibration.from_model_json({"calibration": calibration}) == calibration_of(load_detector(out))
     assert "recalibrating doubt: 6/6 scenes read" in stderr and "doubt recalibrated: uncertain below" in stderr
 
@@ -158,7 +159,7 @@ def scores_with(model: Path, split: str, calibration: dict[str, Any]) -> dict[st
     ``calibration``: what the enrolment's "before" figures must be."""
     import tempfile
 
-    from vision.training.calibrate import read_split, scores
+    from vision.training.calibrate import read_split, reading_calibration, scores
     from vision.training.enrol import enrolled_decks, read_enrolment, write_scenes
 
     info = json.loads((model / INFO_FILE).read_text())["enrolled"]
@@ -166,7 +167,8 @@ def scores_with(model: Path, split: str, calibration: dict[str, Any]) -> dict[st
     seed = int(split.rsplit("seed", 1)[1])
     with tempfile.TemporaryDirectory() as folder:
         write_scenes(enrolled_decks(faces), Path(folder), range(CALIBRATION_SCENES // 2), seed)
-        cases = read_split(Path(folder), load_detector(model))
+        detector = load_detector(model)
+        cases = read_split(Path(folder), detector, reading=reading_calibration(detector))
     return scores(cases, Calibration.from_model_json({"calibration": calibration}))
 
 
