@@ -117,6 +117,14 @@ def test_cli_writes_the_file_and_its_summary(tmp_path: Path) -> None:
     said = json.loads(out.getvalue())
     assert said["photos"] == 4 and said["out"] == str(target)
     assert read_hard_crops(target).summary == {k: v for k, v in said.items() if k != "out"}
+    assert said["crop"] == list(model_crop_size(MODELS_DIR))
+    bigger = tmp_path / "bigger.npz"
+    code = main(["train", "stage1-crops", str(MODELS_DIR), str(REAL), "--out", str(bigger), "--max-images", "2",
+                 "--turns", "1", "--seed", "5", "--crop", "64x96"], stdout=StringIO(), stderr=err)
+    assert code == 0, err.getvalue()
+    found = read_hard_crops(bigger)
+    assert found.crops.shape[1:] == (96, 64, 3) and found.summary["crop"] == [64, 96]
+    assert found.labels.tolist() == read_hard_crops(target).labels.tolist(), "the same boxes, cut bigger"
 
 
 @pytest.mark.parametrize("args, words", [
@@ -125,6 +133,7 @@ def test_cli_writes_the_file_and_its_summary(tmp_path: Path) -> None:
     ([str(REAL), str(REAL)], "no corners.onnx found"),
     ([str(MODELS_DIR), str(REAL), "--turns", "-1"], "--turns must be 0 or more"),
     ([str(MODELS_DIR), str(REAL), "--out", "."], "give a file name ending in .npz"),
+    ([str(MODELS_DIR), str(REAL), "--crop", "big"], "write WIDTHxHEIGHT"),
     (["STAGE1_ONLY", str(REAL)], "no corner_classifier.onnx; stage-1 crops need both stages"),
 ])
 def test_cli_bad_input_exits_2_saying_what_to_fix(tmp_path: Path, args: list[str], words: str) -> None:

@@ -89,12 +89,15 @@ class HardCrops:
 
 def photo_crops(detector: CardDetector, image: np.ndarray, truth_boxes: np.ndarray, truth_labels: Sequence[int], *,
                 conf: float = LOCATE_CONF, floor: float = BACKGROUND_FLOOR,
-                max_background: int = MAX_BACKGROUND, on_photo: np.ndarray | None = None) -> PhotoCrops:
+                max_background: int = MAX_BACKGROUND, on_photo: np.ndarray | None = None,
+                crop_size: tuple[int, int] | None = None) -> PhotoCrops:
     """Crops of stage 1's boxes on one photo: matched ones named by their label, clear misses as BACKGROUND.
 
     ``truth_boxes`` are pixel boxes (x1, y1, x2, y2) and ``truth_labels`` their class indices.
     ``on_photo`` marks (non-zero) the pixels that show the photo, for a turned photo whose
     canvas corners are black fill; default: every pixel. The detector needs its classifier.
+    ``crop_size`` (w, h) cuts the crops at another size than the model's classifier takes
+    (for a campaign phase that trains stage 2 at a new crop size).
     """
     boxes, scores = stage1_boxes(detector, image, conf)
     truth_boxes = np.asarray(truth_boxes, float).reshape(-1, 4)
@@ -109,9 +112,10 @@ def photo_crops(detector: CardDetector, image: np.ndarray, truth_boxes: np.ndarr
         labelled = set(int(c) for c in truth_labels)
         misses = [i for i, k in zip(misses, named) if int(k) not in labelled]
     picked += [(i, BACKGROUND) for i in misses[:max_background]]  # stage1_boxes is best first
-    crops = [crop_corner(image, boxes[i], info.crop_margin, (info.crop_w, info.crop_h)) for i, _ in picked]
+    w, h = crop_size or (info.crop_w, info.crop_h)
+    crops = [crop_corner(image, boxes[i], info.crop_margin, (w, h)) for i, _ in picked]
     index = [i for i, _ in picked]
-    return PhotoCrops(np.stack(crops) if crops else np.zeros((0, info.crop_h, info.crop_w, 3), np.uint8),
+    return PhotoCrops(np.stack(crops) if crops else np.zeros((0, h, w, 3), np.uint8),
                       np.array([label for _, label in picked], np.int64), boxes[index].reshape(-1, 4),
                       scores[index])
 
@@ -139,12 +143,13 @@ def share_on_photo(box: np.ndarray, inside: np.ndarray, margin: float) -> float:
 
 def hard_crops(model: Path | str, data: Sequence[Path | str], *, turns: int = 0, seed: int = 0,
                max_images: int | None = None, conf: float = LOCATE_CONF, floor: float = BACKGROUND_FLOOR,
-               max_background: int = MAX_BACKGROUND) -> HardCrops:
+               max_background: int = MAX_BACKGROUND, crop_size: tuple[int, int] | None = None) -> HardCrops:
     """Crops of ``model``'s stage-1 boxes on the train photos of YOLO folders ``data``.
 
     Each photo is read upright and ``turns`` more times, turned by a random angle
     (:func:`~vision.training.turned.turn_photo`, at least 15 degrees from upright);
     ``max_images`` keeps a seeded sample of the photos. The same arguments give the same crops.
+    They are cut at the size the model's classifier takes, or at ``crop_size`` (w, h).
     """
     model = Path(model)
     if not model.is_dir():
@@ -186,7 +191,7 @@ def hard_crops(model: Path | str, data: Sequence[Path | str], *, turns: int = 0,
             shown, shown_boxes = turn_photo(image, boxes, angle) if angle else (image, boxes)
             on_photo = turn_photo(whole, boxes[:0], angle)[0] > 127 if angle else None
             parts.append(photo_crops(detector, shown, shown_boxes, labels, conf=conf, floor=floor,
-                                     max_background=max_background, on_photo=on_photo))
+                                     max_background=max_background, on_photo=on_photo, crop_size=crop_size))
             labelled += len(labels)
     if not parts:
         raise TrainError(f"{', '.join(map(str, data))}: no readable photos to run stage 1 on")
@@ -196,6 +201,7 @@ def hard_crops(model: Path | str, data: Sequence[Path | str], *, turns: int = 0,
     summary = {"model": str(model), "model_version": str(read_model_json(model).get("metrics", {}).get("version", "?")),
                "data": [str(d) for d in data], "photos": len(parts), "turns": turns, "seed": seed,
                "matched": matched, "background": int(len(labels_all) - matched),
+               "crop": [int(crops.shape[2]), int(crops.shape[1])],
                "labelled_corners": labelled,
                "conf": conf, "background_floor": floor, "max_background": max_background}
     return HardCrops(crops, labels_all, summary)

@@ -29,7 +29,7 @@ from vision.training.hard_crops import hard_crops, save_hard_crops
 from vision.training.train import (DEFAULT_DETECTOR_YAML, TrainError, average_classifiers, export_models,
                                    train_classifier, train_detector)
 from vision.training.turned import turned_copies
-from web.cli._common import ExitCode, Streams
+from web.cli._common import ExitCode, Streams, parse_size
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -87,6 +87,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     hard.add_argument("--turns", type=int, default=0, help="also read each photo this many times turned at random")
     hard.add_argument("--seed", type=int, default=0)
     hard.add_argument("--max-images", type=int, default=None, help="a seeded sample of this many photos")
+    hard.add_argument("--crop", type=parse_size, default=None, metavar="WxH",
+                      help="cut the crops at this size (default: the size the model's classifier takes)")
     avg = sub.add_parser("average-classifier", help="average exported classifiers of one run (a model soup)")
     avg.add_argument("out", type=Path, help="the ONNX file to write")
     avg.add_argument("classifiers", type=Path, nargs="+", help="corner_classifier.onnx files of one network")
@@ -123,7 +125,8 @@ def run(args: argparse.Namespace, io: Streams) -> int:
                 raise TrainError("--turns must be 0 or more and --max-images 1 or more")
             if args.out.suffix != ".npz" or args.out.is_dir():
                 raise TrainError(f"--out {args.out}: give a file name ending in .npz, e.g. runs/stage1_crops.npz")
-            found = hard_crops(args.model, args.data, turns=args.turns, seed=args.seed, max_images=args.max_images)
+            found = hard_crops(args.model, args.data, turns=args.turns, seed=args.seed, max_images=args.max_images,
+                               crop_size=args.crop)
             print(json.dumps({"out": str(save_hard_crops(found, args.out))} | found.summary), file=out)
         elif args.stage == "average-classifier":
             print(f"wrote {average_classifiers(args.classifiers, args.out)}", file=out)
