@@ -60,6 +60,14 @@ from vision.training.dataset import Sample, iter_samples
 
 #: Nothing flagged, every faint corner down to the detector's floor kept as a place to look.
 NOTHING_FLAGGED = Calibration(uncertain_below=0.0, alternative_above=1.0, faint_above=0.1)
+FAINT_GRID = (0.1, 0.125, 0.15, 0.175, 0.2, 0.225)
+#: Share of the faint-corner doubts that must lie on a missed card for them to be shown.
+FAINT_PRECISION = 0.4
+ALWAYS = float("inf")
+#: Doubts that mark their cards for checking whatever the detector's numbers say.
+RULE_FLAGS = (TOO_MANY_COPIES, ONE_OR_TWO)
+BELOW_GRID = (0.0,) + tuple(round(float(x), 3) for x in np.arange(0.25, 0.951, 0.025))
+ABOVE_GRID = tuple(round(float(x), 3) for x in np.arange(0.02, 0.501, 0.02)) + (1.0,)
 
 
 def reading_calibration(detector: Detector, named: tuple[float, float] | None = None) -> Calibration:
@@ -76,14 +84,6 @@ def reading_calibration(detector: Detector, named: tuple[float, float] | None = 
         own = calibration_of(detector)
         named = (own.named_above, own.named_floor)
     return replace(NOTHING_FLAGGED, named_above=named[0], named_floor=named[1])
-FAINT_GRID = (0.1, 0.125, 0.15, 0.175, 0.2, 0.225)
-#: Share of the faint-corner doubts that must lie on a missed card for them to be shown.
-FAINT_PRECISION = 0.4
-ALWAYS = float("inf")
-#: Doubts that mark their cards for checking whatever the detector's numbers say.
-RULE_FLAGS = (TOO_MANY_COPIES, ONE_OR_TWO)
-BELOW_GRID = (0.0,) + tuple(round(float(x), 3) for x in np.arange(0.25, 0.951, 0.025))
-ABOVE_GRID = tuple(round(float(x), 3) for x in np.arange(0.02, 0.501, 0.02)) + (1.0,)
 
 
 @dataclass(frozen=True)
