@@ -95,6 +95,7 @@ def read_photo(image_bgr: np.ndarray, detector: Detector, conf: float = DEFAULT_
     t0 = time.perf_counter()
     found = detector.detect(image_bgr, min(conf, calibration.faint_above, calibration.named_floor))
     corners = counted_corners(found, conf, calibration)
+    counted = set(corners)
     t1 = time.perf_counter()
     pairing = pair_corners(corners, image_bgr, rules=rules, calibration=calibration, uncertain_below=uncertain_below)
     # A card read only from corners under ``conf`` is one to check, whatever ``uncertain_below`` says.
@@ -108,7 +109,7 @@ def read_photo(image_bgr: np.ndarray, detector: Detector, conf: float = DEFAULT_
     apart = [(card_of[i], card_of[j]) for i, j in pairing.apart if i in card_of and j in card_of]
     doubts = (copy_doubts(cards, pairing.dropped, copy_limits(rules)[0]) + apart_doubts(cards, apart)
               + layout_doubts(cards, laid)
-              + faint_doubts(cards, [c for c in found if c.confidence >= calibration.faint_above and c not in corners]))
+              + faint_doubts(cards, [c for c in found if c.confidence >= calibration.faint_above and c not in counted]))
     timings = {"detect_ms": (t1 - t0) * 1000, "pair_ms": (t2 - t1) * 1000, "group_ms": (t3 - t2) * 1000}
     return PhotoReading(name, corners, cards, laid, pairing.clamped, timings, tuple(doubts))
 
