@@ -278,6 +278,22 @@ def test_a_clearly_named_faint_corner_counts_as_a_doubtful_card() -> None:
                                                                                         calibration=off).corners
 
 
+@pytest.mark.parametrize("args, error", [
+    (["calibrate", "--calibrate", "a", "--test", "b", "--write", "nowhere/model.json"], "not a readable model.json"),
+    (["report", "--angles", "--scenes", "0", "--far-scenes", "0", "--no-samples", "--write-metrics",
+      "nowhere/model.json"], "not a readable model.json"),
+    (["report", "--angles", "--scenes", "0", "--far-scenes", "0", "--no-samples", "--write-metrics", "LIST"],
+     "expected a JSON object"),
+])
+def test_a_model_json_to_write_is_checked_before_any_work(tmp_path: Path, args: list[str], error: str) -> None:
+    listed = tmp_path / "list.json"
+    listed.write_text("[]")
+    done = tiplu(*[str(listed) if a == "LIST" else a for a in args])
+    assert done.returncode == 2 and error in done.stderr and "Traceback" not in done.stderr
+    assert done.stdout == "", "refused before a report was measured"
+    assert listed.read_text() == "[]"
+
+
 @pytest.mark.parametrize("named, error", [
     ("0.9", "give two numbers from 0 to 1"),
     ("0.9,high", "give two numbers from 0 to 1"),

@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import IntEnum
+from pathlib import Path
 from typing import Any, TextIO
 
 from scorer import RULE_FAMILIES, Card, RuleSet, TipluError, get_rules, parse_card
@@ -59,6 +60,20 @@ class Streams:
         """Say on stderr what to fix; returns :attr:`ExitCode.BAD_INPUT`."""
         self.stderr.write(f"tiplu {command}: {message}\n")
         return ExitCode.BAD_INPUT
+
+
+def model_json_file(text: str) -> Path:
+    """``--write`` and ``--write-metrics``: a model folder's existing ``model.json``, checked before any
+    work is done, so a wrong path is a usage error at once, not a traceback after minutes of reading."""
+    path = Path(text)
+    try:
+        info = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        raise argparse.ArgumentTypeError(f"{text}: not a readable model.json; give a model folder's, "
+                                         "e.g. models/model.json") from None
+    if not isinstance(info, dict):
+        raise argparse.ArgumentTypeError(f"{text}: expected a JSON object with the model's settings")
+    return path
 
 
 def parse_size(text: str) -> tuple[int, int]:

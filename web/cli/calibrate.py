@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 from vision.detector import ModelError
 from vision.training.calibrate import CalibrationSplitError, calibrate, write_calibration
 from vision.training.dataset import DatasetError
-from web.cli._common import ExitCode, Streams
+from web.cli._common import ExitCode, Streams, model_json_file
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,7 +22,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--test", nargs="+", required=True, metavar="SPLIT", help="splits to measure them on")
     parser.add_argument("--model", default=None, help="model folder (default: the shipped models/)")
     parser.add_argument("--catch", type=float, default=0.9, help="share of wrong cards to flag (default 0.9)")
-    parser.add_argument("--write", type=Path, default=None, help="model.json to write the calibration into")
+    parser.add_argument("--write", type=model_json_file, default=None,
+                        help="model.json to write the calibration into")
     parser.add_argument("--named", type=parse_named, default=None, metavar="P,FLOOR",
                         help="count a corner under the reading's confidence as a card when the classifier gives its "
                              "card at least P and its confidence is at least FLOOR, e.g. 0.9,0.1 "

@@ -23,7 +23,7 @@ from vision.training.dataset import DatasetError
 from vision.training.enrol import EnrolError
 from vision.training.report import (ANGLES, FAR_SCENES, HELD_OUT_DESIGNS, LOCATE_CONF, MATCH_IOU, ReportError,
                                     build_report, enrolled_rows, markdown_table, write_report_metrics)
-from web.cli._common import ExitCode, Streams
+from web.cli._common import ExitCode, Streams, model_json_file
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-samples", action="store_true", help="skip sample_images/")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=None, help="folder for report.json and report.md")
-    parser.add_argument("--write-metrics", type=Path, default=None, metavar="MODEL_JSON",
+    parser.add_argument("--write-metrics", type=model_json_file, default=None, metavar="MODEL_JSON",
                         help="also store the figures in this model.json under \"metrics\" (the shipped model's card)")
     parser.add_argument("--enrol", action="store_true",
                         help="also teach the model each held-out design from composed suit photos (tiplu enrol, "
