@@ -100,3 +100,19 @@ def test_no_import_circles() -> None:
     real = [c for c in circles if not any(c[i + 1].startswith(c[i] + ".") and SOURCES[c[i]].name == "__init__.py"
                                           for i in range(len(c) - 1))]
     assert real == []
+
+
+def test_browser_tests_wait_on_functions_not_expressions() -> None:
+    """Playwright re-``eval``s a plain expression given to ``wait_for_function`` on every poll,
+    which the app's Content-Security-Policy (``script-src 'self'``) refuses; a function is
+    evaluated once, through the debugger, and then called. So a wait that is not already true
+    at its first check fails only on a slow machine, as it did in CI."""
+    plain = []
+    for path in sorted((ROOT / "tests").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "wait_for_function" and node.args
+                    and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
+                    and not node.args[0].value.lstrip().startswith(("(", "function", "async"))):
+                plain.append(f"{path.name}:{node.lineno}")
+    assert not plain, f"write these waits as '() => ...': {plain}"

@@ -71,7 +71,7 @@ def photograph_into_round(page: Any, round_url: str, photo: Path) -> None:
         page.locator(f'input[name="p{seat}_seen"]').check()
     page.locator('.photo-tools[data-target="p1_cards"] .photo-input').set_input_files(str(photo))
     page.wait_for_selector("#photo-body", state="visible")
-    page.wait_for_function("document.getElementById('photo-image').complete")
+    page.wait_for_function("() => document.getElementById('photo-image').complete")
 
 
 def enter_round(page: Any, tiplu: str, winner: str, seen: list[int], maal: dict[int, str],
@@ -140,7 +140,7 @@ def test_a_session_on_a_phone(page: Any, live_url: str, tmp_path: Path) -> None:
     assert session["totals"] == {p: sum(r["net"][p] for r in session["rounds"]) for p in session["players"]}
     for name, total in session["totals"].items():
         assert page.inner_text(f'.standings .total[data-player="{name}"]') == str(total)
-    page.wait_for_function("window.Chart && Chart.getChart(document.getElementById('totals-chart'))")
+    page.wait_for_function("() => window.Chart && Chart.getChart(document.getElementById('totals-chart'))")
     datasets = page.evaluate("Chart.getChart(document.getElementById('totals-chart')).data.datasets"
                              ".map(d => [d.label, d.data])")
     assert datasets == [[name, [0] + [r["totals"][name] for r in session["rounds"]]]
@@ -165,7 +165,7 @@ def test_a_laptop_sees_the_same_ledger(page: Any, live_url: str, tmp_path: Path)
         "turned": "7D", "winner": "Anna", "players": {"Anna": {}, "Ben": {"penalty": 20}, "Carla": {"penalty": 7}}})
     page.set_viewport_size({"width": 1280, "height": 800})
     page.goto(live_url + "/sessions/1")
-    page.wait_for_function("window.Chart && Chart.getChart(document.getElementById('totals-chart'))")
+    page.wait_for_function("() => window.Chart && Chart.getChart(document.getElementById('totals-chart'))")
     assert page.evaluate("document.scrollingElement.scrollWidth") <= 1280
     page.goto(live_url + "/sessions/1/rounds/new")
     assert page.locator('input[name="turned"]').count() == 1

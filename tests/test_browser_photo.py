@@ -55,7 +55,7 @@ def test_photograph_maal_fix_a_card_and_save(page: Any, live_url: str, tmp_path:
         wanted = [fix]
     assert page.locator('#photo-cards .photo-card[data-index="0"]').inner_text().startswith(fix)
     maal = maal_points(parse_cards(wanted), get_rules("nepali"), parse_card("JC"), seen=True)
-    page.wait_for_function("document.querySelector('#photo-answer .verdict') !== null")
+    page.wait_for_function("() => document.querySelector('#photo-answer .verdict') !== null")
     assert page.inner_text("#photo-answer .verdict").endswith(str(maal.total))
     check_fits(page, tmp_path, "12-photo-fixed")
 
@@ -145,7 +145,7 @@ def test_review_asks_about_the_doubtful_cards_first(page: Any, live_url: str, tm
     tap_cards(page, "tiplu", [expected["tiplu"]])
     page.locator('.photo-tools[data-target="hand"] .photo-input').set_input_files(str(photo))
     page.wait_for_selector("#photo-doubts .doubt-card")
-    page.wait_for_function("document.getElementById('photo-image').complete")
+    page.wait_for_function("() => document.getElementById('photo-image').complete")
     rows = page.locator("#photo-doubts .doubt-card")
     assert rows.count() == len(doubtful)
     assert sorted(int(i) for i in rows.evaluate_all("rs => rs.map(r => r.dataset.index)")) == doubtful
