@@ -21,12 +21,13 @@ from hypothesis import strategies as st
 
 from scorer import CLASS_NAMES
 from vision.detector import (BACKENDS, CROP_TURNS, CardDetector, Corner, ModelError, box_iou, crop_corner, letterbox,
-                             load_detector, long_sides, nms, tile_starts, turned_crop)
+                             load_detector, long_sides, nms, tile_starts, turned_crop, read_model_json)
 from vision.pipeline import read_photo
 from vision.training.dataset import Box, iter_samples, map_class_name, parse_label_line, split_bursts
 from vision.training.report import far_photo
 from vision.training.evaluate import ap_101, card_set_scores, evaluate, mean_average_precision
 from web.cli import main
+from web_support import shipped_model_files
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL = ROOT / "tests" / "data" / "real_val"
@@ -166,12 +167,37 @@ def test_crop_turns_come_from_model_json(tmp_path: Path) -> None:
     """The shipped model cuts each box at every turn of ``CROP_TURNS``; a ``model.json`` without the
     key (an older model, an older enrolled deck) cuts upright only, as it was measured."""
     assert CardDetector().info.crop_turns == CROP_TURNS
-    for name in ("corners.onnx", "corner_classifier.onnx", "classes.txt"):
-        (tmp_path / name).symlink_to(ROOT / "models" / name)
+    shipped_model_files(tmp_path)
     info = json.loads((ROOT / "models" / "model.json").read_text())
     del info["crop_turns"]
     (tmp_path / "model.json").write_text(json.dumps(info))
     assert CardDetector(tmp_path).info.crop_turns == (0.0,)
+
+
+def test_stage_two_averages_the_classifiers_model_json_lists(tmp_path: Path) -> None:
+    """An ensemble's probabilities are the mean of its members', each read as a model on its own."""
+    shipped = read_model_json(ROOT / "models")
+    members = shipped.get("classifiers", ["corner_classifier.onnx"])
+    second = members[1] if len(members) > 1 else members[0]
+    folders = {}
+    for name, files in {"first": [members[0]], "second": [second], "both": [members[0], second]}.items():
+        folder = tmp_path / name
+        folder.mkdir()
+        for shared in ("corners.onnx", "classes.txt"):
+            (folder / shared).symlink_to(ROOT / "models" / shared)
+        listed = ["corner_classifier.onnx"] + [f"member_{k}.onnx" for k in range(1, len(files))]
+        for file, as_name in zip(files, listed):
+            (folder / as_name).symlink_to(ROOT / "models" / file)
+        (folder / "model.json").write_text(json.dumps(shipped | {"classifiers": listed}))
+        folders[name] = CardDetector(folder)
+    image = cv2.imread(str(ROOT / "sample_images" / "declared_hand.jpg"))
+    boxes = np.array([c.box for c in folders["both"].detect(image)[:12]], np.float32)
+    one, two, both = (folders[n].classify(image, boxes) for n in ("first", "second", "both"))
+    plain = [folders[n].classify_crops(np.stack([crop_corner(image, b, size=(folders[n].info.crop_w,
+                                                                              folders[n].info.crop_h))
+                                                 for b in boxes])) for n in ("first", "second", "both")]
+    assert np.allclose(plain[2], (plain[0] + plain[1]) / 2, atol=1e-5)
+    assert both.shape == one.shape == two.shape and np.allclose(both.sum(1), 1, atol=1e-4)
 
 
 def test_map_metrics_on_known_cases() -> None:
@@ -241,10 +267,16 @@ def test_a_bad_model_json_says_what_is_wrong(tmp_path: Path, text: str, words: s
                                                ("crop_w", "x", '"crop_w" must be a number'),
                                                ("big_share", None, '"big_share" must be a number'),
                                                ("tile_below", "18", '"tile_below" must be a number'),
-                                               ("crop_h", 100, "crops; export the model again")])
+                                               ("crop_h", 100, "crops; export the model again"),
+                                               ("classifiers", "x", '"classifiers" must list .onnx file names'),
+                                               ("classifiers", ["corner_classifier.onnx", "../x.onnx"],
+                                                '"classifiers" must list .onnx file names'),
+                                               ("classifiers", ["b.onnx", "corner_classifier.onnx"],
+                                                '"classifiers" must start with corner_classifier.onnx'),
+                                               ("classifiers", ["corner_classifier.onnx", "gone.onnx"],
+                                                '"classifiers" names gone.onnx, which is not in')])
 def test_a_bad_setting_in_model_json_names_the_key(tmp_path: Path, key: str, value: object, words: str) -> None:
-    for name in ("corners.onnx", "corner_classifier.onnx", "classes.txt"):
-        (tmp_path / name).symlink_to(ROOT / "models" / name)
+    shipped_model_files(tmp_path)
     info = json.loads((ROOT / "models" / "model.json").read_text()) | {key: value}
     (tmp_path / "model.json").write_text(json.dumps(info))
     with pytest.raises(ModelError, match=words):

@@ -26,6 +26,7 @@ from vision.pairing import PhysicalCard, pair_corners
 from vision.pipeline import PhotoReading, read_photo
 from vision.score import score_reading
 from web.cli import main
+from web_support import shipped_model_files
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_images"
@@ -131,8 +132,7 @@ def test_calibration_comes_from_model_json() -> None:
 
 
 def test_a_model_with_bad_calibration_is_a_clear_error(tmp_path: Path) -> None:
-    for name in ("corners.onnx", "corner_classifier.onnx", "classes.txt"):
-        (tmp_path / name).write_bytes((MODELS_DIR / name).read_bytes())
+    shipped_model_files(tmp_path)
     info = read_model_json(MODELS_DIR)
     info["calibration"] = {"uncertain_below": "high"}
     (tmp_path / "model.json").write_text(json.dumps(info))
@@ -309,10 +309,7 @@ def test_calibrate_keeps_the_named_setting_it_read_with(tmp_path: Path) -> None:
         made = tiplu("generate", str(tmp_path / split), "--count", "2", "--seed", str(seed), "--decks", "holdout",
                      "--scenes", "meld_row")
         assert made.returncode == 0, made.stderr
-    model = tmp_path / "model"
-    model.mkdir()
-    for name in ("corners.onnx", "corner_classifier.onnx", "classes.txt", "model.json"):
-        (model / name).write_bytes((MODELS_DIR / name).read_bytes())
+    model = shipped_model_files(tmp_path / "model", with_json=True)
     done = tiplu("calibrate", "--model", str(model), "--calibrate", str(tmp_path / "calib"), "--test",
                  str(tmp_path / "test"), "--named", "0.85,0.12", "--write", str(model / "model.json"))
     assert done.returncode == 0, done.stderr

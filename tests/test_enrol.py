@@ -119,6 +119,7 @@ def test_the_enrolled_folder_is_a_model_the_detector_and_the_cli_load(enrolled: 
     assert info["format"] == "tiplu-corners-v1" and info["enrolled"]["design"] == "grandma"
     assert info["enrolled"]["crops"] == summary["crops"] and info["enrolled"]["base_version"] == SHIPPED_VERSION
     assert (out / "corners.onnx").read_bytes() == (MODELS_DIR / "corners.onnx").read_bytes()
+    assert "classifiers" not in info, "one classifier, tuned from the base's first, is all the folder holds"
     detector = load_detector(out)
     assert isinstance(detector, CardDetector)
     suit, photo, _ = suit_photos[0]

@@ -167,20 +167,29 @@ def test_detect_gives_what_tiplu_detect_prints(client: FlaskClient, cli_readings
 
 def test_a_phones_full_size_photo_of_a_whole_table_is_read(client: FlaskClient) -> None:
     """A 12-megapixel JPEG of the declared hand taken from further away: the app reads it in tiles
-    and finds all 21 cards, none of them a sure wrong one (a doubtful one offers the right card)."""
+    and finds all 21 cards' corners, none of them a sure wrong card. A card it is not sure of is
+    either read as a doubtful card that offers the right one, or left out with a faint-card doubt
+    that names it (v0.6.1 read its 10D as 8D, offering 10D; v0.7 says "perhaps 10D" there)."""
     from vision.training.report import far_photo
     frame = far_photo(cv2.imread(str(SAMPLES / "declared_hand.jpg")))
     ok, jpeg = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, 92])
     response = upload(client, jpeg.tobytes(), name="IMG_4032.jpg")
     assert response.status_code == 200, response.get_json()
-    cards = response.get_json()["cards"]
+    body = response.get_json()
+    cards = body["cards"]
     wanted = Counter(expected_cards()["declared_hand.jpg"])
-    assert len(cards) == sum(wanted.values())
+    found = Counter(c["card"] for c in cards)
     sure = Counter(c["card"] for c in cards if not c["uncertain"])
     assert not sure - wanted, "a wrong card is marked for the player to check"
-    for wrong in (Counter(c["card"] for c in cards) - wanted).elements():
+    missing = wanted - found
+    for wrong in (found - wanted).elements():
         [card] = [c for c in cards if c["card"] == wrong]
-        assert (wanted - Counter(c["card"] for c in cards)).keys() & {a["card"] for a in card["alternatives"]}
+        offered = sorted(missing.keys() & {a["card"] for a in card["alternatives"]})
+        assert offered, f"{wrong} is read where no such card lies, and offers none of the cards missed"
+        missing[offered[0]] -= 1
+    named = Counter(d["card"] for d in body["doubts"] if d["kind"] == "faint_card")
+    assert not +missing - named, f"missed without a doubt that names them: {+missing - named}"
+    assert sum((+missing).values()) <= 1 and len(cards) >= sum(wanted.values()) - 1
     assert all(c["box"][0] > 1000 and c["box"][2] < 3000 for c in cards), "boxes are in the big photo's pixels"
 
 

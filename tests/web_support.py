@@ -123,6 +123,17 @@ def multipart(fields: dict[str, str], image: bytes) -> tuple[bytes, str]:
     return out.getvalue(), f"multipart/form-data; boundary={boundary}"
 
 
+def shipped_model_files(folder: Path, *, with_json: bool = False) -> Path:
+    """Copy the shipped model's networks (every ``.onnx``) and ``classes.txt`` into ``folder``,
+    and its ``model.json`` too when ``with_json``: a model folder a test may change."""
+    from vision.detector import INFO_FILE, MODELS_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    for path in MODELS_DIR.iterdir():
+        if path.suffix == ".onnx" or path.name == "classes.txt" or (with_json and path.name == INFO_FILE):
+            (folder / path.name).write_bytes(path.read_bytes())
+    return folder
+
+
 def held_out_deck() -> Any:
     """The design enrolment tests teach: the held-out nicu-white when its package is installed, else a drawn deck."""
     from vision.training.decks import DeckError, drawn_decks, load_decks

@@ -16,7 +16,9 @@ two stages:
    (:meth:`CardDetector.tile_scale`).
 2. ``corner_classifier.onnx``: a small CNN that names the card (53 classes + "not a
    corner") from a crop of each box (48x72 since v0.6: ``model.json``'s ``crop_w`` and
-   ``crop_h``), cut from the full-resolution photo.
+   ``crop_h``), cut from the full-resolution photo. ``model.json``'s ``"classifiers"`` may
+   list more such networks (v0.7 ships two, trained on different data); their probabilities
+   are averaged, which reads unseen designs better than either alone.
 
 A single-stage model (one YOLO with 53 classes) also works: when the detector has 53
 class outputs the classifier is skipped.
@@ -149,6 +151,9 @@ class ModelInfo:
     crop_turns: tuple[float, ...] = (0.0,)
     #: Tile a big photo whose corners at the big pass are mostly smaller than this (px); 0 never tiles.
     tile_below: float = 0.0
+    #: Stage 2's networks (files in the model folder); their probabilities are averaged. The first is
+    #: the one that enrolment and the training campaign fine-tune.
+    classifiers: tuple[str, ...] = (CLASSIFIER_FILE,)
 
 
 def model_crop_size(folder: str | os.PathLike[str]) -> tuple[int, int]:
@@ -359,13 +364,20 @@ def _read_info(folder: Path) -> ModelInfo:
     turns = info.get("crop_turns", [0.0])
     if not isinstance(turns, list) or not all(is_number(t) for t in turns):
         raise ModelError(f"{folder / INFO_FILE}: \"crop_turns\" must be a list of numbers, not {turns!r}")
+    members = info.get("classifiers", [CLASSIFIER_FILE])
+    if (not isinstance(members, list) or not members
+            or not all(isinstance(m, str) and m.endswith(".onnx") and Path(m).name == m for m in members)):
+        raise ModelError(f"{folder / INFO_FILE}: \"classifiers\" must list .onnx file names in the model folder, "
+                         f"the first being {CLASSIFIER_FILE}, not {members!r}")
+    if members[0] != CLASSIFIER_FILE:
+        raise ModelError(f"{folder / INFO_FILE}: \"classifiers\" must start with {CLASSIFIER_FILE}, not {members[0]!r}")
     imgsz = number("imgsz", 320, int)
     return ModelInfo(imgsz=imgsz, max_imgsz=max(imgsz, number("max_imgsz", imgsz, int)),
                      crop_w=number("crop_w", CROP_W, int), crop_h=number("crop_h", CROP_H, int),
                      crop_margin=number("crop_margin", CROP_MARGIN), nms_iou=number("nms_iou", NMS_IOU),
                      scale_split=number("scale_split", SCALE_SPLIT), classes=classes,
                      big_share=number("big_share", 0.5), crop_turns=tuple(float(t) for t in turns) or (0.0,),
-                     tile_below=number("tile_below", 0.0))
+                     tile_below=number("tile_below", 0.0), classifiers=tuple(members))
 
 
 class CardDetector:
@@ -402,15 +414,20 @@ class CardDetector:
         self.imgsz = imgsz  # None: chosen per photo by input_sizes()
         self._det = ort.InferenceSession(str(det_file), opts, providers=["CPUExecutionProvider"])
         self._det_input = self._det.get_inputs()[0].name
-        cls_file = folder / CLASSIFIER_FILE
         self._cls = None
-        if cls_file.is_file():
-            self._cls = ort.InferenceSession(str(cls_file), opts, providers=["CPUExecutionProvider"])
-            self._cls_input = self._cls.get_inputs()[0].name
-            takes = self._cls.get_inputs()[0].shape[2:]
-            if all(isinstance(n, int) for n in takes) and tuple(takes) != (self.info.crop_h, self.info.crop_w):
-                raise ModelError(f"{folder / INFO_FILE}: \"crop_w\" x \"crop_h\" is {self.info.crop_w}x{self.info.crop_h}, "
-                                 f"but {CLASSIFIER_FILE} takes {takes[1]}x{takes[0]} crops; export the model again")
+        self._members: list[tuple[Any, str]] = []
+        if (folder / CLASSIFIER_FILE).is_file():
+            for member in self.info.classifiers:
+                if not (folder / member).is_file():
+                    raise ModelError(f"{folder / INFO_FILE}: \"classifiers\" names {member}, which is not in {folder}")
+                session = ort.InferenceSession(str(folder / member), opts, providers=["CPUExecutionProvider"])
+                takes = session.get_inputs()[0].shape[2:]
+                if all(isinstance(n, int) for n in takes) and tuple(takes) != (self.info.crop_h, self.info.crop_w):
+                    raise ModelError(f"{folder / INFO_FILE}: \"crop_w\" x \"crop_h\" is {self.info.crop_w}x"
+                                     f"{self.info.crop_h}, but {member} takes {takes[1]}x{takes[0]} crops; "
+                                     "export the model again")
+                self._members.append((session, session.get_inputs()[0].name))
+            self._cls = self._members[0][0]
         self.classes = self.info.classes
         self.tta = tta
 
@@ -582,11 +599,10 @@ class CardDetector:
         if self._cls is None:
             raise ModelError(f"no {CLASSIFIER_FILE} next to the detector; a one-class detector needs it")
         blob = np.ascontiguousarray(crops[..., ::-1].transpose(0, 3, 1, 2)).astype(np.float32) / 255.0
-        if not self.tta:
-            return _softmax(self._cls.run(None, {self._cls_input: blob})[0])
-        both = np.concatenate([blob, blob[:, :, ::-1, ::-1]])  # the corner turned 180 degrees too
-        probs = _softmax(self._cls.run(None, {self._cls_input: np.ascontiguousarray(both)})[0])
-        return (probs[:len(blob)] + probs[len(blob):]) / 2
+        if self.tta:  # the corner turned 180 degrees too
+            blob = np.ascontiguousarray(np.concatenate([blob, blob[:, :, ::-1, ::-1]]))
+        probs = np.mean([_softmax(session.run(None, {name: blob})[0]) for session, name in self._members], axis=0)
+        return (probs[:len(crops)] + probs[len(crops):]) / 2 if self.tta else probs
 
     def detect(self, image_bgr: np.ndarray, conf: float = 0.25) -> list[Corner]:
         """Corners in a BGR photo (as ``cv2.imread`` gives), best first.

@@ -537,6 +537,7 @@ def write_model_folder(base: Path, out: Path, net: Any, note: dict[str, Any], de
     export_classifier(net, out / CLASSIFIER_FILE, model_crop_size(base))
     (out / "classes.txt").write_text("\n".join(CLASS_NAMES) + "\n")
     info = read_model_json(base)
+    info.pop("classifiers", None)  # the enrolled folder holds one classifier, tuned from the base's first
     base_version = info.get("metrics", {}).get("version", "?")
     info |= {"format": info.get("format", "tiplu-corners-v1"), "metrics": {"version": f"{base_version}+{tag}"},
              "enrolled": note | {"base": str(base), "base_version": base_version}}
