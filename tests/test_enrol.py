@@ -109,7 +109,8 @@ def test_enrol_reports_the_cards_found_per_photo_and_the_time(enrolled: tuple[Pa
     assert summary["photos"][2]["cards"] == card_names("D")
     assert summary["design"] == "grandma" and summary["epochs"] == 1 and summary["crops"] > 54 * 2 * 2
     assert 0 < summary["seconds"] < 600
-    assert "epoch 1/1 loss" in stderr
+    networks = len(json.loads((MODELS_DIR / INFO_FILE).read_text()).get("classifiers", ["corner_classifier.onnx"]))
+    assert f"epoch {networks}/{networks} loss" in stderr, "each stage-2 network's epochs are counted"
 
 
 def test_the_enrolled_folder_is_a_model_the_detector_and_the_cli_load(enrolled: tuple[Path, dict, str],
@@ -119,7 +120,10 @@ def test_the_enrolled_folder_is_a_model_the_detector_and_the_cli_load(enrolled: 
     assert info["format"] == "tiplu-corners-v1" and info["enrolled"]["design"] == "grandma"
     assert info["enrolled"]["crops"] == summary["crops"] and info["enrolled"]["base_version"] == SHIPPED_VERSION
     assert (out / "corners.onnx").read_bytes() == (MODELS_DIR / "corners.onnx").read_bytes()
-    assert "classifiers" not in info, "one classifier, tuned from the base's first, is all the folder holds"
+    members = json.loads((MODELS_DIR / INFO_FILE).read_text()).get("classifiers", ["corner_classifier.onnx"])
+    assert info.get("classifiers", ["corner_classifier.onnx"]) == members, "as many networks as the base"
+    for member in members:
+        assert (out / member).read_bytes() != (MODELS_DIR / member).read_bytes(), f"{member} was fine-tuned"
     detector = load_detector(out)
     assert isinstance(detector, CardDetector)
     suit, photo, _ = suit_photos[0]

@@ -166,6 +166,16 @@ def model_crop_size(folder: str | os.PathLike[str]) -> tuple[int, int]:
     return info.crop_w, info.crop_h
 
 
+def model_classifiers(folder: str | os.PathLike[str]) -> tuple[str, ...]:
+    """The stage-2 networks of a model folder (``model.json``'s ``"classifiers"``; ``corner_classifier.onnx``
+    alone by default): enrolment and "improve from corrections" fine-tune each of them.
+
+    >>> model_classifiers(MODELS_DIR)[0]
+    'corner_classifier.onnx'
+    """
+    return _read_info(Path(folder)).classifiers
+
+
 def crop_corner(image: np.ndarray, box: Sequence[float] | np.ndarray, margin: float = CROP_MARGIN,
                 size: tuple[int, int] = (CROP_W, CROP_H)) -> np.ndarray:
     """A corner crop, portrait and ``CROP_W x CROP_H``: the classifier's input (BGR uint8).

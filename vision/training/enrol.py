@@ -46,7 +46,7 @@ import numpy as np
 
 from scorer import CLASS_NAMES, Message, N_, TipluError
 from vision.detector import (CLASSIFIER_FILE, CROP_H, CROP_MARGIN, CROP_W, DETECTOR_FILE, INFO_FILE, MODELS_DIR,
-                             crop_corner, model_crop_size, read_model_json)
+                             crop_corner, model_classifiers, model_crop_size, read_model_json)
 from vision.training.faces import INK_BR, INK_TL, Face
 
 SUITS = ("S", "H", "D", "C")
@@ -504,25 +504,42 @@ def _torch() -> Any:
 
 
 def fine_tune_classifier(base: Path, crops: np.ndarray, labels: np.ndarray, epochs: int = EPOCHS, *,
-                         seed: int = 0, progress: Callable[[int, int, float], None] | None = None) -> Any:
-    """Stage 2 of the model folder ``base`` rebuilt in torch and fine-tuned on ``crops``
-    (:func:`vision.training.train.fit_classifier`); ``progress(epoch, epochs, loss)`` after
-    each epoch. Returns the net in eval mode."""
+                         seed: int = 0, progress: Callable[[int, int, float], None] | None = None,
+                         member: str = CLASSIFIER_FILE) -> Any:
+    """Stage 2 of the model folder ``base`` (its network ``member``) rebuilt in torch and
+    fine-tuned on ``crops`` (:func:`vision.training.train.fit_classifier`);
+    ``progress(epoch, epochs, loss)`` after each epoch. Returns the net in eval mode."""
     torch = _torch()
     from vision.training.accumulate import classifier_from_onnx
     from vision.training.train import _to_tensor, fit_classifier
 
     torch.manual_seed(seed)
     sample = _to_tensor(crops)[torch.randperm(len(crops))[:256]].numpy()
-    net = classifier_from_onnx(base / CLASSIFIER_FILE, sample)
+    net = classifier_from_onnx(base / member, sample)
     return fit_classifier(net, crops, labels, epochs=epochs, lr=LEARNING_RATE, batch=BATCH, progress=progress)
 
 
-def write_model_folder(base: Path, out: Path, net: Any, note: dict[str, Any], detector: Path | None = None,
-                       tag: str = "enrolled") -> list[Path]:
+def fine_tune_classifiers(base: Path, crops: np.ndarray, labels: np.ndarray, epochs: int = EPOCHS, *,
+                          seed: int = 0, progress: Callable[[int, int, float], None] | None = None) -> list[Any]:
+    """Every stage-2 network of ``base`` fine-tuned on the same crops, in ``"classifiers"`` order, so an
+    enrolled or improved model averages as many networks as its base. ``progress`` counts the
+    epochs of all of them: ``(k * epochs + epoch, members * epochs, loss)``."""
+    members = model_classifiers(base)
+    nets = []
+    for k, member in enumerate(members):
+        def each(epoch: int, _: int, loss: float, k: int = k) -> None:
+            if progress is not None:
+                progress(k * epochs + epoch, len(members) * epochs, loss)
+        nets.append(fine_tune_classifier(base, crops, labels, epochs, seed=seed + k, progress=each, member=member))
+    return nets
+
+
+def write_model_folder(base: Path, out: Path, nets: Sequence[Any], note: dict[str, Any],
+                       detector: Path | None = None, tag: str = "enrolled") -> list[Path]:
     """``out`` as a model folder: the base's settings, its detector (or ``detector``, a stage-1
-    checkpoint, exported), ``net`` as its classifier, ``note`` as ``"enrolled"``; the version
-    is the base's plus ``+tag`` (``0.2+enrolled``, then ``0.2+enrolled+corrected``)."""
+    checkpoint, exported), ``nets`` as its stage-2 networks (named as the base's
+    ``"classifiers"``), ``note`` as ``"enrolled"``; the version is the base's plus ``+tag``
+    (``0.2+enrolled``, then ``0.2+enrolled+corrected``)."""
     _torch()
     from vision.training.train import OPSET, _ultralytics, export_classifier
 
@@ -534,15 +551,18 @@ def write_model_folder(base: Path, out: Path, net: Any, note: dict[str, Any], de
         with _quiet_ultralytics():
             exported = YOLO(str(detector)).export(format="onnx", imgsz=320, dynamic=True, opset=OPSET, device="cpu")
         shutil.copyfile(exported, out / DETECTOR_FILE)
-    export_classifier(net, out / CLASSIFIER_FILE, model_crop_size(base))
+    members = model_classifiers(base)
+    if len(nets) != len(members):
+        raise EnrolError(f"{base}: {len(members)} stage-2 networks, but {len(nets)} were fine-tuned")
+    for net, member in zip(nets, members):
+        export_classifier(net, out / member, model_crop_size(base))
     (out / "classes.txt").write_text("\n".join(CLASS_NAMES) + "\n")
     info = read_model_json(base)
-    info.pop("classifiers", None)  # the enrolled folder holds one classifier, tuned from the base's first
     base_version = info.get("metrics", {}).get("version", "?")
     info |= {"format": info.get("format", "tiplu-corners-v1"), "metrics": {"version": f"{base_version}+{tag}"},
              "enrolled": note | {"base": str(base), "base_version": base_version}}
     (out / INFO_FILE).write_text(json.dumps(info, indent=2) + "\n")
-    return [out / DETECTOR_FILE, out / CLASSIFIER_FILE, out / "classes.txt", out / INFO_FILE]
+    return [out / DETECTOR_FILE, *(out / m for m in members), out / "classes.txt", out / INFO_FILE]
 
 
 def enrol(suit_photos: Sequence[Path], out: Path, *, jokers: Path | None = None, base: Path = MODELS_DIR,
@@ -577,9 +597,9 @@ def enrol(suit_photos: Sequence[Path], out: Path, *, jokers: Path | None = None,
     _torch()
     photos, faces = read_enrolment(suit_photos, jokers, design)
     crops, labels = enrolment_crops(faces, copies, seed, model_crop_size(base))
-    steps = Steps(epochs, detector_epochs, calibration_scenes, started, say, progress)
+    steps = Steps(epochs * len(model_classifiers(base)), detector_epochs, calibration_scenes, started, say, progress)
     steps.say(f"{len(crops)} crops of {len(faces)} cards cut")
-    net = fine_tune_classifier(base, crops, labels, epochs, seed=seed, progress=steps.epoch_done)
+    nets = fine_tune_classifiers(base, crops, labels, epochs, seed=seed, progress=steps.epoch_done)
     detector = None
     if detector_epochs:
         work = Path(work or out.parent / f".{out.name}-work")
@@ -590,7 +610,7 @@ def enrol(suit_photos: Sequence[Path], out: Path, *, jokers: Path | None = None,
     note = {"design": design, "photos": [asdict(p) for p in photos], "date": date, "crops": len(crops),
             "epochs": epochs, "detector_epochs": detector_epochs, "calibration_scenes": calibration_scenes,
             "seconds": round(time.monotonic() - started, 1)}
-    write_model_folder(base, out, net, note, detector)
+    write_model_folder(base, out, nets, note, detector)
     steps.recalibrate(out, faces, before=base, design=design, seed=seed)
     return Enrolment(str(out), design, tuple(photos), len(crops), epochs, round(time.monotonic() - started, 1), date,
                      calibration_scenes)
@@ -731,14 +751,14 @@ def improve(base: Path, out: Path, crops: Sequence[np.ndarray], cards: Sequence[
         _, faces = read_enrolment(suit_photos, jokers, base.name)
         ex, ey = enrolment_crops(faces, copies, seed, size)
         x, y = np.concatenate([x, ex]), np.concatenate([y, ey])
-    steps = Steps(epochs, 0, calibration_scenes if faces else 0, started, say, progress)
-    net = fine_tune_classifier(base, x, y, epochs, seed=seed, progress=steps.epoch_done)
+    steps = Steps(epochs * len(model_classifiers(base)), 0, calibration_scenes if faces else 0, started, say, progress)
+    nets = fine_tune_classifiers(base, x, y, epochs, seed=seed, progress=steps.epoch_done)
     date = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     enrolled = dict(read_model_json(base).get("enrolled") or {})
     note = enrolled | {
         "improved": date, "corrected_crops": len(crops), "crops": len(x), "epochs": epochs,
         "calibration_scenes": steps.calibration_scenes, "seconds": round(time.monotonic() - started, 1)}
-    write_model_folder(base, out, net, note, tag="corrected")
+    write_model_folder(base, out, nets, note, tag="corrected")
     steps.recalibrate(out, faces, before=base, design=str(enrolled.get("design") or base.name), seed=seed)
     return Improvement(str(out), str(base), len(crops), len(x), epochs, round(time.monotonic() - started, 1), date)
 
