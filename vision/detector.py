@@ -151,8 +151,8 @@ class ModelInfo:
     crop_turns: tuple[float, ...] = (0.0,)
     #: Tile a big photo whose corners at the big pass are mostly smaller than this (px); 0 never tiles.
     tile_below: float = 0.0
-    #: Stage 2's networks (files in the model folder); their probabilities are averaged. The first is
-    #: the one that enrolment and the training campaign fine-tune.
+    #: Stage 2's networks (files in the model folder); their probabilities are averaged. Enrolment
+    #: fine-tunes each; a training campaign (``tiplu accumulate init``) starts from the first.
     classifiers: tuple[str, ...] = (CLASSIFIER_FILE,)
 
 
