@@ -200,6 +200,26 @@ def test_stage_two_averages_the_classifiers_model_json_lists(tmp_path: Path) -> 
     assert both.shape == one.shape == two.shape and np.allclose(both.sum(1), 1, atol=1e-4)
 
 
+def test_tiplu_train_ensemble_builds_the_shipped_stage_two_again(tmp_path: Path) -> None:
+    """``tiplu train ensemble`` puts exported classifiers beside a base folder's detector; given the
+    shipped model's own networks it reads a photo exactly as the shipped model does."""
+    members = [str(ROOT / "models" / m) for m in read_model_json(ROOT / "models").get("classifiers",
+                                                                                      ["corner_classifier.onnx"])]
+    out = tmp_path / "ensemble"
+    code = main(["train", "ensemble", str(out), "--base", str(ROOT / "models"), *members],
+                stdout=StringIO(), stderr=(err := StringIO()))
+    assert code == 0, err.getvalue()
+    image = cv2.imread(str(ROOT / "sample_images" / "declared_hand.jpg"))
+    shipped, rebuilt = CardDetector().detect(image), CardDetector(out).detect(image)
+    assert [(c.card, c.confidence, c.box) for c in rebuilt] == [(c.card, c.confidence, c.box) for c in shipped]
+    assert len(read_model_json(out)["classifiers"]) == len(members)
+    for args, words in (([str(out), *members], "already exists"),
+                        ([str(tmp_path / "new"), str(tmp_path / "gone.onnx")], "no such classifier file"),
+                        ([str(tmp_path / "new"), "--base", str(tmp_path), *members], "no corners.onnx")):
+        code = main(["train", "ensemble", *args], stdout=StringIO(), stderr=(err := StringIO()))
+        assert code == 2 and words in err.getvalue() and "Traceback" not in err.getvalue()
+
+
 def test_map_metrics_on_known_cases() -> None:
     t = [[(0, np.array([0, 0, 10, 10.])), (1, np.array([20, 20, 30, 30.]))]]
     perfect = [[(0, 0.9, np.array([0, 0, 10, 10.])), (1, 0.8, np.array([20, 20, 30, 30.]))]]

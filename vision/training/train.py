@@ -468,6 +468,48 @@ def average_classifiers(paths: Sequence[Path], out: Path) -> Path:
     return out
 
 
+def ensemble_model(base: Path, members: Sequence[Path], out: Path) -> list[Path]:
+    """Write the model folder ``out``: ``base``'s detector, classes and settings, with ``members``
+    (exported classifiers, ``corner_classifier.onnx`` files) as stage 2's networks, whose
+    probabilities the detector averages (``model.json``'s ``"classifiers"``).
+
+    Why: two stage-2 networks trained on different data read unseen designs better together
+    than either alone; v0.7 is v0.6's folder with the campaign's arm J added
+    (``tiplu train ensemble runs/v07 --base <v0.6.1> v061/corner_classifier.onnx
+    exp_j/corner_classifier.onnx``). One member only replaces the classifier. The calibration is
+    the base's: recalibrate with ``tiplu calibrate ... --write OUT/model.json``.
+    """
+    from vision.detector import INFO_FILE, ModelError, load_detector, read_model_json
+
+    base, out = Path(base), Path(out)
+    if not members:
+        raise TrainError("an ensemble needs one or more classifier files")
+    if not (base / DETECTOR_FILE).is_file():
+        raise TrainError(f"{base}: no {DETECTOR_FILE}; give a model folder such as models/")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise TrainError(f"{out}: already exists; write the ensemble to a new folder")
+    for member in members:
+        if not Path(member).is_file():
+            raise TrainError(f"{member}: no such classifier file")
+    try:
+        info = read_model_json(base)
+    except ModelError as error:
+        raise TrainError(str(error)) from None
+    names = [CLASSIFIER_FILE] + [f"{Path(CLASSIFIER_FILE).stem}_{k}.onnx" for k in range(2, len(members) + 1)]
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(base / DETECTOR_FILE, out / DETECTOR_FILE)
+    for member, name in zip(members, names):
+        shutil.copyfile(member, out / name)
+    if (base / "classes.txt").is_file():
+        shutil.copyfile(base / "classes.txt", out / "classes.txt")
+    (out / INFO_FILE).write_text(json.dumps(info | {"classifiers": names}, indent=2) + "\n")
+    try:
+        load_detector(out)
+    except ModelError as error:
+        raise TrainError(f"{out} does not load: {error}") from None
+    return [out / DETECTOR_FILE, *(out / n for n in names), out / INFO_FILE]
+
+
 def classifier_accuracy(net, crops: np.ndarray, labels: np.ndarray) -> float:
     """Top-1 accuracy of the crop classifier on fixed crops."""
     import torch

@@ -9,6 +9,7 @@
     tiplu train export --detector runs/tiplu/detector/weights/best.pt \\
         --classifier runs/tiplu/classifier/best.pt --out models
     tiplu train average-classifier OUT.onnx A/corner_classifier.onnx B/corner_classifier.onnx   a model soup
+    tiplu train ensemble OUT --base models A/corner_classifier.onnx B/corner_classifier.onnx   stage 2 of two networks
 
 The work is done in :mod:`vision.training` (detector, classifier and export need the
 ``train`` extra); ``python -m vision.training.train`` runs this same command.
@@ -26,8 +27,8 @@ import cv2
 from vision.training.dataset import DatasetError, import_real
 from vision.training.decks import DeckError, contact_sheet, installed_svg_decks, load_svg_faces, render_deck, svg_deck
 from vision.training.hard_crops import hard_crops, save_hard_crops
-from vision.training.train import (DEFAULT_DETECTOR_YAML, TrainError, average_classifiers, export_models,
-                                   train_classifier, train_detector)
+from vision.training.train import (DEFAULT_DETECTOR_YAML, TrainError, average_classifiers, ensemble_model,
+                                   export_models, train_classifier, train_detector)
 from vision.training.turned import turned_copies
 from web.cli._common import ExitCode, Streams, parse_size
 
@@ -92,6 +93,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     avg = sub.add_parser("average-classifier", help="average exported classifiers of one run (a model soup)")
     avg.add_argument("out", type=Path, help="the ONNX file to write")
     avg.add_argument("classifiers", type=Path, nargs="+", help="corner_classifier.onnx files of one network")
+    ens = sub.add_parser("ensemble", help="a model folder whose stage 2 averages several exported classifiers")
+    ens.add_argument("out", type=Path, help="the model folder to write (new)")
+    ens.add_argument("classifiers", type=Path, nargs="+", help="corner_classifier.onnx files, the first one first")
+    ens.add_argument("--base", type=Path, default=Path("models"),
+                     help="the folder whose detector and settings to use (default models/)")
     decks = sub.add_parser("decks", help="render the installed SVG decks' faces and check their corners")
     decks.add_argument("names", nargs="*", help="decks to render (default: all installed)")
     decks.add_argument("--force", action="store_true", help="re-render even if cached")
@@ -130,6 +136,9 @@ def run(args: argparse.Namespace, io: Streams) -> int:
             print(json.dumps({"out": str(save_hard_crops(found, args.out))} | found.summary), file=out)
         elif args.stage == "average-classifier":
             print(f"wrote {average_classifiers(args.classifiers, args.out)}", file=out)
+        elif args.stage == "ensemble":
+            for p in ensemble_model(args.base, args.classifiers, args.out):
+                print(f"wrote {p}", file=out)
         elif args.stage == "decks":
             render_decks(args.names, args.cache, force=args.force, sheets=args.sheets, out=out)
         else:
