@@ -424,7 +424,7 @@ class CardDetector:
         self.imgsz = imgsz  # None: chosen per photo by input_sizes()
         self._det = ort.InferenceSession(str(det_file), opts, providers=["CPUExecutionProvider"])
         self._det_input = self._det.get_inputs()[0].name
-        self._cls = None
+        #: Stage 2's ONNX sessions and their input names; none for a one-stage (53-class) detector.
         self._members: list[tuple[Any, str]] = []
         if (folder / CLASSIFIER_FILE).is_file():
             for member in self.info.classifiers:
@@ -437,7 +437,6 @@ class CardDetector:
                                      f"{self.info.crop_h}, but {member} takes {takes[1]}x{takes[0]} crops; "
                                      "export the model again")
                 self._members.append((session, session.get_inputs()[0].name))
-            self._cls = self._members[0][0]
         self.classes = self.info.classes
         self.tta = tta
 
@@ -587,7 +586,7 @@ class CardDetector:
         keeps the view whose surest card is surest. An upright or sideways index has a box of
         about 1:1.6 and is cut upright only.
         """
-        if self._cls is None:
+        if not self._members:
             raise ModelError(f"no {CLASSIFIER_FILE} next to the detector; a one-class detector needs it")
         if len(boxes) == 0:
             return np.zeros((0, len(self.classes) + 1), np.float32)
@@ -606,7 +605,7 @@ class CardDetector:
 
     def classify_crops(self, crops: np.ndarray) -> np.ndarray:
         """Class probabilities (N, 54) for corner crops already cut (N, crop_h, crop_w, 3 BGR uint8)."""
-        if self._cls is None:
+        if not self._members:
             raise ModelError(f"no {CLASSIFIER_FILE} next to the detector; a one-class detector needs it")
         blob = np.ascontiguousarray(crops[..., ::-1].transpose(0, 3, 1, 2)).astype(np.float32) / 255.0
         if self.tta:  # the corner turned 180 degrees too
@@ -621,11 +620,11 @@ class CardDetector:
         """
         if image_bgr is None or image_bgr.ndim != 3 or image_bgr.shape[2] != 3:
             raise ModelError("detect() needs a colour BGR image (H, W, 3), e.g. from cv2.imread")
-        boxes, scores, cls = self._stage1(image_bgr, min(conf, 0.1) if self._cls is not None else conf)
+        boxes, scores, cls = self._stage1(image_bgr, min(conf, 0.1) if self._members else conf)
         if len(boxes) == 0:
             return []
         n_det_classes = int(cls.max()) + 1 if len(cls) else 1
-        if self._cls is not None and n_det_classes <= 1:
+        if self._members and n_det_classes <= 1:
             keep = nms(boxes, scores, self.info.nms_iou)[:100]
             boxes, scores = boxes[keep], scores[keep]
             probs = self.classify(image_bgr, boxes)
