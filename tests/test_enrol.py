@@ -23,7 +23,8 @@ import pytest
 
 from vision.calibration import Calibration, calibration_of
 from vision.detector import INFO_FILE, MODELS_DIR, CardDetector, load_detector, model_crop_size
-from vision.training.enrol import EnrolError, card_names, corner_crops, correction_crops, find_cards, improve
+from vision.training.enrol import (EnrolError, card_names, corner_crops, correction_crops, find_cards, improve,
+                                   read_enrolment, table_crops)
 from web.cli import main
 from web_support import suit_photos as make_suit_photos, write_suit_photos
 
@@ -226,6 +227,8 @@ def test_bad_enrolment_arguments_exit_2(photo_files: list[Path], tmp_path: Path)
     assert code == 2 and "that is the base model's folder" in stderr
     code, _, stderr = tiplu("enrol", "--out", tmp_path / "deck", "--jokers", photo_files[0], *photo_files[:4])
     assert code == 2 and "13 cards found, 1 to 6 jokers needed" in stderr
+    code, _, stderr = tiplu("enrol", "--out", tmp_path / "deck", "--table-scenes", -1, *photo_files[:4])
+    assert code == 2 and "table scenes (-1) at least 0" in stderr and "Traceback" not in stderr
 
 
 def test_enrol_can_fine_tune_the_corner_finder_too(photo_files: list[Path], tmp_path: Path) -> None:
@@ -244,6 +247,23 @@ def test_enrol_can_fine_tune_the_corner_finder_too(photo_files: list[Path], tmp_
     photo = cv2.imread(str(photo_files[0]))
     for size in (320, 640):  # exported with a dynamic input size, as the app needs
         assert isinstance(load_detector(out, imgsz=size).detect(photo), list)
+
+
+def test_stage_one_boxes_on_tables_of_the_deck_are_cut_as_crops(photo_files: list[Path], tmp_path: Path) -> None:
+    """:func:`table_crops`: the shipped stage 1's boxes on two tables of the enrolled cards, named by the
+    scenes' labels (cards of this deck) or "not a corner", at the classifier's size; the same seed, the same crops."""
+    _, faces = read_enrolment(photo_files[:4], photo_files[4], "grandma")
+    seen: list[tuple[int, int]] = []
+    crops, labels = table_crops(MODELS_DIR, faces, 2, tmp_path / "a", progress=lambda done, n: seen.append((done, n)))
+    assert seen == [(1, 2), (2, 2)]
+    width, height = model_crop_size(MODELS_DIR)
+    assert crops.shape[1:] == (height, width, 3) and len(crops) == len(labels) >= 10
+    classes = CardDetector().classes
+    deck = {face.card for face in faces}
+    named = {classes[k] for k in labels if k < len(classes)}
+    assert named and named <= deck, named - deck
+    again, again_labels = table_crops(MODELS_DIR, faces, 2, tmp_path / "b")
+    assert np.array_equal(again, crops) and np.array_equal(again_labels, labels)
 
 
 def test_without_the_train_extra_enrol_says_what_to_install(photo_files: list[Path], tmp_path: Path,

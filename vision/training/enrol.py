@@ -34,6 +34,7 @@ import json
 import logging
 import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, redirect_stdout
@@ -230,6 +231,11 @@ INK_CONTRAST = 50
 #: Stage 1 (optional): whole-table scenes rendered from the enrolled faces, and their kinds.
 SCENES = 60
 SCENE_KINDS = ("declared", "maal_spread", "tunnela", "table")
+#: Whole-table scenes of the enrolled faces whose corners, as the base's stage 1 boxes them, stage 2 also
+#: learns (:func:`table_crops`; none by default: 80 of them did not raise v0.7's enrolled tables and took
+#: 2-3 times as long, see the model card), and the seed offset of their scenes (never the calibration's).
+TABLE_SCENES = 0
+TABLE_SEED = 3003
 JOKER = "JOKER"
 
 
@@ -383,7 +389,6 @@ def recalibrate(model: Path, faces: Sequence[Face], scenes: int, *, before: Path
     (:func:`vision.training.calibrate.calibration_report`). ``progress(done, scenes)``
     after each scene read.
     """
-    import tempfile
 
     from vision.calibration import Calibration
     from vision.detector import load_detector
@@ -471,6 +476,32 @@ def enrolment_crops(faces: Sequence[Face], copies: int = COPIES, seed: int = 0,
         _, jpeg = cv2.imencode(".jpg", x[i], [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(35, 90))])
         x[i] = cv2.imdecode(jpeg, cv2.IMREAD_COLOR)
     return x, y
+
+
+def table_crops(base: Path, faces: Sequence[Face], scenes: int, folder: Path, seed: int = 0,
+                progress: Callable[[int, int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Crops of the base model's stage-1 boxes on ``scenes`` whole-table scenes of the enrolled faces, as
+    :func:`vision.training.hard_crops.hard_crops` cuts them: each matched box named by its label, clear
+    false alarms as "not a corner".
+
+    Face crops (:func:`enrolment_crops`) frame every index as its label does; at the table the classifier
+    meets stage 1's own boxes instead: two stacked indices boxed as one, a box shifted onto the next
+    card's edge, a pip taken for an index. Crops of the shipped model's boxes on generated tables raised
+    the held-out light-on-dark design most in the training campaign (arms I and J), so an enrolment
+    can learn them for its own deck too (``tiplu enrol --table-scenes N``; measured, not the default).
+    ``progress(done, scenes)`` after each scene rendered.
+    """
+    from vision.training.dataset import write_data_yaml
+    from vision.training.hard_crops import hard_crops
+
+    decks = enrolled_decks(faces)
+    for i in range(scenes):
+        write_scenes(decks, folder / "train", [i], seed + TABLE_SEED)
+        if progress is not None:
+            progress(i + 1, scenes)
+    write_data_yaml(folder)
+    found = hard_crops(base, [folder], seed=seed, crop_size=model_crop_size(base))
+    return found.crops, found.labels
 
 
 def train_extra_message(missing: str) -> str:
@@ -568,7 +599,7 @@ def write_model_folder(base: Path, out: Path, nets: Sequence[Any], note: dict[st
 def enrol(suit_photos: Sequence[Path], out: Path, *, jokers: Path | None = None, base: Path = MODELS_DIR,
           design: str | None = None, epochs: int = EPOCHS, copies: int = COPIES, seed: int = 0,
           detector_epochs: int = 0, scenes: int = SCENES, calibration_scenes: int = CALIBRATION_SCENES,
-          work: Path | None = None, say: Callable[[str], None] | None = None,
+          table_scenes: int = TABLE_SCENES, work: Path | None = None, say: Callable[[str], None] | None = None,
           progress: Callable[[int, int, float], None] | None = None) -> Enrolment:
     """Learn a deck from its suit photos (and jokers photo) and write the model folder ``out``.
 
@@ -588,17 +619,23 @@ def enrol(suit_photos: Sequence[Path], out: Path, *, jokers: Path | None = None,
             raise EnrolError(f"{base}: no {needed}; enrolment starts from a two-stage model folder (e.g. models/)")
     if out.resolve() == base.resolve():
         raise EnrolError(f"{out}: that is the base model's folder; write the enrolled model to a new folder")
-    if epochs < 1 or copies < 1 or detector_epochs < 0:
+    if epochs < 1 or copies < 1 or detector_epochs < 0 or table_scenes < 0:
         raise EnrolError(f"epochs ({epochs}) and copies ({copies}) must be at least 1, detector epochs "
-                         f"({detector_epochs}) at least 0")
+                         f"({detector_epochs}) and table scenes ({table_scenes}) at least 0")
     if detector_epochs and scenes < 2:
         raise EnrolError(f"{scenes} scenes: stage 1 needs at least 2 (one to train on, one to check)")
     verify_calibration_scenes(calibration_scenes)
     _torch()
     photos, faces = read_enrolment(suit_photos, jokers, design)
     crops, labels = enrolment_crops(faces, copies, seed, model_crop_size(base))
-    steps = Steps(epochs * len(model_classifiers(base)), detector_epochs, calibration_scenes, started, say, progress)
+    steps = Steps(epochs * len(model_classifiers(base)), detector_epochs, calibration_scenes, started, say, progress,
+                  table_scenes)
     steps.say(f"{len(crops)} crops of {len(faces)} cards cut")
+    if table_scenes:
+        with tempfile.TemporaryDirectory() as tables:
+            x, y = table_crops(base, faces, table_scenes, Path(tables), seed, progress=steps.table_rendered)
+        crops, labels = np.concatenate([crops, x]), np.concatenate([labels, y])
+        steps.say(f"{len(x)} crops of stage 1's boxes on {table_scenes} tables of the enrolled cards cut")
     nets = fine_tune_classifiers(base, crops, labels, epochs, seed=seed, progress=steps.epoch_done)
     detector = None
     if detector_epochs:
@@ -609,7 +646,7 @@ def enrol(suit_photos: Sequence[Path], out: Path, *, jokers: Path | None = None,
     date = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     note = {"design": design, "photos": [asdict(p) for p in photos], "date": date, "crops": len(crops),
             "epochs": epochs, "detector_epochs": detector_epochs, "calibration_scenes": calibration_scenes,
-            "seconds": round(time.monotonic() - started, 1)}
+            "table_scenes": table_scenes, "seconds": round(time.monotonic() - started, 1)}
     write_model_folder(base, out, nets, note, detector)
     steps.recalibrate(out, faces, before=base, design=design, seed=seed)
     return Enrolment(str(out), design, tuple(photos), len(crops), epochs, round(time.monotonic() - started, 1), date,
@@ -623,14 +660,22 @@ SCENES_PER_STEP = 50
 @dataclass(frozen=True)
 class Steps:
     """The steps of an enrolment or improvement, for ``say`` lines and the progress bar:
-    the card namer's epochs, the corner finder's, then the recalibration's scenes, counted
-    :data:`SCENES_PER_STEP` to a step.
+    the tables rendered for stage 2 (:func:`table_crops`), the card namer's epochs, the corner finder's,
+    then the recalibration's scenes; scenes count :data:`SCENES_PER_STEP` to a step.
 
     >>> seen = []
     >>> steps = Steps(2, 0, 60, 0.0, progress=lambda step, steps, loss: seen.append((step, steps)))
     >>> steps.epoch_done(1, 2, 0.5); steps.scene_read(30, 60); steps.scene_read(60, 60)
     >>> seen
     [(1, 4), (3, 4), (4, 4)]
+
+    80 tables rendered first are two more steps:
+
+    >>> seen = []
+    >>> steps = Steps(2, 0, 0, 0.0, progress=lambda step, steps, loss: seen.append((step, steps)), table_scenes=80)
+    >>> steps.table_rendered(40, 80); steps.table_rendered(80, 80); steps.epoch_done(1, 2, 0.5)
+    >>> seen
+    [(1, 4), (2, 4), (3, 4)]
     """
 
     epochs: int
@@ -639,10 +684,21 @@ class Steps:
     started: float
     say_line: Callable[[str], None] | None = None
     progress: Callable[[int, int, float], None] | None = None
+    table_scenes: int = 0
+
+    @property
+    def table_steps(self) -> int:
+        return -(-self.table_scenes // SCENES_PER_STEP)
 
     @property
     def total(self) -> int:
-        return self.epochs + self.detector_epochs + -(-self.calibration_scenes // SCENES_PER_STEP)
+        return self.table_steps + self.epochs + self.detector_epochs + -(-self.calibration_scenes // SCENES_PER_STEP)
+
+    def table_rendered(self, done: int, scenes: int) -> None:
+        if done % 20 == 0 or done == scenes:
+            self.say(f"tables of the enrolled cards: {done}/{scenes} rendered")
+        if self.progress:
+            self.progress(done * self.table_steps // scenes, self.total, 0.0)
 
     def say(self, line: str) -> None:
         if self.say_line:
@@ -651,18 +707,18 @@ class Steps:
     def epoch_done(self, epoch: int, total: int, loss: float) -> None:
         self.say(f"epoch {epoch}/{total} loss {loss:.3f}")
         if self.progress:
-            self.progress(epoch, self.total, loss)
+            self.progress(self.table_steps + epoch, self.total, loss)
 
     def detector_epoch_done(self, epoch: int, total: int, loss: float) -> None:
         self.say(f"detector epoch {epoch}/{total} loss {loss:.3f}")
         if self.progress:
-            self.progress(self.epochs + epoch, self.total, loss)
+            self.progress(self.table_steps + self.epochs + epoch, self.total, loss)
 
     def scene_read(self, done: int, scenes: int) -> None:
         if done % 10 == 0 or done == scenes:
             self.say(f"recalibrating doubt: {done}/{scenes} scenes read")
         if self.progress:
-            trained = self.epochs + self.detector_epochs
+            trained = self.table_steps + self.epochs + self.detector_epochs
             self.progress(trained + done * (self.total - trained) // scenes, self.total, 0.0)
 
     def recalibrate(self, model: Path, faces: Sequence[Face], *, before: Path, design: str, seed: int) -> None:

@@ -17,7 +17,7 @@ import argparse
 from pathlib import Path
 
 from vision.detector import MODELS_DIR
-from vision.training.enrol import CALIBRATION_SCENES, COPIES, EPOCHS, SCENES, SUIT_NAMES, enrol
+from vision.training.enrol import CALIBRATION_SCENES, COPIES, EPOCHS, SCENES, SUIT_NAMES, TABLE_SCENES, enrol
 from web.cli._common import ExitCode, Streams
 
 
@@ -39,6 +39,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="recalibrate doubt for the deck on N whole-table scenes of it, half to choose the "
                              f"thresholds and half to test them (about 0.7 s a scene on 2 cores; default "
                              f"{CALIBRATION_SCENES}; 0 keeps the base model's calibration)")
+    parser.add_argument("--table-scenes", type=int, default=TABLE_SCENES, metavar="N",
+                        help="also teach the card namer the corners as the corner finder boxes them on N whole-table "
+                             f"scenes of the deck (about 1 s a scene on 2 cores; default {TABLE_SCENES}: none; "
+                             "measured in the model card)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
 
@@ -51,7 +55,8 @@ def run(args: argparse.Namespace, io: Streams) -> int:
 
     done = enrol([getattr(args, suit) for suit in SUIT_NAMES.values()], args.out, jokers=args.jokers, base=args.base, design=args.name, epochs=args.epochs,
                  copies=args.copies, seed=args.seed, detector_epochs=args.detector_epochs,
-                 scenes=args.scenes, calibration_scenes=args.calibration_scenes, say=say)
+                 scenes=args.scenes, calibration_scenes=args.calibration_scenes,
+                 table_scenes=args.table_scenes, say=say)
     io.show(args.json, done.to_dict(),
             [f"{p.photo}: {len(p.cards)} {p.shows}" for p in done.photos]
             + [f"learnt '{done.design}' from {done.crops} crops in {done.epochs} epochs, {done.seconds:.0f} s",

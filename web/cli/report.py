@@ -46,6 +46,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "train extra) and measure its tables again (issue #12); models under OUT/enrolled")
     parser.add_argument("--enrol-detector-epochs", type=int, default=0, metavar="N",
                         help="with --enrol: also fine-tune stage 1 for N epochs (as tiplu enrol --detector-epochs)")
+    parser.add_argument("--enrol-table-scenes", type=int, default=None, metavar="N",
+                        help="with --enrol: tables of the deck whose stage-1 boxes stage 2 also learns "
+                             "(as tiplu enrol --table-scenes; default: enrol's)")
 
 
 def run(args: argparse.Namespace, io: Streams) -> int:
@@ -60,7 +63,8 @@ def run(args: argparse.Namespace, io: Streams) -> int:
                 work = (args.out / "enrolled" if args.out is not None
                         else Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="tiplu-enrol-"))))
                 rows += enrolled_rows(args.model, args.designs, work, scenes=args.scenes, seed=args.seed,
-                                      detector_epochs=args.enrol_detector_epochs, progress=True)
+                                      detector_epochs=args.enrol_detector_epochs,
+                                      tables=args.enrol_table_scenes, progress=True)
     except (ReportError, DatasetError, ModelError, EnrolError, FileNotFoundError) as exc:
         return io.fail("report", exc)
     table = markdown_table(rows)
@@ -73,6 +77,7 @@ def run(args: argparse.Namespace, io: Streams) -> int:
                 "scenes": args.scenes, "far_scenes": args.far_scenes, "designs": args.designs, "seed": args.seed,
                 "enrol": args.enrol,
                 "enrol_detector_epochs": args.enrol_detector_epochs,
+                "enrol_table_scenes": args.enrol_table_scenes,
                 "locate_conf": LOCATE_CONF, "match_iou": MATCH_IOU, "conf": DEFAULT_CONF,
                 "seconds": round(time.time() - t0, 1)}
         (args.out / "report.json").write_text(json.dumps({"meta": meta, "sets": [r.to_dict() for r in rows]},
