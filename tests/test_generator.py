@@ -159,6 +159,25 @@ def test_face_down_distractors_get_no_boxes(one_deck: list[Deck]) -> None:
     assert seen_backs > 0
 
 
+def test_printed_words_get_no_boxes_and_share_0_leaves_a_seed_as_it_was(one_deck: list[Deck]) -> None:
+    """Words on the table (``words=1``) change the picture, never the labels; ``words=0`` draws
+    nothing from the generator, so the campaign's data sets are made again exactly."""
+    kw = dict(size=(480, 360), decks=one_deck, effects=True, distractors=True, randomise=True, card_px=90.0)
+    for seed in range(4):
+        plain = render_scene(np.random.default_rng(seed), "meld_row", **kw)  # type: ignore[arg-type]
+        again = render_scene(np.random.default_rng(seed), "meld_row", words=0.0, **kw)  # type: ignore[arg-type]
+        worded = render_scene(np.random.default_rng(seed), "meld_row", words=1.0, **kw)  # type: ignore[arg-type]
+        assert np.array_equal(plain.image, again.image)
+        assert not np.array_equal(plain.image, worded.image)
+        assert [lab.name for lab in worded.labels] == [lab.name for lab in plain.labels]
+
+
+def test_cli_words_share_must_be_a_share(tmp_path: Path) -> None:
+    err = StringIO()
+    assert main(["generate", str(tmp_path / "bad"), "--words", "1.5"], stdout=StringIO(), stderr=err) == 2
+    assert "words is a share of the scenes, from 0 to 1; got 1.5" in err.getvalue()
+
+
 @pytest.mark.parametrize("threshold,expect_fewer", [(0.95, True), (0.3, False)])
 def test_visibility_threshold_changes_labels(threshold: float, expect_fewer: bool,
                                              one_deck: list[Deck]) -> None:

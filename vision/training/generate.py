@@ -69,7 +69,7 @@ def _init_worker(decks: str, holdout: str, cache: str | None) -> None:
 
 def _one(job: tuple) -> tuple[str, int, bool]:
     (out, seed, i, size, crop, scenes, weights, effects, min_visible, val, quality, px, randomise,
-     procedural, random_palettes) = job
+     procedural, random_palettes, words) = job
     decks: list[Deck] = _WORKER["decks"]
     rng = np.random.default_rng([seed, i])
     scene = scenes[int(rng.choice(len(scenes), p=weights))]
@@ -77,7 +77,7 @@ def _one(job: tuple) -> tuple[str, int, bool]:
         fresh = random_decks(rng, int(rng.integers(1, 3)), random_palettes)
         decks = fresh + [decks[int(rng.integers(len(decks)))]] if rng.random() < 0.3 else fresh
     r = render_scene(rng, scene, size=size, decks=decks, crop=crop, effects=effects,
-                     min_visible=min_visible, card_px_range=px, randomise=randomise)
+                     min_visible=min_visible, card_px_range=px, randomise=randomise, words=words)
     name = f"s{seed}_{i:06d}"
     q = quality if quality else int(rng.integers(55, 96))
     boxes = write_scene(Path(out), name, r, q, seed=seed, index=i, split="val" if val else "train")
@@ -113,7 +113,7 @@ def generate_dataset(out_dir: str | os.PathLike, count: int, seed: int = 0, *,
                      quality: int | None = None, workers: int = 1, start: int = 0,
                      cache_dir: str | None = None, progress: TextIO | None = None,
                      card_px: tuple[float, float] = CROP_CARD_PX, randomise: bool = False,
-                     procedural: float = 0.0, random_palettes: float = 0.0) -> Summary:
+                     procedural: float = 0.0, random_palettes: float = 0.0, words: float = 0.0) -> Summary:
     """Render ``count`` scenes into ``out_dir`` (see the module doc for the layout).
 
     ``decks``: ``train`` (drawn + SVG decks except ``holdout``), ``holdout``, ``drawn`` or
@@ -125,12 +125,15 @@ def generate_dataset(out_dir: str | os.PathLike, count: int, seed: int = 0, *,
     strong tilt, hands, phones, coins, webcam and low-light frames); ``procedural`` is the
     share of scenes drawn with fresh procedural designs (:mod:`vision.training.procedural`,
     never a held-out one), and ``random_palettes`` the share of those designs inked in a palette drawn
-    at random (:func:`~vision.training.procedural.random_palette`).
+    at random (:func:`~vision.training.procedural.random_palette`); ``words`` the share of scenes
+    with printed words on the table (:func:`~vision.training.effects.draw_words`).
     """
     if count < 1:
         raise SceneError(f"count must be at least 1, got {count}")
     if not 0.0 <= procedural <= 1.0:
         raise SceneError(f"procedural is a share of the scenes, from 0 to 1; got {procedural:g}")
+    if not 0.0 <= words <= 1.0:
+        raise SceneError(f"words is a share of the scenes, from 0 to 1; got {words:g}")
     if not 0.0 <= random_palettes <= 1.0:
         raise SceneError(f"random palettes are a share of the designs, from 0 to 1; got {random_palettes:g}")
     chosen = list(scenes) if scenes else list(SCENE_WEIGHTS)
@@ -145,7 +148,7 @@ def generate_dataset(out_dir: str | os.PathLike, count: int, seed: int = 0, *,
     all_val = decks == "holdout"
     n_val = count if all_val else int(round(val_fraction * count))
     jobs = [(str(out), seed, i, tuple(size), crop, chosen, weights, effects, min_visible,
-             i - start < n_val, quality, tuple(card_px), randomise, procedural, random_palettes)
+             i - start < n_val, quality, tuple(card_px), randomise, procedural, random_palettes, words)
             for i in range(start, start + count)]
     t0 = time.time()
     results: list[tuple[str, int, bool]] = []

@@ -214,11 +214,21 @@ def _ttf(path: str, px: int):
 
 def glyph(text: str, style: ProceduralStyle, height: int) -> np.ndarray:
     """Coverage mask (uint8) of ``text`` in the style's font, cropped tight, ``height`` px tall."""
-    if style.font.startswith("hershey") or not Path(style.font).is_file():
-        n = int(style.font.split(":")[1]) if style.font.startswith("hershey:") else 0
-        return _text_block(text, DrawStyle(font=n, thickness=style.thickness), height, (255, 255, 255))
+    return text_mask(text, style.font, height, style.thickness)
+
+
+def text_mask(text: str, font_name: str, height: int, thickness: int = 3) -> np.ndarray:
+    """Coverage mask (uint8) of ``text`` in ``font_name`` (a TTF path, or ``"hershey:N"``, the
+    fallback for a missing file), cropped tight, ``height`` px tall.
+
+    >>> text_mask("AB", "hershey:0", 20).shape[0]
+    20
+    """
+    if font_name.startswith("hershey") or not Path(font_name).is_file():
+        n = int(font_name.split(":")[1]) if font_name.startswith("hershey:") else 0
+        return _text_block(text, DrawStyle(font=n, thickness=thickness), height, (255, 255, 255))
     from PIL import Image, ImageDraw
-    font = _ttf(style.font, 96)
+    font = _ttf(font_name, 96)
     x0, y0, x1, y1 = font.getbbox(text)
     canvas = Image.new("L", (x1 - x0 + 8, y1 - y0 + 8), 0)
     ImageDraw.Draw(canvas).text((4 - x0, 4 - y0), text, fill=255, font=font)

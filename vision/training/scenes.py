@@ -28,7 +28,7 @@ import numpy as np
 from scorer import CLASS_NAMES
 from vision.training.backgrounds import make_background
 from vision.training.decks import Deck, drawn_decks
-from vision.training.effects import camera_effects, draw_distractors
+from vision.training.effects import camera_effects, draw_distractors, draw_words
 from vision.training.faces import CORNER_CODES, DRAWN_STYLES, FONTS, Face, draw_back, draw_face
 
 Rng = np.random.Generator
@@ -492,7 +492,7 @@ def render_scene(rng: Rng, scene: str = "table", *, size: tuple[int, int] = (128
                  parts: bool = False,
                  card_px_range: tuple[float, float] = CROP_CARD_PX,
                  distractors: bool | None = None, randomise: bool = False,
-                 fill: tuple[float, float] = (0.55, 0.95)) -> RenderedScene:
+                 fill: tuple[float, float] = (0.55, 0.95), words: float = 0.0) -> RenderedScene:
     """Render one table scene and label every visible corner index.
 
     ``scene`` is one of :data:`SCENE_TYPES`; ``cards`` fixes the cards laid (in layout
@@ -507,7 +507,9 @@ def render_scene(rng: Rng, scene: str = "table", *, size: tuple[int, int] = (128
     ``geometry["backs"]``);
     ``camera`` is the perspective strength (0 = straight above). ``randomise=True`` (domain
     randomisation, with ``effects``) tilts the camera up to about 45 degrees, adds hands, phones
-    and coins under the cards and the camera effects of :mod:`vision.training.effects`.
+    and coins under the cards and the camera effects of :mod:`vision.training.effects`; ``words``
+    (with distractors) is the chance of printed words on the table too (brands, labels:
+    :func:`~vision.training.effects.draw_words`; 0 draws nothing from ``rng``, so a seed's scene is as before).
     ``parts=True`` adds
     ``visible_rank`` / ``visible_pip`` to each geometry box (used to choose
     :data:`MIN_VISIBLE`).
@@ -584,6 +586,8 @@ def render_scene(rng: Rng, scene: str = "table", *, size: tuple[int, int] = (128
         _paper_note(rng, table, card_px)
     if randomise and distractors and rng.random() < 0.5:
         draw_distractors(rng, table, card_px)
+    if words and distractors and rng.random() < words:
+        draw_words(rng, table, card_px)
     canvas = table.astype(np.float32)
     idmap = np.full((h, w), -1, np.int32)
     shadow_dir = rng.normal(0, 1, 2)

@@ -49,6 +49,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--random-palettes", type=float, default=0.0, metavar="SHARE",
                         help="share of the procedural designs inked in a random palette: stock and inks of any "
                              "hue, suits in one, two or four colours (default 0)")
+    parser.add_argument("--words", type=float, default=0.0, metavar="SHARE",
+                        help="share of scenes with printed words on the table (laptop and phone brands, labels), "
+                             "0 to 1 (default 0)")
     parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
 
 
@@ -63,7 +66,7 @@ def run(args: argparse.Namespace, io: Streams) -> int:
                                    quality=args.quality, workers=args.workers, start=args.start,
                                    progress=io.stdout, card_px=tuple(args.card_px),
                                    randomise=args.randomise, procedural=args.procedural,
-                                   random_palettes=args.random_palettes)
+                                   random_palettes=args.random_palettes, words=args.words)
     except (SceneError, ValueError) as err:
         return io.fail("generate", err)
     io.stdout.write(json.dumps(summary.to_dict()) + "\n")
