@@ -132,7 +132,7 @@ def _word(rng: Rng, canvas: np.ndarray, card_px: float) -> None:
     font = fonts[int(rng.integers(len(fonts)))] if fonts and rng.random() < 0.8 else f"hershey:{int(rng.integers(6))}"
     height = max(5, int(card_px * rng.uniform(0.05, 0.3)))
     try:
-        mask = text_mask(_word_text(rng), font, height, int(rng.integers(1, 4))).astype(np.float32) / 255
+        mask: np.ndarray = text_mask(_word_text(rng), font, height, int(rng.integers(1, 4))).astype(np.float32) / 255
     except (OSError, ValueError):  # a font that cannot draw these letters: none this time
         return
     pad = max(mask.shape) // 2 + 2
