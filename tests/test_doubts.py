@@ -79,6 +79,11 @@ def test_a_fourth_copy_flags_every_copy_and_points_at_the_one_left_out() -> None
     assert doubt.kind == TOO_MANY_COPIES and doubt.cards == (0, 1, 2)
     assert doubt.box == (300.0, 0.0, 310.0, 15.0)
     assert "4 cards read as 8H" in doubt.message
+    jokers = [Corner("JOKER", conf, (100.0 * k, 0.0, 100.0 * k + 10, 15.0)) for k, conf in enumerate((0.9, 0.8, 0.7, 0.6))]
+    pairing = pair_corners(jokers, rules=get_rules("nepali", {"printed_jokers": 3}))
+    [doubt] = copy_doubts(pairing.cards, pairing.dropped, 3, jokers=3)
+    assert doubt.message == ("4 printed jokers are read, but this game has 3: one of them is another card; "
+                             "check these and the one marked")
 
 
 def test_a_meld_of_two_hints_at_a_missed_card_and_the_count_says_where() -> None:

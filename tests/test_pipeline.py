@@ -26,7 +26,7 @@ import pytest
 from scorer import Card, RuleSet, get_rules, parse_card, parse_cards
 from vision.calibration import Calibration
 from vision.detector import MODELS_DIR, CardDetector, Corner, read_model_json
-from vision.doubts import ONE_OR_TWO
+from vision.doubts import FAINT_CARD, ONE_OR_TWO, TOO_MANY_COPIES
 from vision.layout import group_cards
 from vision.pairing import PhysicalCard, facing_score, pair_corners, typical_ratio
 from vision.pipeline import PhotoReading, read_photo
@@ -278,6 +278,28 @@ def test_two_copies_that_may_be_one_card_are_both_marked_with_a_doubt() -> None:
     sure = read_photo(drawn_indices(far), CornersGiven(far), 0.25)
     assert sure.card_names().count("9C") == 3 and not sure.uncertain
     assert not [d for d in sure.doubts if d.kind == ONE_OR_TWO]
+
+
+def test_a_printed_joker_in_a_game_without_them_is_left_out_and_says_so() -> None:
+    """A laptop's "Lenovo" sticker was read as a JOKER corner on a real photo. Nepali rules play without
+    printed jokers: the reading leaves it out, says why at its place (not "3 decks hold 3"), and a faint
+    corner that looks like a joker names no card that can lie there. Without rules (or with the
+    option on) the joker stays a card to check."""
+    corners = [Corner("9H", 0.86, (300.0, 300.0, 320.0, 330.0)), Corner("JOKER", 0.55, (4.0, 160.0, 118.0, 231.0)),
+               Corner("JOKER", 0.19, (500.0, 100.0, 520.0, 130.0))]
+    image = np.full((640, 640, 3), 200, np.uint8)
+    faint = Calibration(faint_above=0.1)
+    nepali = read_photo(image, CornersGiven(corners), 0.25, rules=get_rules("nepali"), calibration=faint)
+    assert nepali.card_names() == ["9H"]
+    [doubt] = [d for d in nepali.doubts if d.kind == TOO_MANY_COPIES]
+    assert doubt.box == (4.0, 160.0, 118.0, 231.0) and doubt.cards == ()
+    assert str(doubt.message).startswith("a printed joker seems to lie at the place marked, but this game is "
+                                         "played without printed jokers, so it is left out")
+    assert not [d for d in nepali.doubts if d.kind == FAINT_CARD]
+    for rules in (None, get_rules("nepali", {"printed_jokers": 3})):
+        kept = read_photo(image, CornersGiven(corners), 0.25, rules=rules, calibration=faint)
+        assert sorted(kept.card_names()) == ["9H", "JOKER"] and not [d for d in kept.doubts if d.kind == TOO_MANY_COPIES]
+        assert [d.card for d in kept.doubts if d.kind == FAINT_CARD] == ["JOKER"]
 
 
 def test_melds_are_grouped_as_laid() -> None:

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scorer import Card, TipluError, parse_card
+from scorer import JOKER, Card, TipluError, parse_card
 from scorer.messages import Message, N_, either
 from vision.detector import Corner
 from vision.pairing import PhysicalCard
@@ -92,23 +92,37 @@ def union_box(boxes: Sequence[Sequence[float]]) -> Box:
             float(max(b[2] for b in boxes)), float(max(b[3] for b in boxes)))
 
 
-def copy_doubts(cards: Sequence[PhysicalCard], dropped: Sequence[PhysicalCard], decks: int) -> list[Doubt]:
+def copy_doubts(cards: Sequence[PhysicalCard], dropped: Sequence[PhysicalCard], decks: int,
+                jokers: int | None = None) -> list[Doubt]:
     """More copies of a face than the decks hold: flag every copy, and point at the one left out.
+
+    ``jokers`` is how many printed jokers the game holds (default: as many as ``decks``); a
+    printed joker read in a game without them is another card, or the rules miss the option.
 
     >>> kept = [PhysicalCard("8H", 0.9, (0.0, 0.0, 5.0, 5.0), (0,), clamped=True)] * 3
     >>> extra = [PhysicalCard("8H", 0.4, (50.0, 0.0, 55.0, 5.0), (3,))]
     >>> copy_doubts(kept, extra, 3)[0].message
     '4 cards read as 8H, but 3 decks hold 3: one of them is another card; check these and the one marked'
+    >>> joker = [PhysicalCard("JOKER", 0.5, (0.0, 80.0, 99.0, 160.0), (0,))]
+    >>> copy_doubts([], joker, 3, jokers=0)[0].message
+    'a printed joker seems to lie at the place marked, but this game is played without printed jokers, so it is left out: if a card lies there, add it from the grid; if you play with printed jokers, turn them on in the rules'
     """
     doubts = []
     for name in dict.fromkeys(c.card for c in dropped):
         same = tuple(i for i, c in enumerate(cards) if c.card == name)
         left_out = [c.box for c in dropped if c.card == name]
         seen = len(same) + len(left_out)
-        doubts.append(Doubt(TOO_MANY_COPIES, same,
-                            Message(N_("%(n)s cards read as %(card)s, but %(decks)s decks hold %(decks)s: one of them "
-                                       "is another card; check these and the one marked"),
-                                    n=seen, card=name, decks=decks), box=union_box(left_out)))
+        if name == str(JOKER) and jokers is not None:
+            message = Message(N_("a printed joker seems to lie at the place marked, but this game is played "
+                                 "without printed jokers, so it is left out: if a card lies there, add it from "
+                                 "the grid; if you play with printed jokers, turn them on in the rules")) \
+                if jokers == 0 else \
+                Message(N_("%(n)s printed jokers are read, but this game has %(jokers)s: one of them is another "
+                           "card; check these and the one marked"), n=seen, jokers=jokers)
+        else:
+            message = Message(N_("%(n)s cards read as %(card)s, but %(decks)s decks hold %(decks)s: one of them "
+                                 "is another card; check these and the one marked"), n=seen, card=name, decks=decks)
+        doubts.append(Doubt(TOO_MANY_COPIES, same, message, box=union_box(left_out)))
     return doubts
 
 

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from scorer import RuleSet
+from scorer import JOKER, RuleSet
 from vision.calibration import Calibration, calibration_of
 from vision.detector import Corner, Detector
 from vision.doubts import Doubt, apart_doubts, copy_doubts, faint_doubts, layout_doubts
@@ -107,9 +107,12 @@ def read_photo(image_bgr: np.ndarray, detector: Detector, conf: float = DEFAULT_
     cards, laid = _renumber(read, groups)
     card_of = {c.corners[0]: k for k, c in enumerate(cards) if len(c.corners) == 1}
     apart = [(card_of[i], card_of[j]) for i, j in pairing.apart if i in card_of and j in card_of]
-    doubts = (copy_doubts(cards, pairing.dropped, copy_limits(rules)[0]) + apart_doubts(cards, apart)
-              + layout_doubts(cards, laid)
-              + faint_doubts(cards, [c for c in found if c.confidence >= calibration.faint_above and c not in counted]))
+    decks, jokers = copy_limits(rules)
+    # A faint corner that looks like a printed joker, in a game without them, names no card that can be there.
+    faint = [c for c in found if c.confidence >= calibration.faint_above and c not in counted
+             and (jokers or c.card != str(JOKER))]
+    doubts = (copy_doubts(cards, pairing.dropped, decks, jokers) + apart_doubts(cards, apart)
+              + layout_doubts(cards, laid) + faint_doubts(cards, faint))
     timings = {"detect_ms": (t1 - t0) * 1000, "pair_ms": (t2 - t1) * 1000, "group_ms": (t3 - t2) * 1000}
     return PhotoReading(name, corners, cards, laid, pairing.clamped, timings, tuple(doubts))
 

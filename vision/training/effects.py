@@ -130,33 +130,41 @@ def _word(rng: Rng, canvas: np.ndarray, card_px: float) -> None:
     h, w = canvas.shape[:2]
     fonts = font_files()
     font = fonts[int(rng.integers(len(fonts)))] if fonts and rng.random() < 0.8 else f"hershey:{int(rng.integers(6))}"
-    height = max(5, int(card_px * rng.uniform(0.05, 0.3)))
+    height = max(5, int(card_px * rng.uniform(0.1, 0.45)))
     try:
-        mask: np.ndarray = text_mask(_word_text(rng), font, height, int(rng.integers(1, 4))).astype(np.float32) / 255
+        text: np.ndarray = text_mask(_word_text(rng), font, height, int(rng.integers(1, 4))).astype(np.float32) / 255
     except (OSError, ValueError):  # a font that cannot draw these letters: none this time
         return
-    pad = max(mask.shape) // 2 + 2
-    mask = cv2.copyMakeBorder(mask, pad, pad, pad, pad, cv2.BORDER_CONSTANT, value=0)
-    mh, mw = mask.shape
+    th, tw = text.shape
+    margin = int(th * rng.uniform(0.2, 0.7))
+    pad = max(th, tw) // 2 + margin + 2
+    text = cv2.copyMakeBorder(text, pad, pad, pad, pad, cv2.BORDER_CONSTANT, value=0)
+    plate = np.zeros_like(text)
+    cv2.rectangle(plate, (pad - margin, pad - margin), (pad + tw + margin, pad + th + margin), 1.0, -1)
+    mh, mw = text.shape
     turn = cv2.getRotationMatrix2D((mw / 2, mh / 2), float(rng.uniform(0, 360)), 1.0)
-    mask = cv2.warpAffine(mask, turn, (mw, mh))
+    text, plate = cv2.warpAffine(text, turn, (mw, mh)), cv2.warpAffine(plate, turn, (mw, mh))
     x0, y0 = int(rng.uniform(-mw / 2, w - mw / 2)), int(rng.uniform(-mh / 2, h - mh / 2))
     xa, ya, xb, yb = max(x0, 0), max(y0, 0), min(x0 + mw, w), min(y0 + mh, h)
     if xb <= xa or yb <= ya:
         return
     region = canvas[ya:yb, xa:xb].astype(np.float32)
-    if rng.random() < 0.5:  # the lid or packet the word is printed on
-        region[:] = rng.integers(15, 240, 3) if rng.random() < 0.5 else rng.integers(20, 80)
-    light = region.mean() < 128
-    ink = (rng.uniform(170, 245, 3) if light else rng.uniform(5, 80, 3)) if rng.random() < 0.8 else rng.uniform(0, 255, 3)
-    alpha = mask[ya - y0:yb - y0, xa - x0:xb - x0, None] * rng.uniform(0.7, 1.0)
+    cut = (slice(ya - y0, yb - y0), slice(xa - x0, xb - x0))
+    kind = rng.random()
+    if kind < 0.4:  # a sticker: light paper, dark print, what looks most like a card's corner
+        region += (rng.uniform(200, 250, 3) - region) * plate[cut][..., None]
+    elif kind < 0.7:  # a lid or packet of any colour
+        region += (rng.uniform(15, 240, 3) - region) * plate[cut][..., None]
+    light = float(region.mean()) >= 128
+    ink = (rng.uniform(5, 80, 3) if light else rng.uniform(170, 245, 3)) if rng.random() < 0.8 else rng.uniform(0, 255, 3)
+    alpha = text[cut][..., None] * rng.uniform(0.7, 1.0)
     canvas[ya:yb, xa:xb] = np.clip(region * (1 - alpha) + ink * alpha, 0, 255).astype(np.uint8)
 
 
 def draw_words(rng: Rng, canvas: np.ndarray, card_px: float, count: int | None = None) -> None:
     """Paint ``count`` (default 1-3) printed words (:data:`WORDS`, or random letters) at any angle onto ``canvas``
-    (uint8 BGR, in place), some on a plain plate like a laptop lid: real photos showed a laptop's "Lenovo"
-    read as a JOKER corner.
+    (uint8 BGR, in place), some on a light sticker or a plain plate around the word: real photos showed a
+    laptop's "Lenovo" sticker read as a JOKER corner.
 
     >>> img = np.full((60, 80, 3), 128, np.uint8)
     >>> draw_words(np.random.default_rng(1), img, 60.0, count=2); bool((img != 128).any())
