@@ -202,6 +202,22 @@ def stored_rows(app: Flask) -> list[tuple[Any, ...]]:
         db.close()
 
 
+def test_a_sessions_photo_is_read_under_its_rules(client: FlaskClient, make_session: Callable[..., int]) -> None:
+    """The declared-hand sample holds three 6H. A Nepali session (3 decks) keeps them; a two-deck rummy
+    session reads two and says a third cannot be, at the place of the one left out: the reading follows
+    the session's rules, by the same pairing as everywhere (:func:`vision.pairing.copy_limits`)."""
+    data = (SAMPLES / "declared_hand.jpg").read_bytes()
+    three = upload(client, data, session=str(make_session())).get_json()
+    assert [c["card"] for c in three["cards"]].count("6H") == 3
+    assert not [d for d in three["doubts"] if d["kind"] == "too_many_copies"]
+    two = upload(client, data, session=str(make_session(rules="rummy", options={"two_decks": True}))).get_json()
+    assert [c["card"] for c in two["cards"]].count("6H") == 2
+    [doubt] = [d for d in two["doubts"] if d["kind"] == "too_many_copies"]
+    assert doubt["message"].startswith("3 cards read as 6H, but 2 decks hold 2") and len(doubt["box"]) == 4
+    plain = upload(client, data).get_json()  # no session: the most any rule family holds
+    assert [c["card"] for c in plain["cards"]].count("6H") == 3
+
+
 def test_a_photo_is_kept_under_a_generated_name(client: FlaskClient, app: Flask,
                                                 make_session: Callable[..., int]) -> None:
     sid = make_session()

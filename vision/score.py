@@ -262,6 +262,7 @@ def score_reading(reading: PhotoReading, rules: RuleSet, *, tiplu: Card | None, 
 def score_photo(image_bgr: np.ndarray, detector: Detector, rules: RuleSet, *, tiplu: Card | None,
                 turned: Card | None = None, seen: bool = True, conf: float = DEFAULT_CONF,
                 uncertain_below: float | None = None, name: str | None = None) -> PhotoVerdict:
-    """Photo to verdict in one call: :func:`vision.pipeline.read_photo`, then :func:`score_reading`."""
-    reading = read_photo(image_bgr, detector, conf, name=name, uncertain_below=uncertain_below)
+    """Photo to verdict in one call: :func:`vision.pipeline.read_photo` (bounded by ``rules``: copies of a
+    card, printed jokers), then :func:`score_reading`."""
+    reading = read_photo(image_bgr, detector, conf, name=name, uncertain_below=uncertain_below, rules=rules)
     return score_reading(reading, rules, tiplu=tiplu, turned=turned, seen=seen)

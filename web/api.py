@@ -26,7 +26,7 @@ import numpy as np
 from flask import Blueprint, Response, current_app, jsonify, request, send_file, url_for
 from flask.typing import ResponseReturnValue
 
-from scorer import RULE_FAMILIES
+from scorer import RULE_FAMILIES, RuleSet, get_rules
 from web import decks, ledger, payloads, photos
 from web.camera import camera_for
 from web.db import get_db
@@ -200,15 +200,18 @@ def decoded_photo(data: bytes) -> np.ndarray:
     return photos.decode_photo(data, max_bytes=max_bytes, max_pixels=max_pixels)
 
 
-def read_photo(image: np.ndarray, name: str, model_path: str | None = None) -> dict[str, Any]:
-    """The photo's cards, read with ``model_path`` (a session's deck) or the app's standard model."""
-    return photos.read_image(image, name=name, model_path=model_path or current_app.config.get("MODEL_PATH"))
+def read_photo(image: np.ndarray, name: str, model_path: str | None = None,
+               rules: RuleSet | None = None) -> dict[str, Any]:
+    """The photo's cards, read with ``model_path`` (a session's deck) or the app's standard model, and
+    bounded by ``rules`` (a session's: how many copies of a card, how many printed jokers)."""
+    return photos.read_image(image, name=name, model_path=model_path or current_app.config.get("MODEL_PATH"),
+                             rules=rules)
 
 
-def read_and_keep(session_id: int, deck: str | None,
+def read_and_keep(session_id: int, deck: str | None, rules: RuleSet,
                   take: Callable[[], np.ndarray]) -> tuple[photos.StoredPhoto, dict[str, Any], str | None]:
-    """Take the picture, read its cards with the session's deck, then store both with the session in one
-    step (inside a photo slot); and a notice when the deck is gone and the standard one read it.
+    """Take the picture, read its cards with the session's deck and rules, then store both with the session
+    in one step (inside a photo slot); and a notice when the deck is gone and the standard one read it.
 
     The upload form's ``purpose`` and ``seat`` are checked before anything is
     decoded, and nothing is written until the reading succeeded, so a failed request
@@ -220,7 +223,7 @@ def read_and_keep(session_id: int, deck: str | None,
     photo_id = photos.new_photo_id()
     with photos.photo_slot():
         image = take()
-        reading = read_photo(image, f"{photo_id}.jpg", model_path)
+        reading = read_photo(image, f"{photo_id}.jpg", model_path, rules)
         photo = photos.store_photo(get_db(), photos.photo_folder(), image, session_id=session_id,
                                    purpose=target.purpose, seat=target.seat, reading=reading, photo_id=photo_id,
                                    read_with=read_with)
@@ -247,7 +250,7 @@ def detect() -> Response:
         with photos.photo_slot():
             return jsonify(read_photo(decoded_photo(data), "upload"))
     session = ledger.session_setup(get_db(), payloads.session_id(session_field))
-    photo, reading, notice = read_and_keep(session.id, session.deck, lambda: decoded_photo(data))
+    photo, reading, notice = read_and_keep(session.id, session.deck, session.rules, lambda: decoded_photo(data))
     return jsonify({**reading, "photo": photo_answer(photo), **({"notice": notice} if notice else {})})
 
 
@@ -278,7 +281,7 @@ def from_camera(take: Callable[[], Picture]) -> Picture:
 
 def keep_and_read(session: Mapping[str, Any], take: Callable[[], np.ndarray]) -> ResponseReturnValue:
     """Read the photo's cards with the session's deck, store both with the session and answer them (201)."""
-    photo, reading, notice = read_and_keep(session["id"], session["deck"], take)
+    photo, reading, notice = read_and_keep(session["id"], session["deck"], get_rules(session["rules"], session["options"]), take)
     return jsonify({"photo": photo_answer(photo), "reading": localized(reading), **({"notice": notice} if notice else {})}), 201
 
 

@@ -33,7 +33,7 @@ import numpy as np
 import sqlite_utils
 from flask import Flask, current_app
 
-from scorer import Card, TipluError, get_rules, parse_card, parse_cards
+from scorer import Card, RuleSet, TipluError, get_rules, parse_card, parse_cards
 from scorer.kinds import Scoring, WildSource
 from vision.detector import Detector, ModelError, load_detector
 from vision.images import decode_image
@@ -165,12 +165,14 @@ def decode_photo(data: bytes, *, max_bytes: int, max_pixels: int) -> np.ndarray:
 
 
 def read_image(image: np.ndarray, *, name: str = "upload", conf: float = DEFAULT_CONF,
-               model_path: str | None = None) -> dict[str, Any]:
+               model_path: str | None = None, rules: RuleSet | None = None) -> dict[str, Any]:
     """What ``tiplu detect`` prints for one photo: ``{"image", "cards", "corners", "groups"}``.
 
-    Call it inside :func:`photo_slot`, which also covers the decoding before it.
+    ``rules`` (a session's) bound the copies of each card and the printed jokers
+    (:func:`vision.pairing.copy_limits`). Call it inside :func:`photo_slot`, which also
+    covers the decoding before it.
     """
-    return read_photo(image, get_detector(model_path), conf, name=name).to_dict()
+    return read_photo(image, get_detector(model_path), conf, name=name, rules=rules).to_dict()
 
 
 def photo_folder(app: Flask | None = None) -> Path:
