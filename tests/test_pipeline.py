@@ -283,10 +283,12 @@ def test_two_copies_that_may_be_one_card_are_both_marked_with_a_doubt() -> None:
 def test_a_printed_joker_in_a_game_without_them_is_left_out_and_says_so() -> None:
     """A laptop's "Lenovo" sticker was read as a JOKER corner on a real photo. Nepali rules play without
     printed jokers: the reading leaves it out, says why at its place (not "3 decks hold 3"), and a faint
-    corner that looks like a joker names no card that can lie there. Without rules (or with the
-    option on) the joker stays a card to check."""
+    corner that looks like a joker is named by its likeliest other card (the place may hold a missed
+    card), or is no doubt when it has none. Without rules (or with the option on) the joker stays a
+    card to check."""
     corners = [Corner("9H", 0.86, (300.0, 300.0, 320.0, 330.0)), Corner("JOKER", 0.55, (4.0, 160.0, 118.0, 231.0)),
-               Corner("JOKER", 0.19, (500.0, 100.0, 520.0, 130.0))]
+               Corner("JOKER", 0.19, (500.0, 100.0, 520.0, 130.0)),
+               Corner("JOKER", 0.18, (200.0, 400.0, 220.0, 430.0), alternatives=(("QH", 0.3),))]
     image = np.full((640, 640, 3), 200, np.uint8)
     faint = Calibration(faint_above=0.1)
     nepali = read_photo(image, CornersGiven(corners), 0.25, rules=get_rules("nepali"), calibration=faint)
@@ -295,11 +297,11 @@ def test_a_printed_joker_in_a_game_without_them_is_left_out_and_says_so() -> Non
     assert doubt.box == (4.0, 160.0, 118.0, 231.0) and doubt.cards == ()
     assert str(doubt.message).startswith("a printed joker seems to lie at the place marked, but this game is "
                                          "played without printed jokers, so it is left out")
-    assert not [d for d in nepali.doubts if d.kind == FAINT_CARD]
+    assert [(d.card, d.box) for d in nepali.doubts if d.kind == FAINT_CARD] == [("QH", (200.0, 400.0, 220.0, 430.0))]
     for rules in (None, get_rules("nepali", {"printed_jokers": 3})):
         kept = read_photo(image, CornersGiven(corners), 0.25, rules=rules, calibration=faint)
         assert sorted(kept.card_names()) == ["9H", "JOKER"] and not [d for d in kept.doubts if d.kind == TOO_MANY_COPIES]
-        assert [d.card for d in kept.doubts if d.kind == FAINT_CARD] == ["JOKER"]
+        assert [d.card for d in kept.doubts if d.kind == FAINT_CARD] == ["JOKER", "JOKER"]
 
 
 def test_melds_are_grouped_as_laid() -> None:

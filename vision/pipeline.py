@@ -108,13 +108,27 @@ def read_photo(image_bgr: np.ndarray, detector: Detector, conf: float = DEFAULT_
     card_of = {c.corners[0]: k for k, c in enumerate(cards) if len(c.corners) == 1}
     apart = [(card_of[i], card_of[j]) for i, j in pairing.apart if i in card_of and j in card_of]
     decks, jokers = copy_limits(rules)
-    # A faint corner that looks like a printed joker, in a game without them, names no card that can be there.
-    faint = [c for c in found if c.confidence >= calibration.faint_above and c not in counted
-             and (jokers or c.card != str(JOKER))]
+    faint = [c for c in (in_play(c, jokers) for c in found if c.confidence >= calibration.faint_above
+                         and c not in counted) if c is not None]
     doubts = (copy_doubts(cards, pairing.dropped, decks, jokers) + apart_doubts(cards, apart)
               + layout_doubts(cards, laid) + faint_doubts(cards, faint))
     timings = {"detect_ms": (t1 - t0) * 1000, "pair_ms": (t2 - t1) * 1000, "group_ms": (t3 - t2) * 1000}
     return PhotoReading(name, corners, cards, laid, pairing.clamped, timings, tuple(doubts))
+
+
+def in_play(corner: Corner, jokers: int) -> Corner | None:
+    """A faint corner as a doubt names it: one that looks like a printed joker, in a game without them,
+    by its likeliest other card (the place may still hold a missed card), or none when it has no other.
+
+    >>> in_play(Corner("JOKER", 0.2, (0, 0, 9, 9), alternatives=(("JOKER", 0.1), ("QH", 0.05))), 0).card
+    'QH'
+    >>> in_play(Corner("JOKER", 0.2, (0, 0, 9, 9)), 0) is None, in_play(Corner("JOKER", 0.2, (0, 0, 9, 9)), 3).card
+    (True, 'JOKER')
+    """
+    if jokers or corner.card != str(JOKER):
+        return corner
+    others = [(name, p) for name, p in corner.alternatives if name != str(JOKER)]
+    return replace(corner, card=others[0][0], alternatives=tuple(others[1:])) if others else None
 
 
 def counted_corners(found: Sequence[Corner], conf: float, calibration: Calibration) -> tuple[Corner, ...]:
