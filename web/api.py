@@ -26,7 +26,7 @@ import numpy as np
 from flask import Blueprint, Response, current_app, jsonify, request, send_file, url_for
 from flask.typing import ResponseReturnValue
 
-from scorer import RULE_FAMILIES, RuleSet, get_rules
+from scorer import RULE_FAMILIES, RuleSet
 from web import decks, ledger, payloads, photos
 from web.camera import camera_for
 from web.db import get_db
@@ -281,7 +281,7 @@ def from_camera(take: Callable[[], Picture]) -> Picture:
 
 def keep_and_read(session: Mapping[str, Any], take: Callable[[], np.ndarray]) -> ResponseReturnValue:
     """Read the photo's cards with the session's deck, store both with the session and answer them (201)."""
-    photo, reading, notice = read_and_keep(session["id"], session["deck"], get_rules(session["rules"], session["options"]), take)
+    photo, reading, notice = read_and_keep(session["id"], session["deck"], ledger.rules_of(session), take)
     return jsonify({"photo": photo_answer(photo), "reading": localized(reading), **({"notice": notice} if notice else {})}), 201
 
 

@@ -124,6 +124,11 @@ def session_rules(row: Mapping[str, Any]) -> RuleSet:
     return get_rules(row["rules"], json.loads(row["options"]))
 
 
+def rules_of(session: Mapping[str, Any]) -> RuleSet:
+    """The rules of a session as :func:`get_session` gives it (its options already decoded)."""
+    return get_rules(session["rules"], session["options"])
+
+
 def session_setup(db: sqlite_utils.Database, session_id: int) -> SessionSetup:
     """The players and rules a round of this session is checked against (404 for an unknown session)."""
     row = _session_row(db, session_id)

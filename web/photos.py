@@ -33,7 +33,7 @@ import numpy as np
 import sqlite_utils
 from flask import Flask, current_app
 
-from scorer import Card, RuleSet, TipluError, get_rules, parse_card, parse_cards
+from scorer import Card, RuleSet, TipluError, parse_card, parse_cards
 from scorer.kinds import Scoring, WildSource
 from vision.detector import Detector, ModelError, load_detector
 from vision.images import decode_image
@@ -43,6 +43,7 @@ from vision.score import declared_sizes, judge_hand, verdict_doubts
 from web.db import folder_beside_ledger, write
 from web.errors import NotFound, Unavailable
 from web.i18n import _, translate
+from web.ledger import rules_of
 
 PURPOSES = ("hand", "maal", "tiplu", "turned", "penalty")
 PHOTO_ID = re.compile(r"^[0-9a-f]{32}$")
@@ -352,7 +353,7 @@ def check_cards(session: Mapping[str, Any], payload: Mapping[str, Any]) -> dict[
         raise PhotoError(_('cards: give a list of card names, e.g. ["10C", "JC"]'))
     cards = parse_cards(raw)
     names = [str(c) for c in cards]
-    rules = get_rules(session["rules"], session["options"])
+    rules = rules_of(session)
     tiplu = _one_card(payload.get("tiplu"), _("tiplu"))
     turned = _one_card(payload.get("turned"), _("turned card"))
     answer: dict[str, Any] = {"purpose": purpose, "cards": names, "outline": []}

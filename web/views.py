@@ -21,7 +21,7 @@ from flask import Blueprint, Response, abort, current_app, flash, redirect, rend
 from flask.typing import ResponseReturnValue
 from werkzeug.datastructures import MultiDict
 
-from scorer import ALL_FACES, RULE_FAMILIES, get_rules
+from scorer import ALL_FACES, RULE_FAMILIES
 from scorer.kinds import Scoring, WildSource
 from scorer.payments import PairLine, evening_net, fewest_payments, net_pairs, read_settlement
 from scorer.settle import Payment
@@ -177,7 +177,7 @@ def form_values(rnd: Mapping[str, Any], session: Mapping[str, Any]) -> MultiDict
 
 def has_printed_jokers(session: Mapping[str, Any]) -> bool:
     """Does the card grid offer the joker (the session's rules play with printed jokers)?"""
-    return get_rules(session["rules"], session["options"]).printed_jokers > 0
+    return ledger.rules_of(session).printed_jokers > 0
 
 
 def render_round_form(session: Mapping[str, Any], form: Mapping[str, str], *, number: int | None,
@@ -195,14 +195,14 @@ def posted_round(session: Mapping[str, Any]) -> MultiDict[str, str]:
     """The round form as posted, with the winner ticked as seen (a winner has always seen)."""
     form = MultiDict(request.form)
     winner = form.get("winner", "")
-    if winner in session["players"] and get_rules(session["rules"], session["options"]).scoring == Scoring.MAAL:
+    if winner in session["players"] and ledger.rules_of(session).scoring == Scoring.MAAL:
         form[f"p{session['players'].index(winner)}_seen"] = "on"
     return form
 
 
 def round_form_problems(session: Mapping[str, Any], form: Mapping[str, str]) -> dict[str, str]:
     """Fields to fix before the round is scored: typed values, and a winner or a confirmed "nobody won"."""
-    rules = get_rules(session["rules"], session["options"])
+    rules = ledger.rules_of(session)
     problems = payloads.round_form_problems(form, session["players"], rules)
     if not form.get("winner") and not form.get("no_winner"):
         problems["winner"] = (_("Tap the name of the player who closed, or tick \"Nobody won this round\".")
@@ -218,7 +218,7 @@ def save_round_form(session: Mapping[str, Any], number: int | None) -> ResponseR
     problems = round_form_problems(session, form)
     if problems:
         return render_round_form(session, form, number=number, field_errors=problems)
-    body = payloads.round_form(form, session["players"], get_rules(session["rules"], session["options"]))
+    body = payloads.round_form(form, session["players"], ledger.rules_of(session))
     replayed = False
     try:
         kept = corrections.read_corrections(form.getlist("correction"))
