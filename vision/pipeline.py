@@ -108,8 +108,8 @@ def read_photo(image_bgr: np.ndarray, detector: Detector, conf: float = DEFAULT_
     card_of = {c.corners[0]: k for k, c in enumerate(cards) if len(c.corners) == 1}
     apart = [(card_of[i], card_of[j]) for i, j in pairing.apart if i in card_of and j in card_of]
     decks, jokers = copy_limits(rules)
-    faint = [c for c in (in_play(c, jokers) for c in found if c.confidence >= calibration.faint_above
-                         and c not in counted) if c is not None]
+    under = [in_play(c, jokers) for c in found if c.confidence >= calibration.faint_above and c not in counted]
+    faint = [c for c in under if c is not None]
     doubts = (copy_doubts(cards, pairing.dropped, decks, jokers) + apart_doubts(cards, apart)
               + layout_doubts(cards, laid) + faint_doubts(cards, faint))
     timings = {"detect_ms": (t1 - t0) * 1000, "pair_ms": (t2 - t1) * 1000, "group_ms": (t3 - t2) * 1000}
