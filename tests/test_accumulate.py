@@ -106,6 +106,18 @@ def test_restarting_one_stage_keeps_the_other_and_says_why(tmp_path: Path) -> No
     assert again["detector"]["discarded"] == [{"reason": "too much rotation", "chunks": [{"from_epoch": 0, "epochs": 1}]}]
 
 
+def test_restarting_one_stage_of_no_campaign_is_refused_with_a_message(tmp_path: Path) -> None:
+    from io import StringIO
+
+    from web.cli import main
+    err = StringIO()
+    code = main(["accumulate", "init", "--from", str(MODELS_DIR), "--real", str(REAL), "--stages", "detector",
+                 "--resume-dir", str(tmp_path / "new")], stdout=StringIO(), stderr=err)
+    assert code == 2
+    assert "no campaign to restart detector of" in err.getvalue() and "leave out --stages" in err.getvalue()
+    assert not (tmp_path / "new").exists() or not any((tmp_path / "new").iterdir()), "nothing half-written"
+
+
 def test_classifier_chunk_adds_stage1_crops_and_records_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     """``tiplu accumulate classifier --extra-crops``: the crops join the epoch's own, the chunk names the file,

@@ -329,6 +329,9 @@ def init_from_onnx(models: Path, real: Path = Path("data/real"), folder: Path = 
     A restarted stage keeps its old chunks under ``discarded`` with the ``reason``; stage 2 goes
     on at the crop size of the models' classifier.
     """
+    if set(stages) != set(STAGES) and not (folder / STATE_FILE).is_file():
+        raise TrainError(f"{folder}: no campaign to restart {', '.join(stages)} of; "
+                         "a new campaign starts both stages (leave out --stages)")
     train = real / "train" if (real / "train").is_dir() else real
     size = model_crop_size(models)
     if "detector" in stages:
