@@ -102,11 +102,6 @@ SPAN_SPREAD_SHORT = 1.5
 #: card (on the calibration scenes 2 such pairs of 9): both are marked for the player to check.
 SPAN_UNSURE = 1.25
 _CROP = 32
-PAIR_CUE = None
-CUE_VETO = 0.0
-CUE_ADMIT = 1.1
-CUE_LIMIT = 2.0
-CUE_WEIGHT = 0.0
 
 
 @dataclass(frozen=True)
@@ -314,10 +309,7 @@ def pair_corners(corners: Sequence[Corner], image: np.ndarray | None = None, *, 
             clear = facing >= CLEAR_FACING or (len(idxs) == 2 and facing >= FLIP_MARGIN)
             limit = (RATIO_SPREAD_CLEAR if clear else
                      RATIO_SPREAD if facing >= FLIP_MARGIN else RATIO_SPREAD_AMBIGUOUS)
-            cue = PAIR_CUE(image, corners[i].box, corners[j].box) if PAIR_CUE is not None and image is not None else None
-            if cue is not None and cue < CUE_VETO:
-                continue
-            if off > math.log(limit) and not (cue is not None and cue > CUE_ADMIT and off <= math.log(CUE_LIMIT)):
+            if off > math.log(limit):
                 continue
             typical_span = (local_span(spans, name, _midpoint(corners[i].box, corners[j].box))
                             if len(idxs) >= SPAN_GATED else None)
@@ -327,7 +319,7 @@ def pair_corners(corners: Sequence[Corner], image: np.ndarray | None = None, *, 
                     if abs(span_off) <= math.log(SPAN_UNSURE):
                         unsure.append((i, j))
                     continue
-            scored.append((facing - SCALE_WEIGHT * off + (CUE_WEIGHT * (cue - 0.5) if cue is not None else 0.0), i, j))
+            scored.append((facing - SCALE_WEIGHT * off, i, j))
         used: set[int] = set()
         for _, i, j in sorted(scored, reverse=True):
             if i in used or j in used:
