@@ -346,6 +346,15 @@ def _model_location(model_path: str | os.PathLike[str] | None) -> tuple[Path, Pa
     return path, (path.parent if path.suffix == ".onnx" else path)
 
 
+def model_folder(model_path: str | os.PathLike[str] | None = None) -> Path:
+    """The model folder a model path names (default ``$TIPLU_MODEL``, else ``models/``).
+
+    >>> model_folder("runs/candidate/corners.onnx"), model_folder("runs/candidate")
+    (PosixPath('runs/candidate'), PosixPath('runs/candidate'))
+    """
+    return _model_location(model_path)[1]
+
+
 def _read_info(folder: Path) -> ModelInfo:
     """The settings of a model folder's ``model.json``; a :class:`ModelError` naming the key when one is unusable.
 

@@ -1,4 +1,4 @@
-"""``tiplu calibrate --calibrate SPLIT... --test SPLIT... [--write models/model.json]``: when a card is doubtful.
+"""``tiplu calibrate --calibrate SPLIT... --test SPLIT... [--keep] [--write models/model.json]``: when a card is doubtful.
 
 :func:`vision.training.calibrate.calibrate` chooses the thresholds on the calibration
 splits and measures them on the test splits; this module reads the arguments, prints the
@@ -24,6 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--catch", type=float, default=0.9, help="share of wrong cards to flag (default 0.9)")
     parser.add_argument("--write", type=model_json_file, default=None,
                         help="model.json to write the calibration into")
+    parser.add_argument("--keep", action="store_true",
+                        help="measure the model's own thresholds again instead of choosing new ones")
     parser.add_argument("--named", type=parse_named, default=None, metavar="P,FLOOR",
                         help="count a corner under the reading's confidence as a card when the classifier gives its "
                              "card at least P and its confidence is at least FLOOR, e.g. 0.9,0.1 "
@@ -47,7 +49,8 @@ def parse_named(text: str) -> tuple[float, float]:
 
 def run(args: argparse.Namespace, io: Streams) -> int:
     try:
-        report = calibrate(args.calibrate, args.test, model=args.model, catch=args.catch, named=args.named)
+        report = calibrate(args.calibrate, args.test, model=args.model, catch=args.catch, named=args.named,
+                           keep=args.keep)
     except (CalibrationSplitError, DatasetError, ModelError, FileNotFoundError) as error:
         return io.fail("calibrate", error)
     io.stdout.write(json.dumps(report, indent=2) + "\n")

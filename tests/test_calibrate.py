@@ -1,0 +1,89 @@
+"""How ``tiplu calibrate`` judges a reading against the labels: which card a found corner is, and
+what points at a missed card. The figures of issue #12 (wrong cards, silent errors) rest on it.
+
+Real shipped model on a rendered scene of a held-out design; no mocks.
+"""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+from pathlib import Path
+
+import pytest
+
+from scorer import CLASS_NAMES, get_rules
+from vision.detector import load_detector
+from vision.doubts import FAINT_CARD, Doubt
+from vision.images import read_image
+from vision.pipeline import PhotoReading, read_photo
+from vision.training.calibrate import NOTHING_FLAGGED, match_boxes, photo_case, real_case
+from vision.training.dataset import Box, Sample
+from web.cli import main
+from web_support import shipped_model_files
+
+
+@pytest.mark.parametrize("found, expected", [
+    ((0, 0, 20, 30), 0),        # the label itself
+    ((3, 4, 17, 26), 0),        # a tighter box on the glyphs (IoU 0.51)
+    ((4, 6, 16, 24), 0),        # tighter still (IoU 0.36), centre inside: the same index
+    ((6, 9, 14, 21), -1),       # a pip's worth (IoU 0.16): not the index
+    ((12, 0, 32, 30), -1),      # shifted off (IoU 0.25, centre outside)
+    ((15, 20, 35, 50), -1),     # centre outside, barely touching
+])
+def test_a_found_box_matches_the_label_it_lies_in(found: tuple[float, ...], expected: int) -> None:
+    assert match_boxes([found], [(0, 0, 20, 30), (100, 100, 120, 130)]) == [expected]
+
+
+def grown(box: list[float], factor: float) -> list[float]:
+    cx, cy, w, h = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2, box[2] - box[0], box[3] - box[1]
+    return [cx - factor * w / 2, cy - factor * h / 2, cx + factor * w / 2, cy + factor * h / 2]
+
+
+def test_labels_drawn_looser_than_stage_1_boxes_judge_the_same_cards(tmp_path: Path) -> None:
+    """A design whose labelled index takes in more card than stage 1 boxes (nicu-white's) must not
+    turn right cards into extras and their cards into misses."""
+    out, err = StringIO(), StringIO()
+    assert main(["generate", str(tmp_path / "scenes"), "--count", "2", "--seed", "5", "--decks", "holdout",
+                 "--scenes", "meld_row"], stdout=out, stderr=err) == 0, err.getvalue()
+    detector = load_detector(None)
+    judged = 0
+    for path in sorted((tmp_path / "scenes" / "geometry").glob("*.json")):
+        geometry = json.loads(path.read_text())
+        reading = read_photo(read_image(tmp_path / "scenes" / geometry["image"]), detector, 0.25,
+                             rules=get_rules("nepali"), calibration=NOTHING_FLAGGED)
+        loose = {**geometry, "boxes": [{**b, "bbox": grown(b["bbox"], 1.45)} for b in geometry["boxes"]]}
+        tight, wide = photo_case(reading, geometry), photo_case(reading, loose)
+        assert [c.right for c in wide.cards] == [c.right for c in tight.cards]
+        assert wide.missed == tight.missed
+        judged += sum(c.right for c in tight.cards)
+    assert judged >= 10, "the scenes' cards are read right, so the comparison means something"
+
+
+def test_a_faint_corner_on_a_missed_real_card_points_at_it() -> None:
+    """Real photos are matched by name; a missed name under a faint-corner doubt counts as pointed at."""
+    ks, qh = CLASS_NAMES.index("KS"), CLASS_NAMES.index("QH")
+    sample = Sample(Path("photo.jpg"), (Box(ks, 0.10, 0.10, 0.15, 0.18), Box(qh, 0.60, 0.60, 0.65, 0.68)))
+    faint = Doubt(FAINT_CARD, (), "a card may lie here", box=(95.0, 95.0, 160.0, 185.0), card="KS", confidence=0.18)
+    case = real_case(PhotoReading("photo.jpg", (), (), (), doubts=(faint,)), sample, 1000, 1000)
+    assert sorted(case.missed_cover) == [-1.0, 0.18]  # KS pointed at by the faint corner, QH by nothing
+    assert case.faint == ((0.18, True),)
+    assert case.pointed(0.1) == 1 and case.pointed(0.2) == 0
+
+
+def test_keep_measures_the_models_own_thresholds_again(tmp_path: Path) -> None:
+    for split, seed in (("calib", 7), ("test", 8)):
+        out, err = StringIO(), StringIO()
+        assert main(["generate", str(tmp_path / split), "--count", "1", "--seed", str(seed), "--decks", "holdout",
+                     "--scenes", "meld_row"], stdout=out, stderr=err) == 0, err.getvalue()
+    model = shipped_model_files(tmp_path / "model", with_json=True)
+    own = getattr(load_detector(model), "calibration")
+    out, err = StringIO(), StringIO()
+    code = main(["calibrate", "--model", str(model), "--calibrate", str(tmp_path / "calib"), "--test",
+                 str(tmp_path / "test"), "--keep", "--write", str(model / "model.json")], stdout=out, stderr=err)
+    assert code == 0, err.getvalue()
+    report = json.loads(out.getvalue())
+    assert (report["uncertain_below"], report["alternative_above"], report["faint_above"]) == (
+        own.uncertain_below, own.alternative_above, own.faint_above)
+    assert report["method"].endswith("kept and measured again (not chosen on these splits)") and set(report["test_splits"]) == {f"{tmp_path.name}/test"}
+    assert getattr(load_detector(model), "calibration") == own
