@@ -27,11 +27,13 @@ doubts a photo gets and how many of them lie on a missed card.
 Every split is read counting the corners the app counts: the model's ``named_above`` and
 ``named_floor`` (faint corners the classifier names clearly, :meth:`Calibration.named_clearly`),
 or ``--named P,FLOOR``; those two are written back beside the thresholds chosen.
+``--keep`` measures the model's own thresholds again instead of choosing new ones (after a
+change to how the splits are judged, or to the reading).
 
 Usage::
 
     tiplu calibrate --calibrate data/calib data/real/val:0 \
-        --test data/test data/real/val:1 [--named 0.9,0.1] [--write models/model.json]
+        --test data/test data/real/val:1 [--named 0.9,0.1] [--keep] [--write models/model.json]
 
 >>> match_boxes([(0, 0, 10, 10)], [(1, 1, 10, 10), (30, 30, 40, 40)])
 [0]
