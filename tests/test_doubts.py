@@ -268,11 +268,14 @@ def test_a_clearly_named_faint_corner_counts_as_a_doubtful_card() -> None:
     assert set(plain.corners) < set(lifted.corners) and len(added) == 1
     assert added[0].confidence < 0.25 and 0 < added[0].card_p <= 1
     k = lifted.corners.index(added[0])
-    assert [card.uncertain for card in lifted.cards if k in card.corners] == [True], "a lifted corner is never sure"
+    [holder] = [card for card in lifted.cards if k in card.corners]
+    # Here it is the other index of a 5D read surely (0.68): the card is as sure as that corner.
+    assert holder.uncertain or any(lifted.corners[i].confidence >= 0.25 for i in holder.corners)
     assert [d.card for d in plain.doubts if d.kind == FAINT_CARD] == [added[0].card]
     assert not [d for d in lifted.doubts if d.kind == FAINT_CARD], "it is a card now, not a place to look"
-    trusting = read_photo(image, detector, 0.25, calibration=every, uncertain_below=0.01)
-    assert [card.uncertain for card in trusting.cards if k in card.corners] == [True]
+    trusting = read_photo(image, detector, 0.7, calibration=every, uncertain_below=0.01)
+    lifted_only = [card for card in trusting.cards if all(trusting.corners[i].confidence < 0.7 for i in card.corners)]
+    assert lifted_only and all(card.uncertain for card in lifted_only), "a card of lifted corners alone is never sure"
     strict = replace(off, named_above=min(1.0, added[0].card_p + 0.01), named_floor=0.1)
     assert read_photo(image, detector, 0.25, calibration=strict).corners == plain.corners
 
