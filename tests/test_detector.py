@@ -183,7 +183,7 @@ def test_stage_two_averages_the_classifiers_model_json_lists(tmp_path: Path) -> 
     for name, files in {"first": [members[0]], "second": [second], "both": [members[0], second]}.items():
         folder = tmp_path / name
         folder.mkdir()
-        for shared in ("corners.onnx", "classes.txt"):
+        for shared in ("corners.onnx", "classes.txt", "corner_orientation.onnx"):
             (folder / shared).symlink_to(ROOT / "models" / shared)
         listed = ["corner_classifier.onnx"] + [f"member_{k}.onnx" for k in range(1, len(files))]
         for file, as_name in zip(files, listed):

@@ -20,6 +20,10 @@ two stages:
    list more such networks (v0.7 ships two, trained on different data); their probabilities
    are averaged, which reads unseen designs better than either alone.
 
+3. ``corner_orientation.onnx`` (since v0.8, ``model.json``'s ``"orientation"``): a small CNN
+   that says which way each index faces (:mod:`vision.orientation`), for pairing a card's
+   two indices (:mod:`vision.pairing`). A folder without it pairs by the crops alone.
+
 A single-stage model (one YOLO with 53 classes) also works: when the detector has 53
 class outputs the classifier is skipped.
 
@@ -47,6 +51,7 @@ import numpy.typing as npt
 
 from scorer import CLASS_NAMES
 from vision.calibration import Calibration, CalibrationError
+from vision.orientation import ORIENTATION_FILE, inside_photo, orientation_crop, orientation_input, output_angles
 
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
 INFO_FILE = "model.json"
@@ -100,6 +105,9 @@ class Corner:
     #: The classifier's probability of ``card`` alone (``confidence`` is it times the box
     #: score); 0 where the backend has no separate classifier.
     card_p: float = 0.0
+    #: Which way the index faces (degrees, :mod:`vision.orientation`); None where the model
+    #: folder has no orientation network.
+    angle: float | None = None
 
 
 #: How many other cards a corner (and so a card) offers as what it may be instead.
@@ -154,6 +162,8 @@ class ModelInfo:
     #: Stage 2's networks (files in the model folder); their probabilities are averaged. Enrolment
     #: fine-tunes each; a training campaign (``tiplu accumulate init``) starts from the first.
     classifiers: tuple[str, ...] = (CLASSIFIER_FILE,)
+    #: The network that says which way each index faces (a file in the model folder), if any.
+    orientation: str | None = None
 
 
 def model_crop_size(folder: str | os.PathLike[str]) -> tuple[int, int]:
@@ -390,13 +400,18 @@ def _read_info(folder: Path) -> ModelInfo:
                          f"the first being {CLASSIFIER_FILE}, not {members!r}")
     if members[0] != CLASSIFIER_FILE:
         raise ModelError(f"{folder / INFO_FILE}: \"classifiers\" must start with {CLASSIFIER_FILE}, not {members[0]!r}")
+    orientation = info.get("orientation")
+    if orientation is not None and (not isinstance(orientation, str) or not orientation.endswith(".onnx")
+                                    or Path(orientation).name != orientation):
+        raise ModelError(f"{folder / INFO_FILE}: \"orientation\" must name an .onnx file in the model folder "
+                         f"({ORIENTATION_FILE}), not {orientation!r}")
     imgsz = number("imgsz", 320, int)
     return ModelInfo(imgsz=imgsz, max_imgsz=max(imgsz, number("max_imgsz", imgsz, int)),
                      crop_w=number("crop_w", CROP_W, int), crop_h=number("crop_h", CROP_H, int),
                      crop_margin=number("crop_margin", CROP_MARGIN), nms_iou=number("nms_iou", NMS_IOU),
                      scale_split=number("scale_split", SCALE_SPLIT), classes=classes,
                      big_share=number("big_share", 0.5), crop_turns=tuple(float(t) for t in turns) or (0.0,),
-                     tile_below=number("tile_below", 0.0), classifiers=tuple(members))
+                     tile_below=number("tile_below", 0.0), classifiers=tuple(members), orientation=orientation)
 
 
 class CardDetector:
@@ -446,6 +461,13 @@ class CardDetector:
                                      f"{self.info.crop_h}, but {member} takes {takes[1]}x{takes[0]} crops; "
                                      "export the model again")
                 self._members.append((session, session.get_inputs()[0].name))
+        self._orientation: tuple[Any, str] | None = None
+        if self.info.orientation is not None:
+            if not (folder / self.info.orientation).is_file():
+                raise ModelError(f"{folder / INFO_FILE}: \"orientation\" names {self.info.orientation}, "
+                                 f"which is not in {folder}")
+            session = ort.InferenceSession(str(folder / self.info.orientation), opts, providers=["CPUExecutionProvider"])
+            self._orientation = (session, session.get_inputs()[0].name)
         self.classes = self.info.classes
         self.tta = tta
 
@@ -646,10 +668,29 @@ class CardDetector:
             boxes, scores, cls = boxes[keep], scores[keep], cls[keep]
             probs = None
         order = np.argsort(-scores)
+        angles = self.angles(image_bgr, boxes)
+        height, width = image_bgr.shape[:2]
         return [Corner(self.classes[int(cls[i])], round(float(scores[i]), 4), _pixel_box(boxes[i]),
                        () if probs is None else top_alternatives(probs[i], int(cls[i]), self.classes),
-                       0.0 if probs is None else round(float(probs[i, int(cls[i])]), 4))
+                       0.0 if probs is None else round(float(probs[i, int(cls[i])]), 4),
+                       round(float(angles[i]), 1) if angles is not None and inside_photo(boxes[i], width, height)
+                       else None)
                 for i in order]
+
+    def angles(self, image_bgr: np.ndarray, boxes: np.ndarray) -> np.ndarray | None:
+        """Which way the index in each pixel box faces (degrees, :mod:`vision.orientation`); None without the network.
+
+        :meth:`detect` leaves the angle out (None) for a box whose crop reaches off the photo
+        (:func:`~vision.orientation.inside_photo`).
+        """
+        if self._orientation is None:
+            return None
+        if len(boxes) == 0:
+            return np.zeros(0)
+        gray = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY)
+        session, name = self._orientation
+        crops = np.stack([orientation_crop(gray, b) for b in boxes])
+        return output_angles(session.run(None, {name: orientation_input(crops)})[0])
 
     def cards(self, image_bgr: np.ndarray, conf: float = 0.25) -> list[str]:
         """Distinct card names seen in a photo, sorted by class order (a quick summary).

@@ -7,7 +7,9 @@ tunnela is three 6H stacked). Two corners of one name are taken as one card when
 * they do not **face the same way**: the second crop matches the first clearly better
   unturned than turned 180 degrees (:data:`AMBIGUOUS_FACING`) only for two copies lying
   the same way, as in a meld row or a stacked tunnela; one card's two indices face
-  opposite ways, though on small indices the score is often near 0 either way, and
+  opposite ways, though on small indices the score is often near 0 either way. Where the
+  detector gives each corner's angle (:mod:`vision.orientation`, since v0.8) the test is
+  surer: each index must see the other along its card's diagonal (:func:`corner_facing`), and
 * they lie a **card diagonal apart**: the centre distance is 1.3 to 8 index sizes
   (measured on rendered scenes of all 17 designs: 1.5 for nicu-white's big indices,
   up to 7.5 for gm-paris; a stacked tunnela's indices lie 0.5 to 1.5 apart), and, for
@@ -52,6 +54,7 @@ import numpy as np
 from scorer import JOKER, RULE_FAMILIES, RuleSet, get_rules
 from vision.calibration import Calibration
 from vision.detector import MAX_ALTERNATIVES, Corner
+from vision.orientation import diagonal_error
 
 #: Centre distance of a card's two indices, in index sizes (sqrt of box area).
 PAIR_RATIO = (1.3, 8.0)
@@ -72,6 +75,15 @@ RATIO_SPREAD_CLEAR = 1.6
 #: 1.15 for such pairs, 1.3 for the others), read 169 -> 132 wrong cards for 429 -> 434 missed.
 AMBIGUOUS_FACING = 0.3
 SCALE_WEIGHT = 1.5
+#: The facing score of two corners with angles (:func:`corner_facing`): an index that sees the
+#: other off its card's diagonal by ``DIAGONAL_MID`` degrees scores 0, each ``DIAGONAL_SCALE``
+#: degrees less or more one unit of the template score. Chosen in session 15 on the 150
+#: calibration scenes of held-out designs (v0.7.1's corners; midpoints 25-35, scales 35-70, the
+#: template score added at half weight or not): 132 -> 109 wrong cards, 434 -> 395 missed; on the
+#: 60 test scenes 57 -> 56 and 139 -> 129 (a midpoint of 30 read 51 and 129 there, but 113 and
+#: 406 on the calibration scenes).
+DIAGONAL_MID = 25.0
+DIAGONAL_SCALE = 50.0
 #: How far off the Thales circle (share of the diagonal) a four-index card's other corners may lie.
 THALES_TOL = 0.08
 #: Share of a same-name corner's box inside a surer one's that makes it the same index
@@ -231,6 +243,25 @@ def facing_score(a: np.ndarray | None, b: np.ndarray | None) -> float:
     return float((a * b[::-1, ::-1]).sum() - (a * b).sum())
 
 
+def corner_facing(a: Corner, b: Corner, crop_a: np.ndarray | None, crop_b: np.ndarray | None) -> float:
+    """The facing test of two corners: from their angles where the detector gave them, else the crops'.
+
+    With angles (:mod:`vision.orientation`) the score is ``(DIAGONAL_MID - error) /
+    DIAGONAL_SCALE``, where ``error`` is how far (degrees) each index sees the other off its
+    card's diagonal: two indices that see each other along it score like a clearly
+    opposite-facing pair of crops (:data:`CLEAR_FACING` and more), two copies side by side
+    or head to toe like a pair facing the same way. Without angles: :func:`facing_score`, and
+    for printed jokers too, whose index is often a word across the card's top, not a corner's.
+
+    >>> a, b = Corner("7H", 0.9, (0, 0, 10, 16), angle=0.0), Corner("7H", 0.9, (60, 80, 70, 96), angle=180.0)
+    >>> round(corner_facing(a, b, None, None), 2), round(corner_facing(a, replace(b, angle=0.0), None, None), 2)
+    (0.48, -3.08)
+    """
+    if a.angle is not None and b.angle is not None and str(JOKER) not in (a.card, b.card):
+        return (DIAGONAL_MID - diagonal_error(a.box, b.box, a.angle, b.angle)) / DIAGONAL_SCALE
+    return facing_score(crop_a, crop_b)
+
+
 def typical_ratio(ratios: Sequence[float]) -> float:
     """The most common index distance (in index sizes) among candidate pairs: the photo's scale.
 
@@ -290,13 +321,15 @@ def pair_corners(corners: Sequence[Corner], image: np.ndarray | None = None, *, 
     for name, idxs in by_name.items():
         if gray is not None and len(idxs) > 1:
             for i in idxs:
-                crops[i] = _crop(gray, corners[i].box)
+                if corners[i].angle is None or name == str(JOKER):
+                    crops[i] = _crop(gray, corners[i].box)
         for a_pos, i in enumerate(idxs):
             for j in idxs[a_pos + 1:]:
                 ratio = _pair_ratio(corners[i].box, corners[j].box)
                 if not PAIR_RATIO[0] <= ratio <= PAIR_RATIO[1]:
                     continue
-                facing = facing_score(crops.get(i), crops.get(j)) if gray is not None else 1.0
+                known = gray is not None or (corners[i].angle is not None and corners[j].angle is not None)
+                facing = corner_facing(corners[i], corners[j], crops.get(i), crops.get(j)) if known else 1.0
                 if facing >= -AMBIGUOUS_FACING:
                     candidates[name].append((facing, ratio, i, j))
     every = [(f, r) for cands in candidates.values() for f, r, _, _ in cands]
@@ -363,7 +396,8 @@ def split_pairs(groups: Sequence[tuple[int, ...]], corners: Sequence[Corner], gr
             ratio = _pair_ratio(a.box, b.box)
             if abs(math.log(ratio / typical)) > math.log(SPLIT_SPREAD):
                 continue
-            facing = facing_score(_crop(gray, a.box), _crop(gray, b.box))
+            with_angles = a.angle is not None and b.angle is not None and str(JOKER) not in (a.card, b.card)
+            facing = corner_facing(a, b, *((None, None) if with_angles else (_crop(gray, a.box), _crop(gray, b.box))))
             if facing >= SPLIT_FACING:
                 found.append((facing, i, j))
     used: set[int] = set()

@@ -50,7 +50,8 @@ from typing import Any, cast
 import cv2
 import numpy as np
 
-from vision.detector import CLASSIFIER_FILE, CROP_H, CROP_W, DETECTOR_FILE, letterbox, model_crop_size
+from vision.detector import CLASSIFIER_FILE, CROP_H, CROP_W, DETECTOR_FILE, MODELS_DIR, letterbox, model_crop_size
+from vision.orientation import ORIENTATION_FILE
 from vision.training.hard_crops import load_hard_crops
 from vision.training.train import (DEFAULT_DETECTOR_YAML, TrainError, _ultralytics, corner_net, export_models,
                                    train_classifier)
@@ -463,8 +464,9 @@ def export_resume_point(out: Path, folder: Path = RESUME_DIR, work: Path = Path(
     sizes = state.get("model_json", {})
     metrics = {"version": "campaign", "detector_epochs": state["detector"]["epochs_done"],
                "classifier_epochs": state["classifier"]["epochs_done"]}
+    shipped = MODELS_DIR / ORIENTATION_FILE
     return export_models(det, cls, out, imgsz=int(sizes.get("imgsz", 320)), metrics=metrics,
-                         crop_size=crop_size_of(state))
+                         crop_size=crop_size_of(state), orientation=shipped if shipped.is_file() else None)
 
 
 if __name__ == "__main__":

@@ -572,7 +572,7 @@ def write_model_folder(base: Path, out: Path, nets: Sequence[Any], note: dict[st
     ``"classifiers"``), ``note`` as ``"enrolled"``; the version is the base's plus ``+tag``
     (``0.2+enrolled``, then ``0.2+enrolled+corrected``)."""
     _torch()
-    from vision.training.train import OPSET, _ultralytics, export_classifier
+    from vision.training.train import OPSET, _ultralytics, copy_orientation, export_classifier
 
     out.mkdir(parents=True, exist_ok=True)
     if detector is None:
@@ -592,8 +592,9 @@ def write_model_folder(base: Path, out: Path, nets: Sequence[Any], note: dict[st
     base_version = info.get("metrics", {}).get("version", "?")
     info |= {"format": info.get("format", "tiplu-corners-v1"), "metrics": {"version": f"{base_version}+{tag}"},
              "enrolled": note | {"base": str(base), "base_version": base_version}}
+    carried = copy_orientation(base, out)
     (out / INFO_FILE).write_text(json.dumps(info, indent=2) + "\n")
-    return [out / DETECTOR_FILE, *(out / m for m in members), out / "classes.txt", out / INFO_FILE]
+    return [out / DETECTOR_FILE, *(out / m for m in members), *carried, out / "classes.txt", out / INFO_FILE]
 
 
 def enrol(suit_photos: Sequence[Path], out: Path, *, jokers: Path | None = None, base: Path = MODELS_DIR,

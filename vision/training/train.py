@@ -36,6 +36,7 @@ import numpy as np
 from scorer import CLASS_NAMES
 from vision.detector import (BIG_SHARE, CLASSIFIER_FILE, CROP_H, CROP_MARGIN, CROP_TURNS, CROP_W, DETECTOR_FILE, NMS_IOU,
                              SCALE_SPLIT, TILE_BELOW, box_iou, crop_corner)
+from vision.orientation import ORIENTATION_FILE
 from vision.training.dataset import Sample, iter_samples, read_sample
 from vision.training.decks import Deck, load_decks
 
@@ -468,6 +469,18 @@ def average_classifiers(paths: Sequence[Path], out: Path) -> Path:
     return out
 
 
+def copy_orientation(base: Path, out: Path) -> list[Path]:
+    """Copy the orientation network that ``base``'s ``model.json`` names into ``out`` (a folder
+    written with ``base``'s settings: an ensemble, an enrolled deck); the copied files."""
+    from vision.detector import read_model_json
+
+    name = read_model_json(base).get("orientation")
+    if not isinstance(name, str) or not (base / name).is_file():
+        return []
+    shutil.copyfile(base / name, out / name)
+    return [out / name]
+
+
 def ensemble_model(base: Path, members: Sequence[Path], out: Path) -> list[Path]:
     """Write the model folder ``out``: ``base``'s detector, classes and settings, with ``members``
     (exported classifiers, ``corner_classifier.onnx`` files) as stage 2's networks, whose
@@ -502,12 +515,13 @@ def ensemble_model(base: Path, members: Sequence[Path], out: Path) -> list[Path]
         shutil.copyfile(member, out / name)
     if (base / "classes.txt").is_file():
         shutil.copyfile(base / "classes.txt", out / "classes.txt")
+    carried = copy_orientation(base, out)
     (out / INFO_FILE).write_text(json.dumps(info | {"classifiers": names}, indent=2) + "\n")
     try:
         load_detector(out)
     except ModelError as error:
         raise TrainError(f"{out} does not load: {error}") from None
-    return [out / DETECTOR_FILE, *(out / n for n in names), out / INFO_FILE]
+    return [out / DETECTOR_FILE, *(out / n for n in names), *carried, out / INFO_FILE]
 
 
 def classifier_accuracy(net, crops: np.ndarray, labels: np.ndarray) -> float:
@@ -521,10 +535,13 @@ def classifier_accuracy(net, crops: np.ndarray, labels: np.ndarray) -> float:
 
 def export_models(detector: Path, classifier: Path | None, out: Path = Path("models"),
                   imgsz: int = 320, metrics: dict[str, object] | None = None,
-                  max_imgsz: int | None = None, crop_size: tuple[int, int] = (CROP_W, CROP_H)) -> list[Path]:
+                  max_imgsz: int | None = None, crop_size: tuple[int, int] = (CROP_W, CROP_H),
+                  orientation: Path | None = None) -> list[Path]:
     """Write ``corners.onnx``, ``corner_classifier.onnx``, ``classes.txt`` and ``model.json``.
 
     ``crop_size`` (w, h) is the classifier's input, written to ``model.json`` (``crop_w``, ``crop_h``).
+    ``orientation`` (an exported ``corner_orientation.onnx``, :mod:`vision.training.orientation`)
+    is copied in and named in ``model.json``, so that pairing takes the indices' angles.
 
     The detector is exported with a dynamic input size (so the app may run it at 320, 416
     or 640 px), opset 17, which ONNX Runtime >= 1.14 runs; no torch is needed afterwards.
@@ -559,6 +576,10 @@ def export_models(detector: Path, classifier: Path | None, out: Path = Path("mod
             "tile_below": TILE_BELOW, "crop_w": crop_size[0], "crop_h": crop_size[1], "crop_margin": CROP_MARGIN,
             "crop_turns": list(CROP_TURNS), "nms_iou": NMS_IOU, "opset": OPSET, "classifier_outputs": list(CLASS_NAMES) + ["BACKGROUND"],
             "metrics": metrics or {}}
+    if orientation is not None:
+        shutil.copyfile(orientation, out / ORIENTATION_FILE)
+        info["orientation"] = ORIENTATION_FILE
+        written.append(out / ORIENTATION_FILE)
     (out / "model.json").write_text(json.dumps(info, indent=2) + "\n")
     written += [out / "classes.txt", out / "model.json"]
     return written

@@ -10,6 +10,7 @@
         --classifier runs/tiplu/classifier/best.pt --out models
     tiplu train average-classifier OUT.onnx A/corner_classifier.onnx B/corner_classifier.onnx   a model soup
     tiplu train ensemble OUT --base models A/corner_classifier.onnx B/corner_classifier.onnx   stage 2 of two networks
+    tiplu train orientation data/synth_dr3 data/table_dr --check data/calib --out models/corner_orientation.onnx
 
 The work is done in :mod:`vision.training` (detector, classifier and export need the
 ``train`` extra); ``python -m vision.training.train`` runs this same command.
@@ -29,6 +30,7 @@ from vision.training.decks import DeckError, contact_sheet, installed_svg_decks,
 from vision.training.hard_crops import hard_crops, save_hard_crops
 from vision.training.train import (DEFAULT_DETECTOR_YAML, TrainError, average_classifiers, ensemble_model,
                                    export_models, train_classifier, train_detector)
+from vision.training.orientation import OrientationError, train_orientation
 from vision.training.turned import turned_copies
 from web.cli._common import ExitCode, Streams, parse_size
 
@@ -98,6 +100,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     ens.add_argument("classifiers", type=Path, nargs="+", help="corner_classifier.onnx files, the first one first")
     ens.add_argument("--base", type=Path, default=Path("models"),
                      help="the folder whose detector and settings to use (default models/)")
+    orient = sub.add_parser("orientation", help="the network that says which way a corner index faces (pairing)")
+    orient.add_argument("data", type=Path, nargs="+", help="rendered scene folders with geometry/*.json")
+    orient.add_argument("--out", type=Path, required=True, help="the ONNX file to write (corner_orientation.onnx)")
+    orient.add_argument("--check", type=Path, nargs="*", default=[], help="held-out scene folders measured each epoch")
+    orient.add_argument("--epochs", type=int, default=6)
+    orient.add_argument("--copies", type=int, default=2, help="crops per labelled index, each turned at random")
+    orient.add_argument("--seed", type=int, default=0)
     decks = sub.add_parser("decks", help="render the installed SVG decks' faces and check their corners")
     decks.add_argument("names", nargs="*", help="decks to render (default: all installed)")
     decks.add_argument("--force", action="store_true", help="re-render even if cached")
@@ -139,13 +148,19 @@ def run(args: argparse.Namespace, io: Streams) -> int:
         elif args.stage == "ensemble":
             for p in ensemble_model(args.base, args.classifiers, args.out):
                 print(f"wrote {p}", file=out)
+        elif args.stage == "orientation":
+            if args.epochs < 1 or args.copies < 2 or args.out.suffix != ".onnx":
+                raise TrainError("--epochs must be 1 or more, --copies 2 or more and --out a file ending in .onnx")
+            wrote = train_orientation(args.data, args.out, check=args.check, epochs=args.epochs, copies=args.copies,
+                                      seed=args.seed, say=lambda line: print(line, file=out, flush=True))
+            print(f"wrote {wrote}", file=out)
         elif args.stage == "decks":
             render_decks(args.names, args.cache, force=args.force, sheets=args.sheets, out=out)
         else:
             for p in export_models(args.detector, args.classifier, args.out, args.imgsz,
                                    max_imgsz=args.max_imgsz):
                 print(f"wrote {p} ({p.stat().st_size / 1e6:.2f} MB)", file=out)
-    except (TrainError, DatasetError, FileNotFoundError) as exc:
+    except (TrainError, DatasetError, OrientationError, FileNotFoundError) as exc:
         io.stderr.write(f"error: {exc}\n")
         return ExitCode.BAD_INPUT
     return ExitCode.OK
