@@ -243,6 +243,12 @@ def facing_score(a: np.ndarray | None, b: np.ndarray | None) -> float:
     return float((a * b[::-1, ::-1]).sum() - (a * b).sum())
 
 
+def has_angle(corner: Corner) -> bool:
+    """Whether pairing may take a corner's angle: the detector gave one, and it is no printed joker
+    (whose index is often a word across the card's top, not a corner's)."""
+    return corner.angle is not None and corner.card != str(JOKER)
+
+
 def corner_facing(a: Corner, b: Corner, crop_a: np.ndarray | None, crop_b: np.ndarray | None) -> float:
     """The facing test of two corners: from their angles where the detector gave them, else the crops'.
 
@@ -250,15 +256,14 @@ def corner_facing(a: Corner, b: Corner, crop_a: np.ndarray | None, crop_b: np.nd
     DIAGONAL_SCALE``, where ``error`` is how far (degrees) each index sees the other off its
     card's diagonal: two indices that see each other along it score like a clearly
     opposite-facing pair of crops (:data:`CLEAR_FACING` and more), two copies side by side
-    or head to toe like a pair facing the same way. Without angles: :func:`facing_score`, and
-    for printed jokers too, whose index is often a word across the card's top, not a corner's.
+    or head to toe like a pair facing the same way. Otherwise (:func:`has_angle`): :func:`facing_score`.
 
     >>> a, b = Corner("7H", 0.9, (0, 0, 10, 16), angle=0.0), Corner("7H", 0.9, (60, 80, 70, 96), angle=180.0)
     >>> round(corner_facing(a, b, None, None), 2), round(corner_facing(a, replace(b, angle=0.0), None, None), 2)
     (0.48, -3.08)
     """
-    if a.angle is not None and b.angle is not None and str(JOKER) not in (a.card, b.card):
-        return (DIAGONAL_MID - diagonal_error(a.box, b.box, a.angle, b.angle)) / DIAGONAL_SCALE
+    if has_angle(a) and has_angle(b):
+        return (DIAGONAL_MID - diagonal_error(a.box, b.box, a.angle, b.angle)) / DIAGONAL_SCALE  # type: ignore[arg-type]
     return facing_score(crop_a, crop_b)
 
 
@@ -321,7 +326,7 @@ def pair_corners(corners: Sequence[Corner], image: np.ndarray | None = None, *, 
     for name, idxs in by_name.items():
         if gray is not None and len(idxs) > 1:
             for i in idxs:
-                if corners[i].angle is None or name == str(JOKER):
+                if not has_angle(corners[i]):
                     crops[i] = _crop(gray, corners[i].box)
         for a_pos, i in enumerate(idxs):
             for j in idxs[a_pos + 1:]:
@@ -396,7 +401,7 @@ def split_pairs(groups: Sequence[tuple[int, ...]], corners: Sequence[Corner], gr
             ratio = _pair_ratio(a.box, b.box)
             if abs(math.log(ratio / typical)) > math.log(SPLIT_SPREAD):
                 continue
-            with_angles = a.angle is not None and b.angle is not None and str(JOKER) not in (a.card, b.card)
+            with_angles = has_angle(a) and has_angle(b)
             facing = corner_facing(a, b, *((None, None) if with_angles else (_crop(gray, a.box), _crop(gray, b.box))))
             if facing >= SPLIT_FACING:
                 found.append((facing, i, j))

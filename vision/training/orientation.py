@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import math
 import time
-import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -59,9 +58,11 @@ def orientation_samples(folders: Sequence[Path], copies: int = 2, seed: int = 0)
             gray = cv2.cvtColor(read_image(Path(folder) / scene["image"]), cv2.COLOR_BGR2GRAY)
             for box in scene["boxes"]:
                 for _ in range(copies):
-                    turn = float(rng.uniform(0, 360)) if copies > 1 else 0.0
-                    scale = float(rng.uniform(0.8, 1.25)) if copies > 1 else 1.0
-                    shift = tuple(rng.uniform(-0.1, 0.1, 2)) if copies > 1 else (0.0, 0.0)
+                    turn, scale, shift = 0.0, 1.0, (0.0, 0.0)
+                    if copies > 1:
+                        turn, scale = float(rng.uniform(0, 360)), float(rng.uniform(0.8, 1.25))
+                        dx, dy = rng.uniform(-0.1, 0.1, 2)
+                        shift = (float(dx), float(dy))
                     crops.append(orientation_crop(gray, box["bbox"], turn, scale, shift))
                     angles.append((float(box["angle"]) - turn) % 360)
     return (np.array(crops, np.uint8).reshape(-1, ORIENTATION_SIZE, ORIENTATION_SIZE),
@@ -69,7 +70,7 @@ def orientation_samples(folders: Sequence[Path], copies: int = 2, seed: int = 0)
 
 
 def augment(crops: np.ndarray, angles: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Quarter turns (the label follows), inverted ink for 30%, gamma and noise: float crops, angles."""
+    """Quarter turns (the label follows), inverted ink for 30%, gamma and noise: new uint8 crops, angles."""
     crops, angles = crops.copy(), angles.copy()
     quarter = rng.integers(0, 4, len(crops))
     for k in range(1, 4):
@@ -155,9 +156,10 @@ def export_orientation(net: Any, path: Path, opset: int = 17) -> Path:
     """The network as ONNX (dynamic batch), the file :class:`vision.detector.CardDetector` loads."""
     import torch
 
+    from vision.training.train import quiet_legacy_onnx_export
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    warnings.filterwarnings("ignore", message=".*legacy TorchScript-based ONNX export.*")
-    warnings.filterwarnings("ignore", message="The feature will be removed.*")
+    quiet_legacy_onnx_export()
     torch.onnx.export(net.cpu().eval(), (torch.zeros(1, 1, ORIENTATION_SIZE, ORIENTATION_SIZE),), str(path),
                       dynamo=False, input_names=["crops"], output_names=["cos_sin"],
                       dynamic_axes={"crops": {0: "n"}, "cos_sin": {0: "n"}}, opset_version=opset)

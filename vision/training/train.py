@@ -533,6 +533,13 @@ def classifier_accuracy(net, crops: np.ndarray, labels: np.ndarray) -> float:
     return float((pred.numpy() == labels).mean())
 
 
+def quiet_legacy_onnx_export() -> None:
+    """Silence torch's notices that its TorchScript-based ONNX exporter is the legacy one: tiplu
+    exports with it on purpose (``dynamo=False``)."""
+    warnings.filterwarnings("ignore", message=".*legacy TorchScript-based ONNX export.*")
+    warnings.filterwarnings("ignore", message="The feature will be removed.*")
+
+
 def export_models(detector: Path, classifier: Path | None, out: Path = Path("models"),
                   imgsz: int = 320, metrics: dict[str, object] | None = None,
                   max_imgsz: int | None = None, crop_size: tuple[int, int] = (CROP_W, CROP_H),
@@ -553,8 +560,7 @@ def export_models(detector: Path, classifier: Path | None, out: Path = Path("mod
     _, YOLO = _ultralytics()
     import torch
 
-    warnings.filterwarnings("ignore", message=".*legacy TorchScript-based ONNX export.*")
-    warnings.filterwarnings("ignore", message="The feature will be removed.*")
+    quiet_legacy_onnx_export()
     out.mkdir(parents=True, exist_ok=True)
     try:
         import onnxslim  # noqa: F401
