@@ -326,3 +326,5 @@ def test_calibrate_keeps_the_named_setting_it_read_with(tmp_path: Path) -> None:
     written = getattr(load_detector(model), "calibration")
     assert (written.named_above, written.named_floor) == (0.85, 0.12)
     assert written.uncertain_below == report["uncertain_below"]
+    shipped = read_model_json(MODELS_DIR)["calibration"]["vouched_above"]
+    assert report["vouched_above"] == written.vouched_above == shipped < 1, "read as the app reads, and kept"

@@ -21,7 +21,7 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.calibration import Calibration, calibration_of
+from vision.calibration import CALIBRATION_FIELDS, Calibration, calibration_of
 from vision.detector import INFO_FILE, MODELS_DIR, CardDetector, load_detector, model_crop_size
 from vision.training.enrol import (EnrolError, card_names, corner_crops, correction_crops, find_cards, improve,
                                    read_enrolment, table_crops)
@@ -153,9 +153,10 @@ def test_enrol_recalibrates_doubt_on_scenes_of_its_own_deck(enrolled: tuple[Path
     assert chosen["photos"] == CALIBRATION_SCENES // 2 and tested["photos"] == CALIBRATION_SCENES // 2
     assert chosen["cards"] > 0 and tested["cards"] > 0
     assert tested["before"] == scores_with(out, tested_on, base)
-    for name in ("uncertain_below", "alternative_above", "faint_above", "named_above", "named_floor"):
+    for name in CALIBRATION_FIELDS:
         assert 0 <= calibration[name] <= 1
-    assert (calibration["named_above"], calibration["named_floor"]) == (base["named_above"], base["named_floor"])
+    assert ((calibration["named_above"], calibration["named_floor"], calibration["vouched_above"])
+            == (base["named_above"], base["named_floor"], base["vouched_above"]))
     assert Calibration.from_model_json({"calibration": calibration}) == calibration_of(load_detector(out))
     assert "recalibrating doubt: 6/6 scenes read" in stderr and "doubt recalibrated: uncertain below" in stderr
 

@@ -8,15 +8,18 @@ of corners that carry angles; model folders that name a missing or bad network.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from vision.detector import INFO_FILE, MODELS_DIR, CardDetector, Corner, ModelError, read_model_json
+from vision.doubts import FAINT_CARD
 from vision.images import read_image
+from vision.pipeline import counted_corners, read_photo, tentative_corners
 from vision.orientation import DIAGONAL, ORIENTATION_FILE, diagonal_error, inside_photo
-from vision.pairing import AMBIGUOUS_FACING, corner_facing, pair_corners
+from vision.pairing import AMBIGUOUS_FACING, corner_facing, pair_corners, vouched_groups
 from vision.training.generate import generate_dataset
 from vision.training.orientation import angle_errors, orientation_samples
 from web_support import shipped_model_files
@@ -86,6 +89,69 @@ def test_a_printed_jokers_angles_are_not_taken() -> None:
     assert len(pair_corners([first, other]).cards) == 1
     as_hearts = [Corner("7H", c.confidence, c.box, angle=c.angle) for c in (first, other)]
     assert corner_facing(*as_hearts, None, None) < -AMBIGUOUS_FACING
+
+
+#: A meld row of three 5S-6S-7S, each card showing both indices, facing upright (angle 0).
+ROW = [Corner(name, 0.9, (x, 0.0, x + 10.0, 16.0), angle=0.0) for name, x in (("5S", 0.0), ("6S", 40.0), ("7S", 80.0))]
+ROW += [Corner(name, 0.9, (x + 60.0, 80.0, x + 70.0, 96.0), angle=180.0)
+        for name, x in (("5S", 0.0), ("6S", 40.0), ("7S", 80.0))]
+
+
+@pytest.mark.parametrize("faint, cards", [
+    ([Corner("8S", 0.15, (120.0, 0.0, 130.0, 16.0), angle=2.0)], 4),            # the row's next card, faint
+    ([Corner("8S", 0.15, (120.0, 0.0, 130.0, 16.0), angle=60.0)], 3),           # beside it, facing elsewhere
+    ([Corner("8S", 0.15, (120.0, 0.0, 130.0, 16.0))], 3),                       # no angle: nothing vouches
+    ([Corner("JOKER", 0.15, (120.0, 0.0, 130.0, 16.0), angle=0.0)], 3),         # a joker's angle is not taken
+    ([Corner("6S", 0.15, (120.0, 0.0, 130.0, 16.0), angle=0.0)], 3),            # a 6S lies a diagonal away
+    ([Corner("6S", 0.15, (400.0, 100.0, 410.0, 116.0), angle=178.0)], 4),       # ... but not this far
+    ([Corner("9S", 0.15, (300.0, 0.0, 310.0, 16.0), angle=0.0),                 # two faint indices of one card
+      Corner("9S", 0.15, (360.0, 80.0, 370.0, 96.0), angle=180.0)], 4),         # vouch for each other
+])
+def test_a_faint_corner_counts_where_the_angles_vouch_for_it(faint: list[Corner], cards: int) -> None:
+    """A tentative corner joins a meld row when it faces the row's way and is no counted card's other index."""
+    corners = ROW + faint
+    tentative = range(len(ROW), len(corners))
+    assert len(pair_corners(corners, tentative=tentative).cards) == cards
+    assert len(pair_corners(corners).cards) == 3 + len({c.card for c in faint}), "counted, each faint corner is a card"
+
+
+def test_vouched_groups_keep_every_group_with_a_counted_corner() -> None:
+    groups = [(0, 3), (1, 4), (2, 5), (6,)]
+    faint = Corner("7S", 0.15, (62.0, 82.0, 72.0, 98.0), angle=180.0)
+    assert vouched_groups(groups, ROW + [faint], set()) == groups
+    assert vouched_groups(groups, ROW + [faint], {6}) == groups[:3], "a 7S's other index, seen faintly"
+    assert vouched_groups([(2, 6)], ROW + [faint], {6}) == [(2, 6)]
+
+
+def test_a_faint_index_the_angles_vouch_for_is_a_card_to_check(tmp_path: Path, detector: CardDetector) -> None:
+    """Scene 46 of the test scenes (``data/test``: seed 202, held-out designs), rendered again: a maal spread
+    whose sixth card's index the detector scores under the reading's 0.25. Vouched for by the angles, it is
+    read, marked for checking; without the rule it was a place to look."""
+    generate_dataset(tmp_path, 1, 202, decks="holdout", scenes=["table", "meld_row", "tunnela", "maal_spread"],
+                     start=46)
+    scene = json.loads((tmp_path / "geometry" / "s202_000046.json").read_text())
+    image = read_image(tmp_path / scene["image"])
+    assert detector.calibration.vouched_above < 1
+    vouched = read_photo(image, detector)
+    plain = read_photo(image, detector, calibration=replace(detector.calibration, vouched_above=1.0))
+    names = sorted({b["card_id"]: b["name"] for b in scene["boxes"]}.values())
+    assert sorted(vouched.card_names()) == names != sorted(plain.card_names())
+    [added] = [card for card in vouched.cards if card not in plain.cards]
+    assert added.uncertain and all(vouched.corners[i].confidence < 0.25 for i in added.corners)
+    assert added.card in [d.card for d in plain.doubts if d.kind == FAINT_CARD]
+
+
+def test_a_faint_index_of_a_card_already_read_stays_a_place_to_look(detector: CardDetector) -> None:
+    """The maal spread sample's faint 5D lies near a 5D read surely: it would be that card's other index."""
+    image = read_image(SAMPLES / "maal_spread.jpg")
+    found = detector.detect(image, 0.1)
+    offered = tentative_corners(found, counted_corners(found, 0.25, detector.calibration), detector.calibration)
+    assert [c.card for c in offered] == ["5D"] and offered[0].confidence < 0.25
+    vouched = read_photo(image, detector)
+    plain = read_photo(image, detector, calibration=replace(detector.calibration, vouched_above=1.0))
+    assert vouched.corners == plain.corners, "a corner no card took is not listed among the reading's corners"
+    assert vouched.cards == plain.cards and vouched.groups == plain.groups
+    assert [d.card for d in vouched.doubts if d.kind == FAINT_CARD] == ["5D"]
 
 
 def test_a_corner_whose_crop_reaches_off_the_photo_has_no_angle(detector: CardDetector) -> None:

@@ -175,6 +175,20 @@ def test_counts_above_the_decks_are_clamped_and_flagged() -> None:
     assert 0.6 not in {c.confidence for c in result.cards}  # the least sure copy was dropped
 
 
+# One index boxed twice: the rank alone inside the box of rank and pip. Same name from 0.7 of the
+# smaller box inside, another name (stage 2 read the two boxes two ways) from 0.8; the surer box stays.
+@pytest.mark.parametrize("second, inner, cards", [
+    ("3S", (2.0, 2.0, 18.0, 22.0), ["3S"]),          # wholly inside
+    ("3C", (2.0, 2.0, 18.0, 22.0), ["3S"]),          # wholly inside, named another way
+    ("3S", (4.0, 12.0, 20.0, 36.0), ["3S"]),         # 0.75 inside
+    ("3C", (4.0, 12.0, 20.0, 36.0), ["3C", "3S"]),   # 0.75 inside: another card's index may lie there
+    ("3C", (30.0, 0.0, 50.0, 30.0), ["3C", "3S"]),   # beside it
+])
+def test_an_index_boxed_twice_is_one_card(second: str, inner: tuple[float, ...], cards: list[str]) -> None:
+    corners = [Corner("3S", 0.6, (0.0, 0.0, 20.0, 30.0)), Corner(second, 0.4, inner)]  # type: ignore[arg-type]
+    assert sorted(c.card for c in pair_corners(corners).cards) == cards
+
+
 @pytest.mark.parametrize("conf, below, uncertain", [(0.9, 0.5, False), (0.49, 0.5, True), (0.6, 0.7, True),
                                                     (0.5, 0.5, False)])
 def test_low_confidence_cards_are_marked_uncertain(conf: float, below: float, uncertain: bool) -> None:

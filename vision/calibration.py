@@ -8,7 +8,10 @@ card (under the reading's ``conf``) but at least :attr:`Calibration.faint_above`
 shown as places where a card may have been missed (:data:`vision.doubts.FAINT_CARD`), except
 those the classifier names clearly (its probability of the card at least
 :attr:`Calibration.named_above`, the corner's confidence at least :attr:`Calibration.named_floor`):
-those count as cards, always uncertain (their confidence is under the reading's). The doubt
+those count as cards, always uncertain (their confidence is under the reading's). Since v0.8.1 a
+faint corner from ``named_floor`` that the classifier names less clearly (from
+:attr:`Calibration.vouched_above`) is offered to pairing too, and counts as a card to check
+only where the corners' angles vouch for it (:func:`vision.pairing.vouched_groups`). The doubt
 thresholds were chosen on a calibration split of held-out renders and checked on a separate
 test split (``vision/training/calibrate.py``); they live in the model folder's ``model.json``
 under ``"calibration"``, so a new model brings its own. A model without them gets the
@@ -30,6 +33,12 @@ ALTERNATIVE_ABOVE = 1.0
 FAINT_ABOVE = 1.0
 NAMED_ABOVE = 1.0
 NAMED_FLOOR = 1.0
+VOUCHED_ABOVE = 1.0
+
+
+#: The thresholds ``model.json``'s ``"calibration"`` may hold.
+CALIBRATION_FIELDS = ("uncertain_below", "alternative_above", "faint_above", "named_above", "named_floor",
+                      "vouched_above")
 
 
 class CalibrationError(ValueError):
@@ -46,6 +55,7 @@ class Calibration:
     faint_above: float = FAINT_ABOVE
     named_above: float = NAMED_ABOVE
     named_floor: float = NAMED_FLOOR
+    vouched_above: float = VOUCHED_ABOVE
 
     def doubtful(self, confidence: float, alternatives: Sequence[tuple[str, float]]) -> bool:
         """Should the player check this card?"""
@@ -65,6 +75,16 @@ class Calibration:
         """
         return card_p >= self.named_above and confidence >= self.named_floor
 
+    def may_vouch(self, confidence: float, card_p: float) -> bool:
+        """Is a faint corner, not counted, one that pairing may take as a card if the angles vouch for it?
+
+        >>> Calibration(named_floor=0.1, vouched_above=0.5).may_vouch(0.12, 0.6)
+        True
+        >>> Calibration(named_floor=0.1, vouched_above=0.5).may_vouch(0.08, 0.6), Calibration().may_vouch(0.2, 0.9)
+        (False, False)
+        """
+        return card_p >= self.vouched_above and confidence >= self.named_floor
+
     @classmethod
     def from_model_json(cls, info: Mapping[str, Any]) -> Calibration:
         """The ``"calibration"`` of a model's ``model.json`` (defaults where it has none).
@@ -78,7 +98,7 @@ class Calibration:
         """
         raw = info.get("calibration") or {}
         values: dict[str, float] = {}
-        for name in ("uncertain_below", "alternative_above", "faint_above", "named_above", "named_floor"):
+        for name in CALIBRATION_FIELDS:
             if name in raw:
                 value = raw[name]
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:

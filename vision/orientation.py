@@ -94,7 +94,12 @@ def output_angles(out: np.ndarray) -> np.ndarray:
     return np.degrees(np.arctan2(out[:, 1], out[:, 0])) % 360
 
 
-def _wrap(degrees: float) -> float:
+def wrap_degrees(degrees: float) -> float:
+    """An angle or angle difference folded into -180 to 180 degrees.
+
+    >>> wrap_degrees(350.0), wrap_degrees(-190.0)
+    (-10.0, 170.0)
+    """
     return (degrees + 180.0) % 360.0 - 180.0
 
 
@@ -112,4 +117,4 @@ def view_angle(box: Sequence[float], other: Sequence[float], angle: float) -> fl
 
 def diagonal_error(a: Sequence[float], b: Sequence[float], a_angle: float, b_angle: float) -> float:
     """How far (degrees) two indices lie from being one card's: the worse of their two views of each other."""
-    return max(abs(_wrap(view_angle(a, b, a_angle) - DIAGONAL)), abs(_wrap(view_angle(b, a, b_angle) - DIAGONAL)))
+    return max(abs(wrap_degrees(view_angle(a, b, a_angle) - DIAGONAL)), abs(wrap_degrees(view_angle(b, a, b_angle) - DIAGONAL)))

@@ -21,13 +21,20 @@ tunnela is three 6H stacked). Two corners of one name are taken as one card when
 
 Stage 1 sometimes finds one index twice (the rank alone and the rank with its pip, as
 on a card turned 45 degrees): a same-name corner lying mostly inside a surer one
-(:data:`REPEAT_COVER`, :func:`repeated_indices`) is that index again and is left out.
+(:data:`REPEAT_COVER`, :func:`repeated_indices`) is that index again and is left out; so is
+one of another name lying almost wholly inside (:data:`REPEAT_COVER_RENAMED`): the same index
+boxed twice and named two ways.
 Pairs are chosen greedily, most clearly opposite-facing first, each corner used once.
 Two lone corners of different names facing clearly opposite ways at the photo's pair
 distance are one card read two ways (:func:`split_pairs`): one card, marked uncertain.
 Every other corner is a card on its own. A face counted more often than the decks in play
 hold (:func:`copy_limits`, from the scorer's rule sets) is clamped (the least confident
 extras dropped); the copies kept are flagged ``clamped`` and ``uncertain``.
+
+Faint corners the pipeline offers as ``tentative`` (:meth:`Calibration.may_vouch`) are
+paired among themselves only (a counted card keeps its own box and confidence), and a card
+made of them is kept only where the angles vouch for it (:func:`vouched_groups`), always
+marked uncertain by the pipeline.
 
 Four-index decks (an index in all four corners): the two extra corners lie on the
 circle whose diameter is the card's diagonal pair and are joined to it
@@ -44,7 +51,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -54,7 +61,7 @@ import numpy as np
 from scorer import JOKER, RULE_FAMILIES, RuleSet, get_rules
 from vision.calibration import Calibration
 from vision.detector import MAX_ALTERNATIVES, Corner
-from vision.orientation import diagonal_error
+from vision.orientation import diagonal_error, wrap_degrees
 
 #: Centre distance of a card's two indices, in index sizes (sqrt of box area).
 PAIR_RATIO = (1.3, 8.0)
@@ -90,6 +97,12 @@ THALES_TOL = 0.08
 #: seen twice. A stacked tunnela's indices, 0.5 index sizes apart or more, cover at most
 #: about 0.6 of each other.
 REPEAT_COVER = 0.7
+#: The same for a corner of another name: stage 1 boxed one index twice (rank alone, rank and
+#: pip) and stage 2 named the two boxes differently (3S and 3C). Chosen in session 16 on the 150
+#: calibration scenes (v0.8; 0.6-0.9 tried, none before): alone, 109 -> 97 wrong cards for
+#: 394 -> 399 missed; on the 60 test scenes 54 -> 44 wrong, 128 -> 130 missed. With the faint
+#: corners vouched for (:data:`VOUCH_TURN`): 101 wrong and 372 missed, 44 and 115.
+REPEAT_COVER_RENAMED = 0.8
 #: Two lone corners of different names are one card read two ways when they face clearly
 #: opposite ways (at least this) at the photo's typical pair distance (within this factor).
 SPLIT_FACING = 0.3
@@ -117,6 +130,15 @@ SPAN_SPREAD_SHORT = 1.5
 #: Kept apart by distance alone and within this factor, two corners are sometimes one
 #: card (on the calibration scenes 2 such pairs of 9): both are marked for the player to check.
 SPAN_UNSURE = 1.25
+#: A faint corner alone is a card when it faces the way its nearest counted corner does, within
+#: this many degrees (cards laid together in a meld row or fan lie alike), and no counted corner
+#: of its name lies within this many of the photo's card diagonals (it would be that card's
+#: other index). Chosen in session 16 on the 150 calibration scenes (v0.8's detections cached,
+#: pairing rerun; 10, 15 and 25 degrees, 1.3, 2 and 3 diagonals, classifier probabilities
+#: 0.3-0.7 tried): alone, 394 -> 367 missed cards for 109 -> 113 wrong; on the 60 test scenes
+#: 128 -> 113 missed, 54 wrong as before.
+VOUCH_TURN = 10.0
+VOUCH_APART = 2.0
 _CROP = 32
 
 
@@ -301,7 +323,8 @@ def copy_limits(rules: RuleSet | None = None) -> tuple[int, int]:
 
 
 def pair_corners(corners: Sequence[Corner], image: np.ndarray | None = None, *, rules: RuleSet | None = None,
-                 calibration: Calibration | None = None, uncertain_below: float | None = None) -> Pairing:
+                 calibration: Calibration | None = None, uncertain_below: float | None = None,
+                 tentative: Collection[int] = ()) -> Pairing:
     """Physical cards from corner detections (photo pixels), best-known pairs first.
 
     ``image`` (BGR, the photo the corners came from) enables the facing test; without it
@@ -310,19 +333,24 @@ def pair_corners(corners: Sequence[Corner], image: np.ndarray | None = None, *, 
     second corner agreeing (1 - (1-a)(1-b)), capped at 1; its alternatives are its
     corners' averaged. ``rules`` bound the copies of each face (:func:`copy_limits`).
     ``calibration`` says which cards are doubtful; ``uncertain_below`` overrides its
-    confidence threshold.
+    confidence threshold. ``tentative`` corners (indexes) pair only with each other, and
+    make a card only where :func:`vouched_groups` keeps it.
     """
     calibration = calibration or Calibration()
+    faint = set(tentative)
     if uncertain_below is not None:
         calibration = replace(calibration, uncertain_below=uncertain_below)
     gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY) if image is not None else None
-    by_name: dict[str, list[int]] = defaultdict(list)
-    repeated = repeated_indices(corners)
+    # Counted corners pair as if the tentative ones were not there; these pair among themselves.
+    by_name: dict[tuple[str, bool], list[int]] = defaultdict(list)
+    sure = [i for i in range(len(corners)) if i not in faint]
+    repeated = {sure[k] for k in repeated_indices([corners[i] for i in sure])}
+    repeated |= repeated_indices(corners) & faint
     for i, c in enumerate(corners):
         if i not in repeated:
-            by_name[c.card].append(i)
+            by_name[c.card, i in faint].append(i)
     crops: dict[int, np.ndarray | None] = {}
-    candidates: dict[str, list[tuple[float, float, int, int]]] = defaultdict(list)
+    candidates: dict[tuple[str, bool], list[tuple[float, float, int, int]]] = defaultdict(list)
     for name, idxs in by_name.items():
         if gray is not None and len(idxs) > 1:
             for i in idxs:
@@ -337,22 +365,22 @@ def pair_corners(corners: Sequence[Corner], image: np.ndarray | None = None, *, 
                 facing = corner_facing(corners[i], corners[j], crops.get(i), crops.get(j)) if known else 1.0
                 if facing >= -AMBIGUOUS_FACING:
                     candidates[name].append((facing, ratio, i, j))
-    every = [(f, r) for cands in candidates.values() for f, r, _, _ in cands]
+    every = [(f, r) for (_, tentative_pair), cands in candidates.items() for f, r, _, _ in cands if not tentative_pair]
     typical = typical_ratio([r for f, r in every if f >= FLIP_MARGIN] or [r for _, r in every])
     spans = [(name, _midpoint(corners[i].box, corners[j].box), _distance(corners[i].box, corners[j].box))
-             for name, cands in candidates.items() for f, _, i, j in cands
-             if f >= FLIP_MARGIN and len(by_name[name]) <= SPAN_CORNERS]
+             for (name, tentative_pair), cands in candidates.items() for f, _, i, j in cands
+             if f >= FLIP_MARGIN and len(by_name[name, tentative_pair]) <= SPAN_CORNERS and not tentative_pair]
     groups: list[tuple[int, ...]] = []
     unsure: list[tuple[int, int]] = []
-    for name, idxs in by_name.items():
+    for key, idxs in by_name.items():
         scored = []
-        for facing, ratio, i, j in candidates.get(name, []):
+        for facing, ratio, i, j in candidates.get(key, []):
             off = abs(math.log(ratio / typical))
             clear = facing >= CLEAR_FACING or (len(idxs) == 2 and facing >= FLIP_MARGIN)
             limit = RATIO_SPREAD_CLEAR if clear else RATIO_SPREAD
             if off > math.log(limit):
                 continue
-            typical_span = (local_span(spans, name, _midpoint(corners[i].box, corners[j].box))
+            typical_span = (local_span(spans, key[0], _midpoint(corners[i].box, corners[j].box))
                             if len(idxs) >= SPAN_GATED else None)
             if typical_span is not None:
                 span_off = math.log(_distance(corners[i].box, corners[j].box) / typical_span)
@@ -368,7 +396,7 @@ def pair_corners(corners: Sequence[Corner], image: np.ndarray | None = None, *, 
             used |= {i, j}
             groups.append((i, j))
         groups.extend((i,) for i in idxs if i not in used)
-    groups = merge_four_index(groups, corners)
+    groups = vouched_groups(merge_four_index(groups, corners), corners, faint)
     splits = split_pairs(groups, corners, gray, typical) if gray is not None else []
     joined = {i for pair in splits for i in pair}
     lone = {g[0] for g in groups if len(g) == 1} - joined
@@ -377,6 +405,46 @@ def pair_corners(corners: Sequence[Corner], image: np.ndarray | None = None, *, 
     cards = [_card(corners, g, calibration, g[0] in marked) for g in groups if not set(g) & joined]
     cards += [_split_card(corners, pair) for pair in splits]
     return replace(_clamp(cards, *copy_limits(rules)), apart=apart)
+
+
+def vouched_groups(groups: Sequence[tuple[int, ...]], corners: Sequence[Corner],
+                   tentative: set[int]) -> list[tuple[int, ...]]:
+    """The groups to keep as cards: every group with a counted corner, and of those made of
+    ``tentative`` corners alone the ones the angles vouch for.
+
+    Two tentative corners paired (they passed pairing's own tests, on their angles where
+    the detector gave them) are a card. One alone is a card when it faces the way its nearest
+    counted corner does (within :data:`VOUCH_TURN`) and no counted corner of its name lies
+    within :data:`VOUCH_APART` of the photo's typical index distance (the median over its
+    counted pairs): there it would be that card's other index, seen faintly.
+
+    >>> row = [Corner("5S", 0.9, (0, 0, 10, 16), angle=0.0), Corner("5S", 0.9, (60, 80, 70, 96), angle=180.0),
+    ...        Corner("7S", 0.2, (20, 0, 30, 16), angle=3.0), Corner("9S", 0.2, (40, 0, 50, 16), angle=90.0)]
+    >>> vouched_groups([(0, 1), (2,), (3,)], row, {2, 3})
+    [(0, 1), (2,)]
+    """
+    if not tentative:
+        return list(groups)
+    counted = [k for k in range(len(corners)) if k not in tentative]
+    spans = [_distance(corners[g[0]].box, corners[g[1]].box) for g in groups if len(g) == 2 and not set(g) & tentative]
+    typical = float(np.median(spans)) if spans else None
+    kept = []
+    for g in groups:
+        if not set(g) <= tentative or len(g) > 1:
+            kept.append(g)
+            continue
+        lone = corners[g[0]]
+        if not has_angle(lone) or not counted:
+            continue
+        nearest = corners[min(counted, key=lambda k: _distance(corners[k].box, lone.box))]
+        if nearest.angle is None or abs(wrap_degrees(nearest.angle - lone.angle)) > VOUCH_TURN:  # type: ignore[operator]
+            continue
+        if typical is not None and any(corners[k].card == lone.card
+                                       and _distance(corners[k].box, lone.box) <= VOUCH_APART * typical
+                                       for k in counted):
+            continue
+        kept.append(g)
+    return kept
 
 
 def split_pairs(groups: Sequence[tuple[int, ...]], corners: Sequence[Corner], gray: np.ndarray,
@@ -455,25 +523,26 @@ def cover(inner: Sequence[float], outer: Sequence[float]) -> float:
 
 
 def repeated_indices(corners: Sequence[Corner]) -> set[int]:
-    """Corners that repeat a surer same-name corner: the smaller box lies mostly inside the other.
+    """Corners that repeat a surer corner: the smaller box lies mostly inside the other
+    (:data:`REPEAT_COVER`; almost wholly, :data:`REPEAT_COVER_RENAMED`, for another name).
 
     Stage 1's non-maximum suppression compares boxes by IoU, which lets a box around the
     rank alone survive beside the box around rank and pip. Counting both would add a card.
 
     >>> cs = [Corner("5D", 0.7, (430, 669, 502, 718)), Corner("5D", 0.5, (431, 674, 485, 710)),
-    ...       Corner("5D", 0.6, (430, 700, 502, 749))]
+    ...       Corner("5D", 0.6, (430, 700, 502, 749)), Corner("5H", 0.4, (432, 702, 500, 745))]
     >>> sorted(repeated_indices(cs))
-    [1]
+    [1, 3]
     """
     repeated: set[int] = set()
     order = sorted(range(len(corners)), key=lambda k: -corners[k].confidence)
     for rank, i in enumerate(order):
         for j in order[:rank]:
-            if j in repeated or corners[j].card != corners[i].card:
+            if j in repeated:
                 continue
             a, b = corners[i].box, corners[j].box
             smaller, larger = (a, b) if _size(a) <= _size(b) else (b, a)
-            if cover(smaller, larger) >= REPEAT_COVER:
+            if cover(smaller, larger) >= (REPEAT_COVER if corners[j].card == corners[i].card else REPEAT_COVER_RENAMED):
                 repeated.add(i)
                 break
     return repeated

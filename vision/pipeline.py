@@ -9,7 +9,8 @@
      "groups": [[0, 1, 2], [3]],
      "doubts": [{"kind": "short_meld", "cards": [3, 4], "box": [...], "message": "..."}]}
 
-Boxes are in the photo's pixels. ``corners`` are the raw detections down to ``--conf``;
+Boxes are in the photo's pixels. ``corners`` are the detections down to ``--conf`` and the
+fainter ones counted as cards (:func:`counted_corners`, :func:`tentative_corners`);
 each card lists the corner indexes it was built from; ``groups`` hold card indexes.
 ``uncertain`` and ``alternatives`` are the detector's doubt (:mod:`vision.calibration`),
 ``doubts`` what the rules add (:mod:`vision.doubts`; the verdict's own doubts come with
@@ -35,7 +36,7 @@ from vision.calibration import Calibration, calibration_of
 from vision.detector import Corner, Detector
 from vision.doubts import Doubt, apart_doubts, copy_doubts, faint_doubts, layout_doubts
 from vision.layout import group_cards
-from vision.pairing import PhysicalCard, copy_limits, pair_corners
+from vision.pairing import Pairing, PhysicalCard, copy_limits, pair_corners
 
 DEFAULT_CONF = 0.25
 
@@ -94,10 +95,13 @@ def read_photo(image_bgr: np.ndarray, detector: Detector, conf: float = DEFAULT_
     calibration = calibration or calibration_of(detector)
     t0 = time.perf_counter()
     found = detector.detect(image_bgr, min(conf, calibration.faint_above, calibration.named_floor))
-    corners = counted_corners(found, conf, calibration)
-    counted = set(corners)
+    counted = counted_corners(found, conf, calibration)
+    corners = counted + tentative_corners(found, counted, calibration)
     t1 = time.perf_counter()
-    pairing = pair_corners(corners, image_bgr, rules=rules, calibration=calibration, uncertain_below=uncertain_below)
+    pairing = pair_corners(corners, image_bgr, rules=rules, calibration=calibration, uncertain_below=uncertain_below,
+                           tentative=range(len(counted), len(corners)))
+    corners, pairing = without_unused(corners, pairing, len(counted))
+    used = set(corners)
     # A card read only from corners under ``conf`` is one to check, whatever ``uncertain_below`` says.
     read = [replace(c, uncertain=True) if all(corners[i].confidence < conf for i in c.corners) else c
             for c in pairing.cards]
@@ -108,7 +112,7 @@ def read_photo(image_bgr: np.ndarray, detector: Detector, conf: float = DEFAULT_
     card_of = {c.corners[0]: k for k, c in enumerate(cards) if len(c.corners) == 1}
     apart = [(card_of[i], card_of[j]) for i, j in pairing.apart if i in card_of and j in card_of]
     decks, jokers = copy_limits(rules)
-    under = [in_play(c, jokers) for c in found if c.confidence >= calibration.faint_above and c not in counted]
+    under = [in_play(c, jokers) for c in found if c.confidence >= calibration.faint_above and c not in used]
     faint = [c for c in under if c is not None]
     doubts = (copy_doubts(cards, pairing.dropped, decks, jokers) + apart_doubts(cards, apart)
               + layout_doubts(cards, laid) + faint_doubts(cards, faint))
@@ -145,13 +149,51 @@ def counted_corners(found: Sequence[Corner], conf: float, calibration: Calibrati
     ['9S', '4C']
     """
     counted = [c for c in found if c.confidence >= conf]
-
-    def on_counted(box: Sequence[float]) -> bool:
-        x, y = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
-        return any(k.box[0] <= x <= k.box[2] and k.box[1] <= y <= k.box[3] for k in counted)
-
     return tuple(c for c in found if c.confidence >= conf or (
-        calibration.named_clearly(c.confidence, c.card_p) and not on_counted(c.box)))
+        calibration.named_clearly(c.confidence, c.card_p) and not on_corner(c.box, counted)))
+
+
+def without_unused(corners: Sequence[Corner], pairing: Pairing, keep: int) -> tuple[tuple[Corner, ...], Pairing]:
+    """The corners without those from index ``keep`` on that no card took (tentative corners the
+    angles did not vouch for), and the pairing's corner indexes renumbered to match.
+
+    >>> cs = [Corner("7H", 0.9, (0, 0, 9, 9)), Corner("8H", 0.2, (50, 0, 59, 9)), Corner("9H", 0.2, (90, 0, 99, 9))]
+    >>> kept, pairing = without_unused(cs, Pairing((PhysicalCard("7H", 0.9, cs[0].box, (0,)),
+    ...                                             PhysicalCard("9H", 0.2, cs[2].box, (2,)))), 1)
+    >>> [c.card for c in kept], [card.corners for card in pairing.cards]
+    (['7H', '9H'], [(0,), (1,)])
+    """
+    taken = {i for card in pairing.cards + pairing.dropped for i in card.corners}
+    order = [i for i in range(len(corners)) if i < keep or i in taken]
+    new = {old: k for k, old in enumerate(order)}
+
+    def renumbered(cards: Sequence[PhysicalCard]) -> tuple[PhysicalCard, ...]:
+        return tuple(replace(c, corners=tuple(new[i] for i in c.corners)) for c in cards)
+
+    return tuple(corners[i] for i in order), replace(
+        pairing, cards=renumbered(pairing.cards), dropped=renumbered(pairing.dropped),
+        apart=tuple((new[i], new[j]) for i, j in pairing.apart))
+
+
+def on_corner(box: Sequence[float], corners: Sequence[Corner]) -> bool:
+    """Whether a box's centre lies inside one of ``corners``' boxes (that index boxed again)."""
+    x, y = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    return any(k.box[0] <= x <= k.box[2] and k.box[1] <= y <= k.box[3] for k in corners)
+
+
+def tentative_corners(found: Sequence[Corner], counted: Sequence[Corner],
+                      calibration: Calibration) -> tuple[Corner, ...]:
+    """The faint corners pairing may take as cards where the angles vouch for them
+    (:meth:`Calibration.may_vouch`, :func:`vision.pairing.vouched_groups`): not counted, and on no counted corner.
+
+    >>> cal = Calibration(named_floor=0.1, vouched_above=0.5)
+    >>> found = [Corner("9S", 0.8, (0, 0, 10, 16)), Corner("4C", 0.14, (50, 0, 60, 16), card_p=0.6),
+    ...          Corner("9S", 0.15, (2, 2, 10, 10), card_p=0.7), Corner("KD", 0.2, (90, 0, 100, 16), card_p=0.3)]
+    >>> [c.card for c in tentative_corners(found, found[:1], cal)]
+    ['4C']
+    """
+    return tuple(c for c in found if c not in counted and calibration.may_vouch(c.confidence, c.card_p)
+                 and not on_corner(c.box, counted))
 
 
 def _renumber(cards: Sequence[PhysicalCard], groups: list[list[int]]

@@ -26,7 +26,9 @@ doubts a photo gets and how many of them lie on a missed card.
 
 Every split is read counting the corners the app counts: the model's ``named_above`` and
 ``named_floor`` (faint corners the classifier names clearly, :meth:`Calibration.named_clearly`),
-or ``--named P,FLOOR``; those two are written back beside the thresholds chosen.
+or ``--named P,FLOOR``; those two are written back beside the thresholds chosen, and so is
+the model's ``vouched_above`` (fainter corners pairing counts where their angles vouch for them,
+:meth:`Calibration.may_vouch`).
 ``--keep`` measures the model's own thresholds again instead of choosing new ones (after a
 change to how the splits are judged, or to the reading).
 
@@ -84,10 +86,10 @@ def reading_calibration(detector: Detector, named: tuple[float, float] | None = 
     >>> reading_calibration(object(), (0.9, 0.1)).named_above
     0.9
     """
+    own = calibration_of(detector)
     if named is None:
-        own = calibration_of(detector)
         named = (own.named_above, own.named_floor)
-    return replace(NOTHING_FLAGGED, named_above=named[0], named_floor=named[1])
+    return replace(NOTHING_FLAGGED, named_above=named[0], named_floor=named[1], vouched_above=own.vouched_above)
 
 
 @dataclass(frozen=True)
@@ -299,7 +301,8 @@ def choose(cases: Sequence[PhotoCase], catch: float, reading: Calibration = NOTH
     those the cases were read with (``reading``'s ``named_above`` and ``named_floor``).
     """
     best: tuple[bool, float, float] | None = None
-    counted = Calibration(named_above=reading.named_above, named_floor=reading.named_floor)
+    counted = Calibration(named_above=reading.named_above, named_floor=reading.named_floor,
+                          vouched_above=reading.vouched_above)
     chosen = counted
     for below in BELOW_GRID:
         for above in ABOVE_GRID:
@@ -390,7 +393,7 @@ def calibration_report(calib: Mapping[str, Sequence[PhotoCase]], test: Mapping[s
     return {
         "uncertain_below": cal.uncertain_below, "alternative_above": cal.alternative_above,
         "faint_above": cal.faint_above, "named_above": cal.named_above, "named_floor": cal.named_floor,
-        "method": method,
+        "vouched_above": cal.vouched_above, "method": method,
         "calibration_splits": {name: scores(cases, cal) for name, cases in calib.items()},
         "test_splits": {name: {**scores(cases, cal), "before": scores(cases, before)}
                         for name, cases in test.items()}}
