@@ -13,7 +13,7 @@ Kinds: :data:`TOO_MANY_COPIES`, :data:`SHORT_MELD`, :data:`HAND_COUNT`, :data:`V
 may have been missed there) and :data:`ONE_OR_TWO` (two copies of a card that may be one
 card's two corners).
 
->>> from vision.pairing import PhysicalCard
+>>> from vision.pairing import PhysicalCard, centre_inside
 >>> cards = [PhysicalCard(n, 0.9, (10.0 * i, 0.0, 10.0 * i + 8, 12.0), (i,)) for i, n in enumerate("3S 4S 5S 7H 8H".split())]
 >>> [d.kind for d in layout_doubts(cards, [(0, 1, 2), (3, 4)])]
 ['short_meld']
@@ -28,7 +28,7 @@ from typing import Any
 from scorer import JOKER, Card, TipluError, parse_card
 from scorer.messages import Message, N_, either
 from vision.detector import Corner
-from vision.pairing import PhysicalCard
+from vision.pairing import PhysicalCard, centre_inside
 
 TOO_MANY_COPIES = "too_many_copies"
 SHORT_MELD = "short_meld"
@@ -197,7 +197,7 @@ def faint_doubts(cards: Sequence[PhysicalCard], faint: Sequence[Corner]) -> list
     places: list[Corner] = []
     for corner in sorted(faint, key=lambda c: -c.confidence):
         x, y = centre(corner.box)
-        if any(c.box[0] <= x <= c.box[2] and c.box[1] <= y <= c.box[3] for c in cards):
+        if centre_inside(corner.box, [c.box for c in cards]):
             continue
         size = max(corner.box[2] - corner.box[0], corner.box[3] - corner.box[1])
         if any(abs(x - centre(p.box)[0]) < size and abs(y - centre(p.box)[1]) < size for p in places):

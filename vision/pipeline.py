@@ -36,7 +36,7 @@ from vision.calibration import Calibration, calibration_of
 from vision.detector import Corner, Detector
 from vision.doubts import Doubt, apart_doubts, copy_doubts, faint_doubts, layout_doubts
 from vision.layout import group_cards
-from vision.pairing import Pairing, PhysicalCard, copy_limits, pair_corners
+from vision.pairing import Pairing, PhysicalCard, centre_inside, copy_limits, pair_corners
 
 DEFAULT_CONF = 0.25
 
@@ -148,9 +148,9 @@ def counted_corners(found: Sequence[Corner], conf: float, calibration: Calibrati
     >>> [c.card for c in counted_corners(found, 0.25, cal)]
     ['9S', '4C']
     """
-    counted = [c for c in found if c.confidence >= conf]
+    counted = [c.box for c in found if c.confidence >= conf]
     return tuple(c for c in found if c.confidence >= conf or (
-        calibration.named_clearly(c.confidence, c.card_p) and not on_corner(c.box, counted)))
+        calibration.named_clearly(c.confidence, c.card_p) and not centre_inside(c.box, counted)))
 
 
 def without_unused(corners: Sequence[Corner], pairing: Pairing, keep: int) -> tuple[tuple[Corner, ...], Pairing]:
@@ -175,12 +175,6 @@ def without_unused(corners: Sequence[Corner], pairing: Pairing, keep: int) -> tu
         apart=tuple((new[i], new[j]) for i, j in pairing.apart))
 
 
-def on_corner(box: Sequence[float], corners: Sequence[Corner]) -> bool:
-    """Whether a box's centre lies inside one of ``corners``' boxes (that index boxed again)."""
-    x, y = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
-    return any(k.box[0] <= x <= k.box[2] and k.box[1] <= y <= k.box[3] for k in corners)
-
-
 def tentative_corners(found: Sequence[Corner], counted: Sequence[Corner],
                       calibration: Calibration) -> tuple[Corner, ...]:
     """The faint corners pairing may take as cards where the angles vouch for them
@@ -192,8 +186,9 @@ def tentative_corners(found: Sequence[Corner], counted: Sequence[Corner],
     >>> [c.card for c in tentative_corners(found, found[:1], cal)]
     ['4C']
     """
+    boxes = [k.box for k in counted]
     return tuple(c for c in found if c not in counted and calibration.may_vouch(c.confidence, c.card_p)
-                 and not on_corner(c.box, counted))
+                 and not centre_inside(c.box, boxes))
 
 
 def _renumber(cards: Sequence[PhysicalCard], groups: list[list[int]]

@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 
 from scorer import get_rules
-from vision.calibration import Calibration, calibration_of
+from vision.calibration import CALIBRATION_FIELDS, Calibration, calibration_of
 from vision.detector import Detector, box_iou, load_detector, model_folder, read_model_json
 from vision.images import read_image
 from vision.doubts import FAINT_CARD, ONE_OR_TWO, SHORT_MELD, TOO_MANY_COPIES, Doubt, count_doubt
@@ -76,6 +76,20 @@ LOOSE_IOU = 0.3
 ABOVE_GRID = tuple(round(float(x), 3) for x in np.arange(0.02, 0.501, 0.02)) + (1.0,)
 
 
+#: The thresholds that decide which corners count as cards: how the splits are read, written back
+#: beside the doubt thresholds chosen.
+READING_FIELDS = ("named_above", "named_floor", "vouched_above")
+
+
+def counting_as(calibration: Calibration, reading: Calibration) -> Calibration:
+    """``calibration`` with the corners counted as ``reading`` counts them (:data:`READING_FIELDS`).
+
+    >>> counting_as(Calibration(uncertain_below=0.6), Calibration(named_above=0.9, vouched_above=0.5))
+    Calibration(uncertain_below=0.6, alternative_above=1.0, faint_above=1.0, named_above=0.9, named_floor=1.0, vouched_above=0.5)
+    """
+    return replace(calibration, **{name: getattr(reading, name) for name in READING_FIELDS})
+
+
 def reading_calibration(detector: Detector, named: tuple[float, float] | None = None) -> Calibration:
     """How the splits are read: :data:`NOTHING_FLAGGED`, with the corners counted as the app counts
     them: ``named`` (``named_above``, ``named_floor``), else the model's own.
@@ -86,10 +100,8 @@ def reading_calibration(detector: Detector, named: tuple[float, float] | None = 
     >>> reading_calibration(object(), (0.9, 0.1)).named_above
     0.9
     """
-    own = calibration_of(detector)
-    if named is None:
-        named = (own.named_above, own.named_floor)
-    return replace(NOTHING_FLAGGED, named_above=named[0], named_floor=named[1], vouched_above=own.vouched_above)
+    reading = counting_as(NOTHING_FLAGGED, calibration_of(detector))
+    return reading if named is None else replace(reading, named_above=named[0], named_floor=named[1])
 
 
 @dataclass(frozen=True)
@@ -301,8 +313,7 @@ def choose(cases: Sequence[PhotoCase], catch: float, reading: Calibration = NOTH
     those the cases were read with (``reading``'s ``named_above`` and ``named_floor``).
     """
     best: tuple[bool, float, float] | None = None
-    counted = Calibration(named_above=reading.named_above, named_floor=reading.named_floor,
-                          vouched_above=reading.vouched_above)
+    counted = counting_as(Calibration(), reading)
     chosen = counted
     for below in BELOW_GRID:
         for above in ABOVE_GRID:
@@ -348,8 +359,7 @@ def calibrate(calibration_splits: Sequence[str], test_splits: Sequence[str], *, 
     calib = {split_name(spec): read_any(spec, detector, reading) for spec in calibration_splits}
     test = {split_name(spec): read_any(spec, detector, reading) for spec in test_splits}
     if keep:
-        own = calibration_of(detector)
-        kept = replace(own, named_above=reading.named_above, named_floor=reading.named_floor)
+        kept = counting_as(calibration_of(detector), reading)
         before = read_model_json(model_folder(model)).get("calibration")
         chosen_by = before.get("method") if isinstance(before, dict) else None
         return calibration_report(calib, test, catch, reading=reading, kept=(kept, kept_method(chosen_by)))
@@ -391,9 +401,7 @@ def calibration_report(calib: Mapping[str, Sequence[PhotoCase]], test: Mapping[s
     else:
         cal, method = kept
     return {
-        "uncertain_below": cal.uncertain_below, "alternative_above": cal.alternative_above,
-        "faint_above": cal.faint_above, "named_above": cal.named_above, "named_floor": cal.named_floor,
-        "vouched_above": cal.vouched_above, "method": method,
+        **{name: getattr(cal, name) for name in CALIBRATION_FIELDS}, "method": method,
         "calibration_splits": {name: scores(cases, cal) for name, cases in calib.items()},
         "test_splits": {name: {**scores(cases, cal), "before": scores(cases, before)}
                         for name, cases in test.items()}}
