@@ -17,7 +17,7 @@ from vision.detector import load_detector
 from vision.doubts import FAINT_CARD, Doubt
 from vision.images import read_image
 from vision.pipeline import PhotoReading, read_photo
-from vision.training.calibrate import NOTHING_FLAGGED, match_boxes, photo_case, real_case
+from vision.training.calibrate import NOTHING_FLAGGED, match_boxes, photo_case, real_case, scene_rules
 from vision.training.dataset import Box, Sample
 from web.cli import main
 from web_support import shipped_model_files
@@ -58,6 +58,28 @@ def test_labels_drawn_looser_than_stage_1_boxes_judge_the_same_cards(tmp_path: P
         assert wide.missed == tight.missed
         judged += sum(c.right for c in tight.cards)
     assert judged >= 10, "the scenes' cards are read right, so the comparison means something"
+
+
+def test_a_rendered_table_with_a_printed_joker_is_read_under_rules_that_have_them(tmp_path: Path) -> None:
+    """The generator lays printed jokers on some tables. Read under the default rules (no printed
+    jokers) the joker is left out with a doubt, and the judge would count it as a missed card; the
+    table is read under the rules it is possible under, as ``tiplu report`` and the real photos are."""
+    out, err = StringIO(), StringIO()
+    assert main(["generate", str(tmp_path / "scenes"), "--count", "1", "--seed", "2", "--decks", "holdout",
+                 "--scenes", "table"], stdout=out, stderr=err) == 0, err.getvalue()
+    path = next((tmp_path / "scenes" / "geometry").glob("*.json"))
+    geometry = json.loads(path.read_text())
+    assert "JOKER" in [card["card"] for card in geometry["cards"]], "the scene lays a printed joker"
+    assert scene_rules(geometry).printed_jokers == 3
+    assert scene_rules({**geometry, "cards": [c for c in geometry["cards"] if c["card"] != "JOKER"]}).printed_jokers == 0
+    image, detector = read_image(tmp_path / "scenes" / geometry["image"]), load_detector(None)
+    default = photo_case(read_photo(image, detector, 0.25, rules=get_rules("nepali"), calibration=NOTHING_FLAGGED),
+                         geometry)
+    reading = read_photo(image, detector, 0.25, rules=scene_rules(geometry), calibration=NOTHING_FLAGGED)
+    judged = photo_case(reading, geometry)
+    assert "JOKER" in reading.card_names()
+    assert judged.missed == default.missed - 1
+    assert sum(c.right for c in judged.cards) == sum(c.right for c in default.cards) + 1
 
 
 def test_a_faint_corner_on_a_missed_real_card_points_at_it() -> None:

@@ -53,7 +53,7 @@ from typing import Any
 
 import numpy as np
 
-from scorer import get_rules
+from scorer import JOKER, RuleSet, get_rules
 from vision.calibration import CALIBRATION_FIELDS, Calibration, calibration_of
 from vision.detector import Detector, box_iou, load_detector, model_folder, read_model_json
 from vision.images import read_image
@@ -250,6 +250,20 @@ def read_any(spec: str, detector: Detector, reading: Calibration = NOTHING_FLAGG
     return read_split(Path(spec), detector, reading=reading)
 
 
+def scene_rules(geometry: Mapping[str, Any]) -> RuleSet:
+    """The rules a rendered table is read under: Nepali Marriage's defaults, with printed jokers
+    turned on where the scene lays one (a family that plays without them takes them out of the decks).
+
+    Read under the defaults, a rendered joker is left out with a doubt (this game has none) and
+    would count as a missed card; ``tiplu report`` and the real photos admit jokers too.
+
+    >>> scene_rules({"cards": [{"card": "5H"}]}).printed_jokers, scene_rules({"cards": [{"card": "JOKER"}]}).printed_jokers
+    (0, 3)
+    """
+    jokers = any(card["card"] == str(JOKER) for card in geometry.get("cards", ()))
+    return get_rules("nepali", {"printed_jokers": 3} if jokers else None)
+
+
 def read_split(folder: Path, detector: Detector, conf: float = DEFAULT_CONF, limit: int | None = None, *,
                progress: Callable[[int, int], None] | None = None,
                reading: Calibration = NOTHING_FLAGGED) -> list[PhotoCase]:
@@ -259,11 +273,10 @@ def read_split(folder: Path, detector: Detector, conf: float = DEFAULT_CONF, lim
     """
     cases = []
     files = sorted((folder / "geometry").glob("*.json"))[:limit]
-    rules = get_rules("nepali")
     for k, path in enumerate(files):
         geometry = json.loads(path.read_text())
         image = read_image(folder / geometry["image"])
-        read = read_photo(image, detector, conf, name=path.stem, rules=rules, calibration=reading)
+        read = read_photo(image, detector, conf, name=path.stem, rules=scene_rules(geometry), calibration=reading)
         cases.append(photo_case(read, geometry))
         if progress is not None:
             progress(k + 1, len(files))
