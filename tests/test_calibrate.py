@@ -20,7 +20,7 @@ from vision.pipeline import PhotoReading, read_photo
 from vision.training.calibrate import NOTHING_FLAGGED, match_boxes, photo_case, real_case, scene_rules
 from vision.training.dataset import Box, Sample
 from web.cli import main
-from web_support import shipped_model_files
+from web_support import calibration_folders
 
 
 @pytest.mark.parametrize("found, expected", [
@@ -94,11 +94,7 @@ def test_a_faint_corner_on_a_missed_real_card_points_at_it() -> None:
 
 
 def test_keep_measures_the_models_own_thresholds_again(tmp_path: Path) -> None:
-    for split, seed in (("calib", 7), ("test", 8)):
-        out, err = StringIO(), StringIO()
-        assert main(["generate", str(tmp_path / split), "--count", "1", "--seed", str(seed), "--decks", "holdout",
-                     "--scenes", "meld_row"], stdout=out, stderr=err) == 0, err.getvalue()
-    model = shipped_model_files(tmp_path / "model", with_json=True)
+    model = calibration_folders(tmp_path, (7, 8), "meld_row", count=1)
     own = getattr(load_detector(model), "calibration")
     out, err = StringIO(), StringIO()
     code = main(["calibrate", "--model", str(model), "--calibrate", str(tmp_path / "calib"), "--test",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import math
 from io import StringIO
 from pathlib import Path
 from dataclasses import replace
@@ -21,12 +22,13 @@ from vision.calibration import Calibration, CalibrationError
 from vision.detector import MAX_ALTERNATIVES, MODELS_DIR, Corner, ModelError, load_detector, read_model_json
 from vision.doubts import (FAINT_CARD, HAND_COUNT, SHORT_MELD, TOO_MANY_COPIES, VERDICT_HINGES, copy_doubts, count_doubt,
                            layout_doubts)
+from vision.doubt_score import FEATURES
 from vision.images import read_image
 from vision.pairing import PhysicalCard, pair_corners
 from vision.pipeline import PhotoReading, read_photo
 from vision.score import score_reading
 from web.cli import main
-from web_support import shipped_model_files
+from web_support import calibration_folders, expected_uncertain, shipped_model_files
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_images"
@@ -131,7 +133,10 @@ def test_calibration_comes_from_model_json() -> None:
     shipped = Calibration.from_model_json(read_model_json(MODELS_DIR))
     detector = load_detector()
     assert getattr(detector, "calibration") == shipped
-    assert shipped.doubtful(0.1, ())
+    assert shipped.score is not None
+    typical = dict(zip(FEATURES, shipped.score.mean))  # a lone card at 0.1, the rest of it as the average card
+    assert shipped.score.flags([math.log(0.1 / 0.9) if name == "confidence_logit" else 1.0 if name == "lone"
+                                else typical[name] for name in FEATURES])
     with pytest.raises(CalibrationError, match="alternative_above"):
         Calibration.from_model_json({"calibration": {"alternative_above": 2}})
 
@@ -151,12 +156,12 @@ def test_every_card_carries_its_alternatives_and_calibrated_doubt() -> None:
     seen = 0
     for photo in sorted(SAMPLES.glob("*.jpg")):
         reading = read_photo(read_image(photo), detector, name=photo.name)
+        assert [c.uncertain for c in reading.cards] == expected_uncertain(reading, calibration)
         for card in reading.cards:
             names = [n for n, _ in card.alternatives]
             probs = [p for _, p in card.alternatives]
             assert len(names) <= MAX_ALTERNATIVES and card.card not in names
             assert probs == sorted(probs, reverse=True) and all(0 < p <= 1 for p in probs)
-            assert card.uncertain is (card.clamped or calibration.doubtful(card.confidence, card.alternatives))
             seen += bool(names)
     assert seen, "the classifier offers alternatives for some cards"
 
@@ -313,11 +318,7 @@ def test_calibrate_refuses_a_bad_named_setting(named: str, error: str) -> None:
 
 
 def test_calibrate_keeps_the_named_setting_it_read_with(tmp_path: Path) -> None:
-    for split, seed in (("calib", 5), ("test", 6)):
-        made = tiplu("generate", str(tmp_path / split), "--count", "2", "--seed", str(seed), "--decks", "holdout",
-                     "--scenes", "meld_row")
-        assert made.returncode == 0, made.stderr
-    model = shipped_model_files(tmp_path / "model", with_json=True)
+    model = calibration_folders(tmp_path, (5, 6), "meld_row")
     done = tiplu("calibrate", "--model", str(model), "--calibrate", str(tmp_path / "calib"), "--test",
                  str(tmp_path / "test"), "--named", "0.85,0.12", "--write", str(model / "model.json"))
     assert done.returncode == 0, done.stderr

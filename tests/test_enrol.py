@@ -144,7 +144,9 @@ def test_enrol_recalibrates_doubt_on_scenes_of_its_own_deck(enrolled: tuple[Path
     base = json.loads((MODELS_DIR / INFO_FILE).read_text())["calibration"]
     calibration = json.loads((out / INFO_FILE).read_text())["calibration"]
     assert summary["calibration_scenes"] == CALIBRATION_SCENES
-    assert calibration["method"].startswith("flag >= 90% of wrong cards on the calibration splits")
+    assert calibration["method"].startswith("doubt score (logistic regression over 8 features) kept from the base model")
+    assert calibration["doubt_score"]["weights"] == base["doubt_score"]["weights"], "weights kept, level chosen"
+    assert (calibration["uncertain_below"], calibration["alternative_above"]) == (0.0, 1.0)
     (chosen_on, chosen), = calibration["calibration_splits"].items()
     (tested_on, tested), = calibration["test_splits"].items()
     assert chosen_on.startswith("grandma/") and tested_on.startswith("grandma/") and chosen_on != tested_on
@@ -158,7 +160,7 @@ def test_enrol_recalibrates_doubt_on_scenes_of_its_own_deck(enrolled: tuple[Path
     assert ((calibration["named_above"], calibration["named_floor"], calibration["vouched_above"])
             == (base["named_above"], base["named_floor"], base["vouched_above"]))
     assert Calibration.from_model_json({"calibration": calibration}) == calibration_of(load_detector(out))
-    assert "recalibrating doubt: 6/6 scenes read" in stderr and "doubt recalibrated: uncertain below" in stderr
+    assert "recalibrating doubt: 6/6 scenes read" in stderr and "doubt recalibrated: doubt score from" in stderr
 
 
 def scores_with(model: Path, split: str, calibration: dict[str, Any]) -> dict[str, float]:

@@ -155,3 +155,25 @@ def write_suit_photos(folder: Path, photos: list[tuple[str, Any, list[tuple[floa
     from vision.training.enrol import write_enrolment_photos
     deck = held_out_deck()
     return write_enrolment_photos(folder, photos, deck.faces.get("JOKER") or deck.faces["KS"])
+
+
+def expected_uncertain(reading: Any, calibration: Any, conf: float = 0.25) -> list[bool]:
+    """Which cards of a :class:`vision.pipeline.PhotoReading` the calibration should mark uncertain: a
+    clamped copy, a card of faint corners only, one under the thresholds, or one its doubt score flags."""
+    from vision.doubt_score import feature_rows
+    rows = feature_rows(reading.corners, reading.cards)
+    return [card.clamped or all(reading.corners[i].confidence < conf for i in card.corners)
+            or calibration.doubtful(card.confidence, card.alternatives)
+            or (calibration.score is not None and calibration.score.flags(row))
+            for card, row in zip(reading.cards, rows)]
+
+
+def calibration_folders(tmp_path: Path, seeds: tuple[int, int], scene: str, count: int = 2) -> Path:
+    """Render ``tmp_path/calib`` and ``tmp_path/test`` (``count`` scenes of the held-out designs each, one
+    seed a split) and copy the shipped model with its ``model.json`` to ``tmp_path/model``, which it returns."""
+    from web.cli import main
+    for split, seed in zip(("calib", "test"), seeds):
+        out, err = io.StringIO(), io.StringIO()
+        assert main(["generate", str(tmp_path / split), "--count", str(count), "--seed", str(seed), "--decks",
+                     "holdout", "--scenes", scene], stdout=out, stderr=err) == 0, err.getvalue()
+    return shipped_model_files(tmp_path / "model", with_json=True)

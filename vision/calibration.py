@@ -13,7 +13,9 @@ faint corner from ``named_floor`` that the classifier names less clearly (from
 :attr:`Calibration.vouched_above`) is offered to pairing too, and counts as a card to check
 only where the corners' angles vouch for it (:func:`vision.pairing.vouched_groups`). The doubt
 thresholds were chosen on a calibration split of held-out renders and checked on a separate
-test split (``vision/training/calibrate.py``); they live in the model folder's ``model.json``
+test split. Since v0.8.3 a fitted :class:`vision.doubt_score.DoubtScore` (``score``) marks the cards
+whose probability of being wrong, from what the whole reading shows about them, reaches its
+``flag_above``; the confidence thresholds are then off (0 and 1) unless a caller sets them (``vision/training/calibrate.py``); they live in the model folder's ``model.json``
 under ``"calibration"``, so a new model brings its own. A model without them gets the
 defaults (no faint corner counts).
 
@@ -27,6 +29,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from vision.doubt_score import DoubtScore, DoubtScoreError
 
 UNCERTAIN_BELOW = 0.5
 ALTERNATIVE_ABOVE = 1.0
@@ -56,6 +60,8 @@ class Calibration:
     named_above: float = NAMED_ABOVE
     named_floor: float = NAMED_FLOOR
     vouched_above: float = VOUCHED_ABOVE
+    #: The fitted doubt score (None: the thresholds alone decide).
+    score: DoubtScore | None = None
 
     def doubtful(self, confidence: float, alternatives: Sequence[tuple[str, float]]) -> bool:
         """Should the player check this card?"""
@@ -104,7 +110,13 @@ class Calibration:
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
                     raise CalibrationError(f"model.json calibration.{name}: give a number from 0 to 1, not {value!r}")
                 values[name] = float(value)
-        return cls(**values)
+        score = None
+        if raw.get("doubt_score") is not None:
+            try:
+                score = DoubtScore.from_json(raw["doubt_score"])
+            except DoubtScoreError as exc:
+                raise CalibrationError(str(exc)) from None
+        return cls(**values, score=score)
 
 
 def calibration_of(detector: object) -> Calibration:

@@ -34,6 +34,7 @@ import numpy as np
 from scorer import JOKER, RuleSet
 from vision.calibration import Calibration, calibration_of
 from vision.detector import Corner, Detector
+from vision.doubt_score import feature_rows
 from vision.doubts import Doubt, apart_doubts, copy_doubts, faint_doubts, layout_doubts
 from vision.layout import group_cards
 from vision.pairing import Pairing, PhysicalCard, centre_inside, copy_limits, pair_corners
@@ -105,6 +106,7 @@ def read_photo(image_bgr: np.ndarray, detector: Detector, conf: float = DEFAULT_
     # A card read only from corners under ``conf`` is one to check, whatever ``uncertain_below`` says.
     read = [replace(c, uncertain=True) if all(corners[i].confidence < conf for i in c.corners) else c
             for c in pairing.cards]
+    read = scored(corners, read, calibration)
     t2 = time.perf_counter()
     groups = group_cards(read, corners)
     t3 = time.perf_counter()
@@ -118,6 +120,20 @@ def read_photo(image_bgr: np.ndarray, detector: Detector, conf: float = DEFAULT_
               + layout_doubts(cards, laid) + faint_doubts(cards, faint))
     timings = {"detect_ms": (t1 - t0) * 1000, "pair_ms": (t2 - t1) * 1000, "group_ms": (t3 - t2) * 1000}
     return PhotoReading(name, corners, cards, laid, pairing.clamped, timings, tuple(doubts))
+
+
+def scored(corners: Sequence[Corner], cards: Sequence[PhysicalCard],
+           calibration: Calibration) -> list[PhysicalCard]:
+    """``cards`` with those the calibration's doubt score flags marked uncertain (none without a score).
+
+    The score reads each card among all the others (:mod:`vision.doubt_score`), so it runs
+    once the cards are paired.
+    """
+    if calibration.score is None:
+        return list(cards)
+    rows = feature_rows(corners, cards)
+    return [replace(c, uncertain=True) if not c.uncertain and calibration.score.flags(row) else c
+            for c, row in zip(cards, rows)]
 
 
 def in_play(corner: Corner, jokers: int) -> Corner | None:

@@ -44,6 +44,7 @@ Usage::
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -55,6 +56,7 @@ import numpy as np
 
 from scorer import JOKER, RuleSet, get_rules
 from vision.calibration import CALIBRATION_FIELDS, Calibration, calibration_of
+from vision.doubt_score import FEATURES, DoubtScore, feature_rows, fit_doubt_score
 from vision.detector import Detector, box_iou, load_detector, model_folder, read_model_json
 from vision.images import read_image
 from vision.doubts import FAINT_CARD, ONE_OR_TWO, SHORT_MELD, TOO_MANY_COPIES, Doubt, count_doubt
@@ -85,7 +87,7 @@ def counting_as(calibration: Calibration, reading: Calibration) -> Calibration:
     """``calibration`` with the corners counted as ``reading`` counts them (:data:`READING_FIELDS`).
 
     >>> counting_as(Calibration(uncertain_below=0.6), Calibration(named_above=0.9, vouched_above=0.5))
-    Calibration(uncertain_below=0.6, alternative_above=1.0, faint_above=1.0, named_above=0.9, named_floor=1.0, vouched_above=0.5)
+    Calibration(uncertain_below=0.6, alternative_above=1.0, faint_above=1.0, named_above=0.9, named_floor=1.0, vouched_above=0.5, score=None)
     """
     return replace(calibration, **{name: getattr(reading, name) for name in READING_FIELDS})
 
@@ -106,12 +108,28 @@ def reading_calibration(detector: Detector, named: tuple[float, float] | None = 
 
 @dataclass(frozen=True)
 class CardCase:
-    """One card read: its confidence, runner-up probability, right or not, and rule-flagged or not."""
+    """One card read: its confidence, runner-up probability, right or not, rule-flagged or not,
+    marked by the reading itself whatever the thresholds (a card of faint corners only, two
+    copies that may be one card, a clamped copy), and its doubt-score features
+    (:data:`vision.doubt_score.FEATURES`)."""
 
     confidence: float
     runner_up: float
     right: bool
     rule_flagged: bool
+    marked: bool = False
+    features: tuple[float, ...] = ()
+
+    def flagged(self, calibration: Calibration) -> bool:
+        """Would the app ask the player to check this card under ``calibration``?
+
+        >>> case = CardCase(0.4, 0.0, False, False)
+        >>> case.flagged(Calibration(uncertain_below=0.5)), case.flagged(NOTHING_FLAGGED)
+        (True, False)
+        """
+        if self.rule_flagged or self.marked or calibration.doubtful(self.confidence, (("?", self.runner_up),)):
+            return True
+        return calibration.score is not None and bool(self.features) and calibration.score.flags(self.features)
 
 
 @dataclass(frozen=True)
@@ -184,9 +202,9 @@ def photo_case(reading: PhotoReading, geometry: dict[str, Any]) -> PhotoCase:
         right_of[i] = card_id is not None and card_id not in taken and names[card_id] == card.card
         if card_id is not None:
             taken.add(card_id)
-    for i, card in enumerate(reading.cards):
+    for i, (card, row) in enumerate(zip(reading.cards, feature_rows(reading.corners, reading.cards))):
         runner_up = card.alternatives[0][1] if card.alternatives else 0.0
-        cases.append(CardCase(card.confidence, runner_up, right_of[i], i in rule_flagged))
+        cases.append(CardCase(card.confidence, runner_up, right_of[i], i in rule_flagged, card.uncertain, row))
     missed_ids = set(names) - taken
     cover, faint = pointed_at(doubts, [[b["bbox"] for b in boxes if b["card_id"] == cid] for cid in missed_ids])
     return PhotoCase(tuple(cases), cover, faint)
@@ -219,10 +237,11 @@ def real_case(reading: PhotoReading, sample: Sample, width: int, height: int) ->
     owner = match_boxes([c.box for c in reading.corners], [box for _, box in truth])
     flagged = {i for d in reading.doubts if d.kind in RULE_FLAGS for i in d.cards}
     cases = []
-    for i, card in enumerate(reading.cards):
+    for i, (card, row) in enumerate(zip(reading.cards, feature_rows(reading.corners, reading.cards))):
         named = [truth[owner[k]][0] for k in card.corners if owner[k] >= 0]
         runner_up = card.alternatives[0][1] if card.alternatives else 0.0
-        cases.append(CardCase(card.confidence, runner_up, bool(named) and set(named) == {card.card}, i in flagged))
+        cases.append(CardCase(card.confidence, runner_up, bool(named) and set(named) == {card.card}, i in flagged,
+                              card.uncertain, row))
     missed = {name for name, _ in truth} - set(reading.card_names())
     cover, faint = pointed_at(reading.doubts, [[box for name, box in truth if name == card] for card in sorted(missed)])
     return PhotoCase(tuple(cases), cover, faint)
@@ -292,7 +311,7 @@ def scores(cases: Sequence[PhotoCase], calibration: Calibration) -> dict[str, fl
     for photo in cases:
         silent = False
         for c in photo.cards:
-            flagged = c.rule_flagged or calibration.doubtful(c.confidence, (("?", c.runner_up),))
+            flagged = c.flagged(calibration)
             if c.right:
                 right += 1
                 right_flagged += flagged
@@ -336,11 +355,44 @@ def choose(cases: Sequence[PhotoCase], catch: float, reading: Calibration = NOTH
             key = (enough, -s["all_flagged"] if enough else s["wrong_flagged"], -s["all_flagged"])
             if best is None or key > best:
                 best, chosen = key, cal
+    return with_faint(chosen, cases)
+
+
+def with_faint(chosen: Calibration, cases: Sequence[PhotoCase]) -> Calibration:
+    """``chosen`` showing faint corners from the lowest level at which :data:`FAINT_PRECISION` of
+    them lie on a missed card (never, if none does)."""
     for faint_above in FAINT_GRID:
         shown = [on_missed for p in cases for level, on_missed in p.faint if level >= faint_above]
         if shown and sum(shown) / len(shown) >= FAINT_PRECISION:
             return replace(chosen, faint_above=faint_above)
     return chosen
+
+
+def choose_score(cases: Sequence[PhotoCase], catch: float, reading: Calibration = NOTHING_FLAGGED,
+                 weights: DoubtScore | None = None) -> Calibration:
+    """A doubt score (:mod:`vision.doubt_score`) fitted on the cases' cards (or ``weights``, kept),
+    flagging from the probability that flags at least ``catch`` of the wrong cards with the
+    fewest flagged; the confidence thresholds off. Faint corners as :func:`choose` shows them.
+
+    A card the reading or a rule marks anyway counts as flagged whatever its score.
+    """
+    cards = [c for p in cases for c in p.cards]
+    counted = counting_as(Calibration(), reading)
+    off = replace(counted, uncertain_below=0.0, alternative_above=1.0)
+    if not cards:
+        return with_faint(off, cases)
+    wrong = np.array([not c.right for c in cards])
+    score = weights or fit_doubt_score([c.features for c in cards], wrong.tolist())
+    probability = np.array([score.probability(c.features) for c in cards])
+    already = np.array([c.flagged(off) for c in cards])
+    flag_above = 1.0
+    if wrong.any():
+        for level in np.unique(probability)[::-1]:
+            flag_above = float(level)
+            if (already | (probability >= level))[wrong].mean() >= catch:
+                break
+    # Stored to 6 places: rounded down, so the card at the chosen level stays flagged.
+    return with_faint(replace(off, score=score.at(math.floor(flag_above * 1e6) / 1e6)), cases)
 
 
 def split_name(spec: str) -> str:
@@ -356,14 +408,20 @@ class CalibrationSplitError(ValueError):
     """A split given both to choose the thresholds and to test them."""
 
 
+#: How ``tiplu calibrate`` chooses: a fitted doubt score (:func:`choose_score`), or two thresholds (:func:`choose`).
+METHODS = ("score", "thresholds")
+
+
 def calibrate(calibration_splits: Sequence[str], test_splits: Sequence[str], *, model: str | None = None,
-              catch: float = 0.9, named: tuple[float, float] | None = None, keep: bool = False) -> dict[str, Any]:
+              catch: float = 0.9, named: tuple[float, float] | None = None, keep: bool = False,
+              method: str = "score") -> dict[str, Any]:
     """Choose the thresholds on ``calibration_splits`` and measure them on ``test_splits`` (never the same).
 
     ``named`` (``named_above``, ``named_floor``) sets which faint corners count as cards;
     by default the model's own. With ``keep`` the model's own thresholds are measured
     again instead of chosen (after a change to how the splits are judged, say). Returns
-    the report that goes into ``model.json`` under ``"calibration"``.
+    the report that goes into ``model.json`` under ``"calibration"``. ``method`` is one of
+    :data:`METHODS`.
     """
     if set(calibration_splits) & set(test_splits):
         raise CalibrationSplitError("a split cannot be both a calibration and a test split")
@@ -376,7 +434,7 @@ def calibrate(calibration_splits: Sequence[str], test_splits: Sequence[str], *, 
         before = read_model_json(model_folder(model)).get("calibration")
         chosen_by = before.get("method") if isinstance(before, dict) else None
         return calibration_report(calib, test, catch, reading=reading, kept=(kept, kept_method(chosen_by)))
-    return calibration_report(calib, test, catch, reading=reading)
+    return calibration_report(calib, test, catch, reading=reading, method=method)
 
 
 KEPT = "kept and measured again (not chosen on these splits)"
@@ -400,21 +458,30 @@ def kept_method(chosen_by: Any) -> str:
 def calibration_report(calib: Mapping[str, Sequence[PhotoCase]], test: Mapping[str, Sequence[PhotoCase]],
                        catch: float = 0.9, before: Calibration = Calibration(), *,
                        reading: Calibration = NOTHING_FLAGGED,
-                       kept: tuple[Calibration, str] | None = None) -> dict[str, Any]:
+                       kept: tuple[Calibration, str] | None = None, method: str = "thresholds",
+                       weights: DoubtScore | None = None) -> dict[str, Any]:
     """Thresholds chosen (:func:`choose`) on the named calibration splits' cases, and their
     :func:`scores` on every split, the test splits' beside those of ``before`` (the
     defaults, or for an enrolled deck its base model's calibration): ``model.json``'s
     ``"calibration"``. ``reading`` is the calibration the cases were read with. ``kept``
-    (thresholds and their method) measures those instead of choosing.
+    (thresholds and their method) measures those instead of choosing. ``method`` ``"score"``
+    fits a doubt score (:func:`choose_score`; ``weights`` keeps those and chooses only where it
+    flags), ``"thresholds"`` chooses the two thresholds (:func:`choose`).
     """
-    if kept is None:
-        cal = choose([p for cases in calib.values() for p in cases], catch, reading)
-        method = (f"flag >= {catch:.0%} of wrong cards on the calibration splits, fewest cards flagged; "
-                  f"faint corners where >= {FAINT_PRECISION:.0%} of them lie on a missed card")
+    faint = f"faint corners where >= {FAINT_PRECISION:.0%} of them lie on a missed card"
+    if kept is not None:
+        cal, how = kept
+    elif method == "score":
+        cal = choose_score([p for cases in calib.values() for p in cases], catch, reading, weights)
+        fitted = "kept from the base model" if weights else "fitted on the calibration splits' cards"
+        how = (f"doubt score (logistic regression over {len(FEATURES)} features) {fitted}, flagging from the "
+               f"probability that flags >= {catch:.0%} of wrong cards there, fewest cards flagged; {faint}")
     else:
-        cal, method = kept
+        cal = choose([p for cases in calib.values() for p in cases], catch, reading)
+        how = f"flag >= {catch:.0%} of wrong cards on the calibration splits, fewest cards flagged; {faint}"
+    score = {"doubt_score": cal.score.to_json()} if cal.score is not None else {}
     return {
-        **{name: getattr(cal, name) for name in CALIBRATION_FIELDS}, "method": method,
+        **{name: getattr(cal, name) for name in CALIBRATION_FIELDS}, **score, "method": how,
         "calibration_splits": {name: scores(cases, cal) for name, cases in calib.items()},
         "test_splits": {name: {**scores(cases, cal), "before": scores(cases, before)}
                         for name, cases in test.items()}}

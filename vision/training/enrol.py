@@ -386,8 +386,9 @@ def recalibrate(model: Path, faces: Sequence[Face], scenes: int, *, before: Path
     calibration half and a test half from different seeds (:data:`CALIBRATION_SEEDS`,
     offset by ``seed``), read with ``model``; the thresholds are chosen on the first half
     and measured on the second, beside the calibration of the model folder ``before``
-    (:func:`vision.training.calibrate.calibration_report`). ``progress(done, scenes)``
-    after each scene read.
+    (:func:`vision.training.calibrate.calibration_report`). Where ``before`` has a doubt score
+    its weights are kept (a few dozen scenes are too few to fit one) and only the level it
+    flags from is chosen. ``progress(done, scenes)`` after each scene read.
     """
 
     from vision.calibration import Calibration
@@ -412,8 +413,10 @@ def recalibrate(model: Path, faces: Sequence[Face], scenes: int, *, before: Path
             cases[name] = read_split(split, detector, progress=scene_read, reading=reading)
             read += count
     (calibration_name, calibration_cases), (test_name, test_cases) = cases.items()
+    base = Calibration.from_model_json(read_model_json(before))
     report = calibration_report({calibration_name: calibration_cases}, {test_name: test_cases}, CALIBRATION_CATCH,
-                                before=Calibration.from_model_json(read_model_json(before)), reading=reading)
+                                before=base, reading=reading, method="score" if base.score else "thresholds",
+                                weights=base.score)
     write_calibration(model / INFO_FILE, report)
     return report
 
@@ -728,8 +731,10 @@ class Steps:
             return
         found = recalibrate(model, faces, self.calibration_scenes, before=before, design=design, seed=seed,
                             progress=self.scene_read)
-        self.say(f"doubt recalibrated: uncertain below {found['uncertain_below']}, alternative above "
-                 f"{found['alternative_above']}, faint above {found['faint_above']}")
+        score = found.get("doubt_score")
+        flags = (f"doubt score from {score['flag_above']}" if score else
+                 f"uncertain below {found['uncertain_below']}, alternative above {found['alternative_above']}")
+        self.say(f"doubt recalibrated: {flags}, faint above {found['faint_above']}")
 
 
 #: Copies of each kept correction in an improvement (the crop as it is, then augmented).

@@ -1,6 +1,7 @@
-"""``tiplu calibrate --calibrate SPLIT... --test SPLIT... [--keep] [--write models/model.json]``: when a card is doubtful.
+"""``tiplu calibrate --calibrate SPLIT... --test SPLIT... [--method score|thresholds] [--keep] [--write models/model.json]``: when a card is doubtful.
 
-:func:`vision.training.calibrate.calibrate` chooses the thresholds on the calibration
+:func:`vision.training.calibrate.calibrate` fits the doubt score (or, with ``--method
+thresholds``, chooses the two confidence thresholds) on the calibration
 splits and measures them on the test splits; this module reads the arguments, prints the
 report as JSON and, with ``--write``, stores it in the model's ``model.json``.
 """
@@ -11,7 +12,7 @@ import argparse
 import json
 
 from vision.detector import ModelError
-from vision.training.calibrate import CalibrationSplitError, calibrate, write_calibration
+from vision.training.calibrate import METHODS, CalibrationSplitError, calibrate, write_calibration
 from vision.training.dataset import DatasetError
 from web.cli._common import ExitCode, Streams, model_json_file
 
@@ -24,6 +25,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--catch", type=float, default=0.9, help="share of wrong cards to flag (default 0.9)")
     parser.add_argument("--write", type=model_json_file, default=None,
                         help="model.json to write the calibration into")
+    parser.add_argument("--method", choices=METHODS, default="score",
+                        help="score: fit a doubt score over what the reading shows of each card (default); "
+                             "thresholds: choose a confidence and a runner-up threshold")
     parser.add_argument("--keep", action="store_true",
                         help="measure the model's own thresholds again instead of choosing new ones")
     parser.add_argument("--named", type=parse_named, default=None, metavar="P,FLOOR",
@@ -50,7 +54,7 @@ def parse_named(text: str) -> tuple[float, float]:
 def run(args: argparse.Namespace, io: Streams) -> int:
     try:
         report = calibrate(args.calibrate, args.test, model=args.model, catch=args.catch, named=args.named,
-                           keep=args.keep)
+                           keep=args.keep, method=args.method)
     except (CalibrationSplitError, DatasetError, ModelError, FileNotFoundError) as error:
         return io.fail("calibrate", error)
     io.stdout.write(json.dumps(report, indent=2) + "\n")

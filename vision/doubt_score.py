@@ -1,0 +1,207 @@
+"""How likely a card read from a photo is wrong, from what the whole reading shows about it.
+
+A card's own confidence says little on its own: on a whole table most cards show one
+index (the rest of the card lies under its neighbour), and a lone index at table
+distance scores lower than a paired one at arm's length, right or not. What makes a
+card wrong is mostly where it lies: a card of the same name right beside it (one index
+read twice), an index overlapping another card's (one index named two ways), a corner
+much smaller than the photo's others. :class:`DoubtScore` is a logistic regression over
+:data:`FEATURES`, fitted on held-out photos (``tiplu calibrate``,
+:mod:`vision.training.calibrate`) and kept in ``model.json``'s ``"calibration"`` under
+``"doubt_score"``; a card whose probability of being wrong is at least ``flag_above`` is
+marked ``uncertain`` (:func:`vision.pipeline.read_photo`).
+
+>>> from vision.detector import Corner
+>>> from vision.pairing import PhysicalCard
+>>> corners = [Corner("8D", 0.9, (0, 0, 10, 16)), Corner("8D", 0.5, (3, 0, 13, 16)), Corner("KS", 0.9, (60, 0, 70, 16))]
+>>> cards = [PhysicalCard(c.card, c.confidence, c.box, (k,)) for k, c in enumerate(corners)]
+>>> [round(f["same_name_nearby"], 2) for f in card_features(corners, cards)]
+[0.88, 0.88, 0.0]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:  # vision.pairing reads vision.calibration, which reads this module
+    from vision.detector import Corner
+    from vision.pairing import PhysicalCard
+
+#: What the score reads of each card, in the order of its weights:
+#: ``confidence_logit`` the card's confidence as log-odds; ``runner_up`` the classifier's
+#: probability of the next likeliest card; ``lone`` 1 where one index was seen (0 paired);
+#: ``relative_size_log`` the log of its biggest index's side over the photo's median corner side;
+#: ``same_name_nearby`` and ``crowded`` how near (1 on top, 0 far) the nearest corner of another
+#: card of the same name, and of any name, lies, in index sides (:data:`NEAR_SCALE`);
+#: ``overlap`` the most its corners overlap another card's (IoU); ``cards_log`` the log of the
+#: number of cards read.
+FEATURES = ("confidence_logit", "runner_up", "lone", "relative_size_log", "same_name_nearby", "overlap",
+            "crowded", "cards_log")
+
+#: Index sides over which nearness falls to 1/e.
+NEAR_SCALE = 1.5
+
+
+class DoubtScoreError(ValueError):
+    """``model.json``'s ``"doubt_score"`` cannot be used; the message says what to fix."""
+
+
+def _logit(p: float) -> float:
+    p = min(max(p, 1e-4), 1 - 1e-4)
+    return math.log(p / (1 - p))
+
+
+def _centre(box: Sequence[float]) -> tuple[float, float]:
+    return (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+
+
+def _side(box: Sequence[float]) -> float:
+    return max(box[2] - box[0], box[3] - box[1], 1e-6)
+
+
+def _iou(a: Sequence[float], b: Sequence[float]) -> float:
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    inter = max(w, 0.0) * max(h, 0.0)
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return inter / union if union > 0 else 0.0
+
+
+def card_features(corners: Sequence[Corner], cards: Sequence[PhysicalCard]) -> list[dict[str, float]]:
+    """:data:`FEATURES` of every card of a reading (``cards`` index ``corners``)."""
+    sides = [_side(c.box) for c in corners]
+    median = float(np.median(sides)) if sides else 1.0
+    centres = [_centre(c.box) for c in corners]
+    out = []
+    for i, card in enumerate(cards):
+        near_same = near_any = math.inf
+        overlap = 0.0
+        for j, other in enumerate(cards):
+            if j == i:
+                continue
+            for k in card.corners:
+                for m in other.corners:
+                    d = math.dist(centres[k], centres[m]) / sides[k]
+                    near_any = min(near_any, d)
+                    if other.card == card.card:
+                        near_same = min(near_same, d)
+                    overlap = max(overlap, _iou(corners[k].box, corners[m].box))
+        runner_up = card.alternatives[0][1] if card.alternatives else 0.0
+        out.append({"confidence_logit": _logit(card.confidence), "runner_up": runner_up,
+                    "lone": float(len(card.corners) == 1),
+                    "relative_size_log": math.log(max(sides[k] for k in card.corners) / median),
+                    "same_name_nearby": math.exp(-near_same / NEAR_SCALE), "overlap": overlap,
+                    "crowded": math.exp(-near_any / NEAR_SCALE), "cards_log": math.log(len(cards))})
+    return out
+
+
+def feature_rows(corners: Sequence[Corner], cards: Sequence[PhysicalCard]) -> list[tuple[float, ...]]:
+    """:func:`card_features` as rows in :data:`FEATURES` order."""
+    return [tuple(f[name] for name in FEATURES) for f in card_features(corners, cards)]
+
+
+@dataclass(frozen=True)
+class DoubtScore:
+    """A fitted logistic regression: P(card wrong) from its standardised :data:`FEATURES`.
+
+    >>> score = DoubtScore(mean=(0.0,) * 8, scale=(1.0,) * 8, weights=(-1.0,) + (0.0,) * 7, bias=0.0, flag_above=0.4)
+    >>> round(score.probability((0.0,) * 8), 2), score.flags((2.0,) + (0.0,) * 7), score.flags((-2.0,) + (0.0,) * 7)
+    (0.5, False, True)
+    """
+
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    weights: tuple[float, ...]
+    bias: float
+    flag_above: float
+
+    def probability(self, row: Sequence[float]) -> float:
+        z = self.bias + sum(w * (x - m) / s for w, x, m, s in zip(self.weights, row, self.mean, self.scale))
+        return 1.0 / (1.0 + math.exp(-max(min(z, 50.0), -50.0)))
+
+    def flags(self, row: Sequence[float]) -> bool:
+        """Should the player check the card with these features?"""
+        return self.probability(row) >= self.flag_above
+
+    def at(self, flag_above: float) -> DoubtScore:
+        return DoubtScore(self.mean, self.scale, self.weights, self.bias, flag_above)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"features": list(FEATURES), "mean": [round(v, 6) for v in self.mean],
+                "scale": [round(v, 6) for v in self.scale], "weights": [round(v, 6) for v in self.weights],
+                "bias": round(self.bias, 6), "flag_above": round(self.flag_above, 6)}
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> DoubtScore:
+        """Read ``model.json``'s ``"doubt_score"``, checking it fits this tiplu's :data:`FEATURES`.
+
+        >>> DoubtScore.from_json({"features": ["confidence_logit"], "mean": [0], "scale": [1], "weights": [1],
+        ...                       "bias": 0, "flag_above": 0.5})
+        Traceback (most recent call last):
+        ...
+        vision.doubt_score.DoubtScoreError: model.json calibration.doubt_score: its features are ['confidence_logit'], this tiplu reads ['confidence_logit', 'runner_up', 'lone', 'relative_size_log', 'same_name_nearby', 'overlap', 'crowded', 'cards_log']; calibrate the model again (tiplu calibrate)
+        """
+        where = "model.json calibration.doubt_score"
+        if not isinstance(raw, Mapping):
+            raise DoubtScoreError(f"{where}: give an object, not {raw!r}")
+        if list(raw.get("features", [])) != list(FEATURES):
+            raise DoubtScoreError(f"{where}: its features are {raw.get('features')!r}, this tiplu reads "
+                                  f"{list(FEATURES)!r}; calibrate the model again (tiplu calibrate)")
+        values: dict[str, Any] = {}
+        for name in ("mean", "scale", "weights"):
+            seq = raw.get(name)
+            if (not isinstance(seq, list) or len(seq) != len(FEATURES)
+                    or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+                               for v in seq)):
+                raise DoubtScoreError(f"{where}.{name}: give {len(FEATURES)} numbers, one per feature")
+            values[name] = tuple(float(v) for v in seq)
+        if any(s <= 0 for s in values["scale"]):
+            raise DoubtScoreError(f"{where}.scale: every scale must be above 0")
+        for name, low, high in (("bias", -math.inf, math.inf), ("flag_above", 0.0, 1.0)):
+            v = raw.get(name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not low <= v <= high:
+                raise DoubtScoreError(f"{where}.{name}: give a number{' from 0 to 1' if high == 1.0 else ''}, "
+                                      f"not {v!r}")
+            values[name] = float(v)
+        return cls(**values)
+
+
+#: The ridge (L2) penalty of :func:`fit_doubt_score`, on standardised features.
+RIDGE = 1.0
+
+
+def fit_doubt_score(rows: Sequence[Sequence[float]], wrong: Sequence[bool], ridge: float = RIDGE,
+                    flag_above: float = 0.5) -> DoubtScore:
+    """Fit :class:`DoubtScore` by Newton's method (ridge-penalised logistic regression).
+
+    The features are standardised first, so the penalty treats them alike and the weights
+    say how much each one matters.
+
+    >>> rows = [(x, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0) for x in (-3, -2, -1, 1, 2, 3)]
+    >>> score = fit_doubt_score(rows, [True, True, False, True, False, False])
+    >>> score.weights[0] < 0, score.probability(rows[0]) > score.probability(rows[-1])
+    (True, True)
+    """
+    x = np.asarray(rows, dtype=float).reshape(len(rows), len(FEATURES))
+    y = np.asarray(wrong, dtype=float)
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0)
+    scale[scale < 1e-9] = 1.0
+    z = np.c_[np.ones(len(x)), (x - mean) / scale]
+    penalty = ridge * np.diag([0.0] + [1.0] * len(FEATURES))
+    w = np.zeros(z.shape[1])
+    for _ in range(100):
+        p = 1.0 / (1.0 + np.exp(-np.clip(z @ w, -50, 50)))
+        gradient = z.T @ (p - y) + penalty @ w
+        hessian = (z * (p * (1 - p))[:, None]).T @ z + penalty
+        step = np.linalg.solve(hessian, gradient)
+        w -= step
+        if float(np.abs(step).max()) < 1e-8:
+            break
+    return DoubtScore(tuple(float(v) for v in mean), tuple(float(v) for v in scale),
+                      tuple(float(v) for v in w[1:]), float(w[0]), flag_above)
