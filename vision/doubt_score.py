@@ -56,46 +56,44 @@ def _logit(p: float) -> float:
     return math.log(p / (1 - p))
 
 
-def _centre(box: Sequence[float]) -> tuple[float, float]:
-    return (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
-
-
-def _side(box: Sequence[float]) -> float:
-    return max(box[2] - box[0], box[3] - box[1], 1e-6)
-
-
-def _iou(a: Sequence[float], b: Sequence[float]) -> float:
-    w = min(a[2], b[2]) - max(a[0], b[0])
-    h = min(a[3], b[3]) - max(a[1], b[1])
-    inter = max(w, 0.0) * max(h, 0.0)
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
-    return inter / union if union > 0 else 0.0
+def _pairwise_iou(boxes: np.ndarray) -> np.ndarray:
+    x1 = np.maximum(boxes[:, None, 0], boxes[None, :, 0])
+    y1 = np.maximum(boxes[:, None, 1], boxes[None, :, 1])
+    x2 = np.minimum(boxes[:, None, 2], boxes[None, :, 2])
+    y2 = np.minimum(boxes[:, None, 3], boxes[None, :, 3])
+    inter = np.clip(x2 - x1, 0, None) * np.clip(y2 - y1, 0, None)
+    area = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
+    union = area[:, None] + area[None, :] - inter
+    return np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
 
 
 def card_features(corners: Sequence[Corner], cards: Sequence[PhysicalCard]) -> list[dict[str, float]]:
     """:data:`FEATURES` of every card of a reading (``cards`` index ``corners``)."""
-    sides = [_side(c.box) for c in corners]
-    median = float(np.median(sides)) if sides else 1.0
-    centres = [_centre(c.box) for c in corners]
+    if not cards:
+        return []
+    boxes = np.array([c.box for c in corners], dtype=float).reshape(-1, 4)
+    sides = np.maximum(np.maximum(boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]), 1e-6)
+    centres = (boxes[:, :2] + boxes[:, 2:]) / 2
+    owner = np.full(len(corners), -1)
+    for i, card in enumerate(cards):
+        owner[list(card.corners)] = i
+    names = np.array([cards[k].card if k >= 0 else "" for k in owner])
+    distance = np.linalg.norm(centres[:, None, :] - centres[None, :, :], axis=2) / sides[:, None]
+    overlap = _pairwise_iou(boxes)
+    median = float(np.median(sides))
     out = []
     for i, card in enumerate(cards):
-        near_same = near_any = math.inf
-        overlap = 0.0
-        for j, other in enumerate(cards):
-            if j == i:
-                continue
-            for k in card.corners:
-                for m in other.corners:
-                    d = math.dist(centres[k], centres[m]) / sides[k]
-                    near_any = min(near_any, d)
-                    if other.card == card.card:
-                        near_same = min(near_same, d)
-                    overlap = max(overlap, _iou(corners[k].box, corners[m].box))
+        own = list(card.corners)
+        others = (owner >= 0) & (owner != i)
+        same = others & (names == card.card)
+        near_any = float(distance[own][:, others].min()) if others.any() else math.inf
+        near_same = float(distance[own][:, same].min()) if same.any() else math.inf
         runner_up = card.alternatives[0][1] if card.alternatives else 0.0
         out.append({"confidence_logit": _logit(card.confidence), "runner_up": runner_up,
-                    "lone": float(len(card.corners) == 1),
-                    "relative_size_log": math.log(max(sides[k] for k in card.corners) / median),
-                    "same_name_nearby": math.exp(-near_same / NEAR_SCALE), "overlap": overlap,
+                    "lone": float(len(own) == 1),
+                    "relative_size_log": math.log(float(sides[own].max()) / median),
+                    "same_name_nearby": math.exp(-near_same / NEAR_SCALE),
+                    "overlap": float(overlap[own][:, others].max()) if others.any() else 0.0,
                     "crowded": math.exp(-near_any / NEAR_SCALE), "cards_log": math.log(len(cards))})
     return out
 
