@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
 from dataclasses import replace
-from io import StringIO
 from pathlib import Path
 
 import pytest
@@ -24,17 +22,11 @@ from vision.images import read_image
 from vision.pairing import PhysicalCard
 from vision.pipeline import read_photo
 from vision.training.calibrate import NOTHING_FLAGGED, CardCase, PhotoCase, choose_score, scores
-from web.cli import main
 from web_support import calibration_folders, expected_uncertain, shipped_model_files
+from web_support import tiplu_in_process as tiplu
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_images"
 N = len(FEATURES)
-
-
-def tiplu(*args: str) -> subprocess.CompletedProcess[str]:
-    out, err = StringIO(), StringIO()
-    code = main(list(args), stdout=out, stderr=err)
-    return subprocess.CompletedProcess(["tiplu", *args], code, out.getvalue(), err.getvalue())
 
 
 def lone(card: str, box: tuple[float, float, float, float], confidence: float = 0.9) -> tuple[Corner, PhysicalCard]:

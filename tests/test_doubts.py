@@ -7,9 +7,7 @@ the valid reading. Real scorer, real shipped model, real Flask app on a SQLite f
 from __future__ import annotations
 
 import json
-import subprocess
 import math
-from io import StringIO
 from pathlib import Path
 from dataclasses import replace
 from typing import Any, Callable
@@ -27,8 +25,8 @@ from vision.images import read_image
 from vision.pairing import PhysicalCard, pair_corners
 from vision.pipeline import PhotoReading, read_photo
 from vision.score import score_reading
-from web.cli import main
 from web_support import calibration_folders, expected_uncertain, shipped_model_files
+from web_support import tiplu_in_process as tiplu
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_images"
@@ -164,13 +162,6 @@ def test_every_card_carries_its_alternatives_and_calibrated_doubt() -> None:
             assert probs == sorted(probs, reverse=True) and all(0 < p <= 1 for p in probs)
             seen += bool(names)
     assert seen, "the classifier offers alternatives for some cards"
-
-
-def tiplu(*args: str) -> subprocess.CompletedProcess[str]:
-    """``tiplu ARGS`` in this process, as a finished process would report it."""
-    out, err = StringIO(), StringIO()
-    code = main(list(args), stdout=out, stderr=err)
-    return subprocess.CompletedProcess(["tiplu", *args], code, out.getvalue(), err.getvalue())
 
 
 def test_tiplu_detect_and_score_print_alternatives_and_doubts() -> None:

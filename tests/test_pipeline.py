@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from collections import Counter
 from functools import lru_cache
-from io import StringIO
 from pathlib import Path
 
 import cv2
@@ -33,8 +31,8 @@ from vision.pipeline import PhotoReading, read_photo
 from vision.score import FREE, PLAYER, judge_hand, lay_out, score_reading
 from vision.training.decks import Deck, load_decks
 from vision.training.scenes import RenderedScene, render_scene
-from web.cli import main
 from web_support import expected_uncertain
+from web_support import tiplu_in_process as _run
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_images"
@@ -439,13 +437,6 @@ def test_free_check_when_the_photo_shows_no_melds() -> None:
     assert verdict.grouping == FREE
     assert verdict.declare is None and "21 cards" in (verdict.declare_error or "")
     assert verdict.to_dict()["declare"]["valid"] is False
-
-
-def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    """``tiplu ARGS`` in this process, as a finished process would report it."""
-    out, err = StringIO(), StringIO()
-    code = main(list(args), stdout=out, stderr=err)
-    return subprocess.CompletedProcess(["tiplu", *args], code, out.getvalue(), err.getvalue())
 
 
 def _recall(found: list[str], expected: list[str]) -> float:

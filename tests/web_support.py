@@ -177,3 +177,11 @@ def calibration_folders(tmp_path: Path, seeds: tuple[int, int], scene: str, coun
         assert main(["generate", str(tmp_path / split), "--count", str(count), "--seed", str(seed), "--decks",
                      "holdout", "--scenes", scene], stdout=out, stderr=err) == 0, err.getvalue()
     return shipped_model_files(tmp_path / "model", with_json=True)
+
+
+def tiplu_in_process(*args: str) -> subprocess.CompletedProcess[str]:
+    """``tiplu ARGS`` in this process, as a finished process would report it."""
+    from web.cli import main
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(args), stdout=out, stderr=err)
+    return subprocess.CompletedProcess(["tiplu", *args], code, out.getvalue(), err.getvalue())

@@ -56,19 +56,10 @@ def _logit(p: float) -> float:
     return math.log(p / (1 - p))
 
 
-def _pairwise_iou(boxes: np.ndarray) -> np.ndarray:
-    x1 = np.maximum(boxes[:, None, 0], boxes[None, :, 0])
-    y1 = np.maximum(boxes[:, None, 1], boxes[None, :, 1])
-    x2 = np.minimum(boxes[:, None, 2], boxes[None, :, 2])
-    y2 = np.minimum(boxes[:, None, 3], boxes[None, :, 3])
-    inter = np.clip(x2 - x1, 0, None) * np.clip(y2 - y1, 0, None)
-    area = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
-    union = area[:, None] + area[None, :] - inter
-    return np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
-
-
 def card_features(corners: Sequence[Corner], cards: Sequence[PhysicalCard]) -> list[dict[str, float]]:
     """:data:`FEATURES` of every card of a reading (``cards`` index ``corners``)."""
+    from vision.detector import box_iou  # here: vision.detector reads this module through vision.calibration
+
     if not cards:
         return []
     boxes = np.array([c.box for c in corners], dtype=float).reshape(-1, 4)
@@ -79,7 +70,7 @@ def card_features(corners: Sequence[Corner], cards: Sequence[PhysicalCard]) -> l
         owner[list(card.corners)] = i
     names = np.array([cards[k].card if k >= 0 else "" for k in owner])
     distance = np.linalg.norm(centres[:, None, :] - centres[None, :, :], axis=2) / sides[:, None]
-    overlap = _pairwise_iou(boxes)
+    overlap = box_iou(boxes, boxes)
     median = float(np.median(sides))
     out = []
     for i, card in enumerate(cards):
