@@ -20,8 +20,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scorer import CLASS_NAMES
-from vision.detector import (BACKENDS, CROP_TURNS, CardDetector, Corner, ModelError, box_iou, crop_corner, letterbox,
-                             load_detector, long_sides, nms, tile_starts, turned_crop, read_model_json)
+from vision.detector import (BACKENDS, CROP_TURNS, MIRROR_VIEW, CardDetector, Corner, ModelError, box_iou, crop_corner,
+                             letterbox, load_detector, long_sides, nms, tile_starts, turned_crop, read_model_json)
 from vision.pipeline import read_photo
 from vision.training.dataset import Box, iter_samples, map_class_name, parse_label_line, split_bursts
 from vision.training.report import far_photo
@@ -174,6 +174,37 @@ def test_crop_turns_come_from_model_json(tmp_path: Path) -> None:
     assert CardDetector(tmp_path).info.crop_turns == (0.0,)
 
 
+def test_the_mirror_view_reads_a_photo_and_its_mirror_image_alike(detector: CardDetector) -> None:
+    """With ``mirror_view`` the pass at ``imgsz`` reads the photo and its mirror image, so a close-up
+    mirrored gives the same boxes mirrored back; one view alone does not (the second view adds boxes)."""
+    assert detector.info.mirror_view and MIRROR_VIEW
+    photo = cv2.imread(str(ROOT / "sample_images" / "tunnela.jpg"))
+    photo = cv2.resize(photo, (640, round(640 * photo.shape[0] / photo.shape[1])))
+    assert detector.input_sizes(*photo.shape[:2]) == (detector.info.imgsz,)
+    width = photo.shape[1]
+
+    def boxes(det: CardDetector, image: np.ndarray, mirrored: bool = False) -> list[tuple[float, ...]]:
+        found = det._stage1(np.ascontiguousarray(image[:, ::-1] if mirrored else image), 0.1)[0]
+        if mirrored:
+            found = np.stack([width - found[:, 2], found[:, 1], width - found[:, 0], found[:, 3]], 1)
+        return sorted(tuple(np.round(b, 2)) for b in found)
+
+    assert boxes(detector, photo) == boxes(detector, photo, mirrored=True)
+    one_view = CardDetector()
+    one_view.info = dataclasses.replace(one_view.info, mirror_view=False)
+    assert boxes(one_view, photo) != boxes(one_view, photo, mirrored=True)
+    assert set(boxes(one_view, photo)) < set(boxes(detector, photo))
+
+
+def test_a_model_json_without_mirror_view_reads_one_view(tmp_path: Path) -> None:
+    """Older model folders and enrolled decks were measured with one view and keep it."""
+    shipped_model_files(tmp_path)
+    info = json.loads((ROOT / "models" / "model.json").read_text())
+    del info["mirror_view"]
+    (tmp_path / "model.json").write_text(json.dumps(info))
+    assert CardDetector(tmp_path).info.mirror_view is False
+
+
 def test_stage_two_averages_the_classifiers_model_json_lists(tmp_path: Path) -> None:
     """An ensemble's probabilities are the mean of its members', each read as a model on its own."""
     shipped = read_model_json(ROOT / "models")
@@ -287,6 +318,7 @@ def test_a_bad_model_json_says_what_is_wrong(tmp_path: Path, text: str, words: s
                                                ("crop_w", "x", '"crop_w" must be a number'),
                                                ("big_share", None, '"big_share" must be a number'),
                                                ("tile_below", "18", '"tile_below" must be a number'),
+                                               ("mirror_view", 1, '"mirror_view" must be true or false'),
                                                ("crop_h", 100, "crops; export the model again"),
                                                ("classifiers", "x", '"classifiers" must list .onnx file names'),
                                                ("classifiers", ["corner_classifier.onnx", "../x.onnx"],

@@ -82,6 +82,9 @@ TILE_CORNER = 28.0
 TILE_OVERLAP = int(3 * TILE_CORNER)
 #: At most this many tiles per photo (the scale comes down until they fit): about 1 s on 2 cores.
 MAX_TILES = 12
+#: A newly exported model reads the photo at ``imgsz`` (the pass for big corners) a second time mirrored
+#: left to right (``model.json``'s ``"mirror_view"``; a ``model.json`` without the key reads one view, as before).
+MIRROR_VIEW = True
 
 
 class ModelError(ValueError):
@@ -164,6 +167,8 @@ class ModelInfo:
     classifiers: tuple[str, ...] = (CLASSIFIER_FILE,)
     #: The network that says which way each index faces (a file in the model folder), if any.
     orientation: str | None = None
+    #: Stage 1 also reads the photo mirrored left to right at ``imgsz`` (:meth:`CardDetector._stage1`).
+    mirror_view: bool = False
 
 
 def model_crop_size(folder: str | os.PathLike[str]) -> tuple[int, int]:
@@ -406,12 +411,16 @@ def _read_info(folder: Path) -> ModelInfo:
         raise ModelError(f"{folder / INFO_FILE}: \"orientation\" must name an .onnx file in the model folder "
                          f"({ORIENTATION_FILE}), not {orientation!r}")
     imgsz = number("imgsz", 320, int)
+    mirror_view = info.get("mirror_view", False)
+    if not isinstance(mirror_view, bool):
+        raise ModelError(f"{folder / INFO_FILE}: \"mirror_view\" must be true or false, not {mirror_view!r}")
     return ModelInfo(imgsz=imgsz, max_imgsz=max(imgsz, number("max_imgsz", imgsz, int)),
                      crop_w=number("crop_w", CROP_W, int), crop_h=number("crop_h", CROP_H, int),
                      crop_margin=number("crop_margin", CROP_MARGIN), nms_iou=number("nms_iou", NMS_IOU),
                      scale_split=number("scale_split", SCALE_SPLIT), classes=classes,
                      big_share=number("big_share", 0.5), crop_turns=tuple(float(t) for t in turns) or (0.0,),
-                     tile_below=number("tile_below", 0.0), classifiers=tuple(members), orientation=orientation)
+                     tile_below=number("tile_below", 0.0), classifiers=tuple(members), orientation=orientation,
+                     mirror_view=mirror_view)
 
 
 class CardDetector:
@@ -500,11 +509,12 @@ class CardDetector:
         at a bigger one) from the big pass, a bigger one from the small pass. Both passes
         see most corners, and their boxes differ too much for NMS to merge them, so keeping
         both would count one corner twice. When the photo is tiled (:meth:`tile_scale`), the
-        corners under ``tile_below`` px at the big pass come from the tiles instead.
+        corners under ``tile_below`` px at the big pass come from the tiles instead. With
+        ``mirror_view`` the pass at ``imgsz`` also reads the photo mirrored (:meth:`_stage1_at`).
         """
         h, w = image_bgr.shape[:2]
         sizes = self.input_sizes(h, w)
-        found = [self._stage1_at(image_bgr, conf, size) for size in sizes]
+        found = [self._stage1_at(image_bgr, conf, size, mirrored=size == self.info.imgsz) for size in sizes]
         if len(found) > 1:
             big = sizes[-1] / max(h, w)  # photo px -> big-input px
             split = self.info.scale_split * max(1.0, sizes[-1] / (2 * self.info.imgsz))
@@ -586,7 +596,27 @@ class CardDetector:
         boxes, scores, cls = (np.concatenate(p) for p in zip(*parts))
         return boxes, scores, cls
 
-    def _stage1_at(self, image_bgr: np.ndarray, conf: float, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _stage1_at(self, image_bgr: np.ndarray, conf: float, size: int,
+                   mirrored: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Stage 1 at one input size; with ``mirrored`` (and ``mirror_view``) the photo mirrored too.
+
+        Why: a second look at the photo mirrored left to right boxes corners the first scored
+        too faintly. Both views' boxes go to the one NMS of :meth:`detect`, which keeps the
+        surer box of a corner both views found. Only the pass at ``imgsz`` (close-ups, and a
+        table's big corners) looks twice: mirrored at the big pass too, the light-on-dark
+        held-out tables lost three exact photos and two verdicts to extra boxes (session 19),
+        and tiles would cost twice as much.
+        """
+        first = self._stage1_view(image_bgr, conf, size)
+        if not (mirrored and self.info.mirror_view):
+            return first
+        boxes, scores, cls = self._stage1_view(np.ascontiguousarray(image_bgr[:, ::-1]), conf, size)
+        width = image_bgr.shape[1]
+        boxes = np.stack([width - boxes[:, 2], boxes[:, 1], width - boxes[:, 0], boxes[:, 3]], 1).reshape(-1, 4)
+        return (np.concatenate([first[0], boxes]), np.concatenate([first[1], scores]),
+                np.concatenate([first[2], cls]))
+
+    def _stage1_view(self, image_bgr: np.ndarray, conf: float, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         lb, s, (px, py) = letterbox(image_bgr, size)
         blob = np.ascontiguousarray(lb[:, :, ::-1].transpose(2, 0, 1))[None].astype(np.float32) / 255.0
         out = self._det.run(None, {self._det_input: blob})[0][0]

@@ -408,13 +408,14 @@ class CalibrationSplitError(ValueError):
     """A split given both to choose the thresholds and to test them."""
 
 
-#: How ``tiplu calibrate`` chooses: a fitted doubt score (:func:`choose_score`), or two thresholds (:func:`choose`).
+#: How ``tiplu calibrate`` chooses, the default first: a fitted doubt score (:func:`choose_score`),
+#: or two thresholds (:func:`choose`).
 METHODS = ("score", "thresholds")
 
 
 def calibrate(calibration_splits: Sequence[str], test_splits: Sequence[str], *, model: str | None = None,
               catch: float = 0.9, named: tuple[float, float] | None = None, keep: bool = False,
-              method: str = "score") -> dict[str, Any]:
+              method: str = METHODS[0]) -> dict[str, Any]:
     """Choose the thresholds on ``calibration_splits`` and measure them on ``test_splits`` (never the same).
 
     ``named`` (``named_above``, ``named_floor``) sets which faint corners count as cards;
@@ -458,7 +459,7 @@ def kept_method(chosen_by: Any) -> str:
 def calibration_report(calib: Mapping[str, Sequence[PhotoCase]], test: Mapping[str, Sequence[PhotoCase]],
                        catch: float = 0.9, before: Calibration = Calibration(), *,
                        reading: Calibration = NOTHING_FLAGGED,
-                       kept: tuple[Calibration, str] | None = None, method: str = "thresholds",
+                       kept: tuple[Calibration, str] | None = None, method: str = METHODS[0],
                        weights: DoubtScore | None = None) -> dict[str, Any]:
     """Thresholds chosen (:func:`choose`) on the named calibration splits' cases, and their
     :func:`scores` on every split, the test splits' beside those of ``before`` (the

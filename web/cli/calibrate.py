@@ -25,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--catch", type=float, default=0.9, help="share of wrong cards to flag (default 0.9)")
     parser.add_argument("--write", type=model_json_file, default=None,
                         help="model.json to write the calibration into")
-    parser.add_argument("--method", choices=METHODS, default="score",
+    parser.add_argument("--method", choices=METHODS, default=METHODS[0],
                         help="score: fit a doubt score over what the reading shows of each card (default); "
                              "thresholds: choose a confidence and a runner-up threshold")
     parser.add_argument("--keep", action="store_true",
