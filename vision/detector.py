@@ -514,7 +514,8 @@ class CardDetector:
         """
         h, w = image_bgr.shape[:2]
         sizes = self.input_sizes(h, w)
-        found = [self._stage1_at(image_bgr, conf, size, mirrored=size == self.info.imgsz) for size in sizes]
+        found = [self._stage1_at(image_bgr, conf, size, mirrored=self.info.mirror_view and size == self.info.imgsz)
+                 for size in sizes]
         if len(found) > 1:
             big = sizes[-1] / max(h, w)  # photo px -> big-input px
             split = self.info.scale_split * max(1.0, sizes[-1] / (2 * self.info.imgsz))
@@ -598,7 +599,7 @@ class CardDetector:
 
     def _stage1_at(self, image_bgr: np.ndarray, conf: float, size: int,
                    mirrored: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Stage 1 at one input size; with ``mirrored`` (and ``mirror_view``) the photo mirrored too.
+        """Stage 1 at one input size; with ``mirrored`` the photo mirrored too (:meth:`_stage1` asks for it).
 
         Why: a second look at the photo mirrored left to right boxes corners the first scored
         too faintly. Both views' boxes go to the one NMS of :meth:`detect`, which keeps the
@@ -608,7 +609,7 @@ class CardDetector:
         and tiles would cost twice as much.
         """
         first = self._stage1_view(image_bgr, conf, size)
-        if not (mirrored and self.info.mirror_view):
+        if not mirrored:
             return first
         boxes, scores, cls = self._stage1_view(np.ascontiguousarray(image_bgr[:, ::-1]), conf, size)
         width = image_bgr.shape[1]
