@@ -447,7 +447,7 @@ def _recall(found: list[str], expected: list[str]) -> float:
 #: how many cards it may add that are not there. Model v0.5 names all 36 and adds none; v0.4
 #: missed 3C of the declared hand and added a 5D to the maal spread; v0.3 named 34 of 36 (it
 #: missed 10S and 10D in the declared hand) and added none; v0.2 named 34 too (missing 10S and
-#: the maal spread's 6D) and added 2; v0.1 named 6 of 36. See models/README.md.
+#: the maal spread's 6D) and added 2; v0.1 named 6 of 36. See models/HISTORY.md.
 SAMPLE_RECALL_FLOOR = 0.9
 SAMPLE_EXTRA_CARDS = 3
 CALIBRATION = Calibration.from_model_json(read_model_json(MODELS_DIR))

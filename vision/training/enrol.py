@@ -233,7 +233,7 @@ SCENES = 60
 SCENE_KINDS = ("declared", "maal_spread", "tunnela", "table")
 #: Whole-table scenes of the enrolled faces whose corners, as the base's stage 1 boxes them, stage 2 also
 #: learns (:func:`table_crops`; none by default: 80 of them did not raise v0.7's enrolled tables and took
-#: 2-3 times as long, see the model card), and the seed offset of their scenes (never the calibration's).
+#: 2-3 times as long, see models/HISTORY.md), and the seed offset of their scenes (never the calibration's).
 TABLE_SCENES = 0
 TABLE_SEED = 3003
 JOKER = "JOKER"

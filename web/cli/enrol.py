@@ -42,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--table-scenes", type=int, default=TABLE_SCENES, metavar="N",
                         help="also teach the card namer the corners as the corner finder boxes them on N whole-table "
                              f"scenes of the deck (about 1 s a scene on 2 cores; default {TABLE_SCENES}: none; "
-                             "measured in the model card)")
+                             "measured in models/HISTORY.md)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
 
