@@ -20,7 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scorer import CLASS_NAMES
-from vision.detector import (BACKENDS, CROP_TURNS, MIRROR_VIEW, CardDetector, Corner, ModelError, box_iou, crop_corner,
+from vision.detector import (BACKENDS, CROP_TURNS, VIEW_FLIPS, VIEWS, CardDetector, Corner, ModelError, box_iou, crop_corner,
                              letterbox, load_detector, long_sides, nms, tile_starts, turned_crop, read_model_json)
 from vision.pipeline import read_photo
 from vision.training.dataset import Box, iter_samples, map_class_name, parse_label_line, split_bursts
@@ -174,35 +174,57 @@ def test_crop_turns_come_from_model_json(tmp_path: Path) -> None:
     assert CardDetector(tmp_path).info.crop_turns == (0.0,)
 
 
-def test_the_mirror_view_reads_a_photo_and_its_mirror_image_alike(detector: CardDetector) -> None:
-    """With ``mirror_view`` the pass at ``imgsz`` reads the photo and its mirror image, so a close-up
-    mirrored gives the same boxes mirrored back; one view alone does not (the second view adds boxes)."""
-    assert detector.info.mirror_view and MIRROR_VIEW
+@pytest.mark.parametrize("view", ["mirror", "turn180"])
+def test_each_view_reads_a_photo_and_its_flipped_image_alike(detector: CardDetector, view: str) -> None:
+    """With a view, the pass at ``imgsz`` reads the photo and the photo flipped that way, so a
+    close-up flipped gives the same boxes flipped back; one view alone does not (the view adds boxes)."""
+    assert set(detector.info.views) == set(VIEWS) == set(VIEW_FLIPS)
     photo = cv2.imread(str(ROOT / "sample_images" / "tunnela.jpg"))
     photo = cv2.resize(photo, (640, round(640 * photo.shape[0] / photo.shape[1])))
     assert detector.input_sizes(*photo.shape[:2]) == (detector.info.imgsz,)
-    width = photo.shape[1]
+    height, width = photo.shape[:2]
+    flip_x, flip_y = VIEW_FLIPS[view]
 
-    def boxes(det: CardDetector, image: np.ndarray, mirrored: bool = False) -> list[tuple[float, ...]]:
-        found = det._stage1(np.ascontiguousarray(image[:, ::-1] if mirrored else image), 0.1)[0]
-        if mirrored:
-            found = np.stack([width - found[:, 2], found[:, 1], width - found[:, 0], found[:, 3]], 1)
+    def boxes(det: CardDetector, image: np.ndarray, flipped: bool = False) -> list[tuple[float, ...]]:
+        if flipped:
+            image = np.ascontiguousarray(image[::-1 if flip_y else 1, ::-1 if flip_x else 1])
+        found = det._stage1(image, 0.1)[0]
+        if flipped:
+            found = np.stack([width - found[:, 2] if flip_x else found[:, 0],
+                              height - found[:, 3] if flip_y else found[:, 1],
+                              width - found[:, 0] if flip_x else found[:, 2],
+                              height - found[:, 1] if flip_y else found[:, 3]], 1)
         return sorted(tuple(np.round(b, 2)) for b in found)
 
-    assert boxes(detector, photo) == boxes(detector, photo, mirrored=True)
-    one_view = CardDetector()
-    one_view.info = dataclasses.replace(one_view.info, mirror_view=False)
-    assert boxes(one_view, photo) != boxes(one_view, photo, mirrored=True)
-    assert set(boxes(one_view, photo)) < set(boxes(detector, photo))
+    one_view, with_view = CardDetector(), CardDetector()
+    one_view.info = dataclasses.replace(one_view.info, views=())
+    with_view.info = dataclasses.replace(with_view.info, views=(view,))
+    assert boxes(with_view, photo) == boxes(with_view, photo, flipped=True)
+    assert boxes(one_view, photo) != boxes(one_view, photo, flipped=True)
+    assert set(boxes(one_view, photo)) < set(boxes(with_view, photo)) < set(boxes(detector, photo))
 
 
-def test_a_model_json_without_mirror_view_reads_one_view(tmp_path: Path) -> None:
-    """Older model folders and enrolled decks were measured with one view and keep it."""
+@pytest.mark.parametrize("setting, views", [({}, ()), ({"mirror_view": True}, ("mirror",)),
+                                            ({"mirror_view": False}, ()), ({"views": []}, ()),
+                                            ({"views": ["turn180"]}, ("turn180",))])
+def test_model_json_says_which_views_stage_one_takes(tmp_path: Path, setting: dict[str, object],
+                                                      views: tuple[str, ...]) -> None:
+    """Older model folders and enrolled decks keep the views they were measured with: none before
+    v0.8.4, v0.8.4's mirror (``"mirror_view": true``)."""
     shipped_model_files(tmp_path)
     info = json.loads((ROOT / "models" / "model.json").read_text())
-    del info["mirror_view"]
-    (tmp_path / "model.json").write_text(json.dumps(info))
-    assert CardDetector(tmp_path).info.mirror_view is False
+    del info["views"]
+    (tmp_path / "model.json").write_text(json.dumps({**info, **setting}))
+    assert CardDetector(tmp_path).info.views == views
+
+
+def test_an_old_mirror_view_that_is_no_boolean_is_named(tmp_path: Path) -> None:
+    shipped_model_files(tmp_path)
+    info = json.loads((ROOT / "models" / "model.json").read_text())
+    del info["views"]
+    (tmp_path / "model.json").write_text(json.dumps({**info, "mirror_view": 1}))
+    with pytest.raises(ModelError, match='"mirror_view" must be true or false, not 1'):
+        CardDetector(tmp_path)
 
 
 def test_stage_two_averages_the_classifiers_model_json_lists(tmp_path: Path) -> None:
@@ -318,7 +340,10 @@ def test_a_bad_model_json_says_what_is_wrong(tmp_path: Path, text: str, words: s
                                                ("crop_w", "x", '"crop_w" must be a number'),
                                                ("big_share", None, '"big_share" must be a number'),
                                                ("tile_below", "18", '"tile_below" must be a number'),
-                                               ("mirror_view", 1, '"mirror_view" must be true or false'),
+                                               ("views", "mirror", '"views" must list distinct views'),
+                                               ("views", ["mirror", "x"], '"views" must list distinct views'),
+                                               ("views", ["mirror", "mirror"], '"views" must list distinct views'),
+                                               ("mirror_view", True, '"views" alone; "mirror_view" is its older'),
                                                ("crop_h", 100, "crops; export the model again"),
                                                ("classifiers", "x", '"classifiers" must list .onnx file names'),
                                                ("classifiers", ["corner_classifier.onnx", "../x.onnx"],

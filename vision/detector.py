@@ -9,7 +9,8 @@ The shipped model (``models/``, format ``tiplu-corners-v1``, :class:`CardDetecto
 two stages:
 
 1. ``corners.onnx``: a YOLO11n that boxes every corner index as one class, run on the
-   photo letterboxed to 320 px and, for a bigger photo, again at 3/4 of its long side (at
+   photo letterboxed to 320 px (and at that size on the photo mirrored and upside down too:
+   ``model.json``'s ``"views"``) and, for a bigger photo, again at 3/4 of its long side (at
    most 960 px), so both a close card and a whole table at 1280 px are read at the
    corner sizes it was trained on (:meth:`CardDetector.input_sizes`); a 12-megapixel photo
    whose corners come out too small even at 960 px is also read in tiles
@@ -82,9 +83,12 @@ TILE_CORNER = 28.0
 TILE_OVERLAP = int(3 * TILE_CORNER)
 #: At most this many tiles per photo (the scale comes down until they fit): about 1 s on 2 cores.
 MAX_TILES = 12
-#: A newly exported model reads the photo at ``imgsz`` (the pass for big corners) a second time mirrored
-#: left to right (``model.json``'s ``"mirror_view"``; a ``model.json`` without the key reads one view, as before).
-MIRROR_VIEW = True
+#: Stage 1's other looks at the photo at ``imgsz`` (the pass for close-ups and a table's big corners), by
+#: name: which axes each flips (x, y). ``"mirror"``: mirrored left to right; ``"turn180"``: upside down.
+VIEW_FLIPS: dict[str, tuple[bool, bool]] = {"mirror": (True, False), "turn180": (True, True)}
+#: The looks a newly exported model takes (``model.json``'s ``"views"``). A ``model.json`` without the
+#: key reads one view, as before v0.8.4; v0.8.4's ``"mirror_view": true`` reads ``("mirror",)``.
+VIEWS = ("mirror", "turn180")
 
 
 class ModelError(ValueError):
@@ -167,8 +171,8 @@ class ModelInfo:
     classifiers: tuple[str, ...] = (CLASSIFIER_FILE,)
     #: The network that says which way each index faces (a file in the model folder), if any.
     orientation: str | None = None
-    #: Stage 1 also reads the photo mirrored left to right at ``imgsz`` (:meth:`CardDetector._stage1`).
-    mirror_view: bool = False
+    #: Stage 1's other looks at the photo at ``imgsz`` (:data:`VIEW_FLIPS`, :meth:`CardDetector._stage1`).
+    views: tuple[str, ...] = ()
 
 
 def model_crop_size(folder: str | os.PathLike[str]) -> tuple[int, int]:
@@ -273,6 +277,22 @@ def letterbox(image: np.ndarray, size: int) -> tuple[np.ndarray, float, tuple[fl
     top, left = int(round(py - 0.1)), int(round(px - 0.1))
     out[top:top + nh, left:left + nw] = resized
     return out, s, (float(left), float(top))
+
+
+def flipped_boxes(boxes: np.ndarray, width: int, height: int, flip_x: bool, flip_y: bool) -> np.ndarray:
+    """(N, 4) x1y1x2y2 boxes of a photo ``width`` x ``height`` flipped on the axes asked, as boxes
+    of the photo itself (flipping is its own inverse).
+
+    >>> flipped_boxes(np.array([[10.0, 20.0, 30.0, 60.0]]), 100, 80, True, True).tolist()
+    [[70.0, 20.0, 90.0, 60.0]]
+    """
+    boxes = np.asarray(boxes, float).reshape(-1, 4)
+    x1, y1, x2, y2 = boxes.T
+    if flip_x:
+        x1, x2 = width - x2, width - x1
+    if flip_y:
+        y1, y2 = height - y2, height - y1
+    return np.stack([x1, y1, x2, y2], 1)
 
 
 def box_iou(a: npt.ArrayLike, b: npt.ArrayLike) -> np.ndarray:
@@ -411,16 +431,30 @@ def _read_info(folder: Path) -> ModelInfo:
         raise ModelError(f"{folder / INFO_FILE}: \"orientation\" must name an .onnx file in the model folder "
                          f"({ORIENTATION_FILE}), not {orientation!r}")
     imgsz = number("imgsz", 320, int)
-    mirror_view = info.get("mirror_view", False)
-    if not isinstance(mirror_view, bool):
-        raise ModelError(f"{folder / INFO_FILE}: \"mirror_view\" must be true or false, not {mirror_view!r}")
+    views = _views(info, folder)
     return ModelInfo(imgsz=imgsz, max_imgsz=max(imgsz, number("max_imgsz", imgsz, int)),
                      crop_w=number("crop_w", CROP_W, int), crop_h=number("crop_h", CROP_H, int),
                      crop_margin=number("crop_margin", CROP_MARGIN), nms_iou=number("nms_iou", NMS_IOU),
                      scale_split=number("scale_split", SCALE_SPLIT), classes=classes,
                      big_share=number("big_share", 0.5), crop_turns=tuple(float(t) for t in turns) or (0.0,),
                      tile_below=number("tile_below", 0.0), classifiers=tuple(members), orientation=orientation,
-                     mirror_view=mirror_view)
+                     views=views)
+
+
+def _views(info: dict[str, Any], folder: Path) -> tuple[str, ...]:
+    """``model.json``'s ``"views"``, or v0.8.4's ``"mirror_view"`` (true: the mirror alone); never both."""
+    views = info.get("views")
+    if views is None:
+        mirror = info.get("mirror_view", False)
+        if not isinstance(mirror, bool):
+            raise ModelError(f"{folder / INFO_FILE}: \"mirror_view\" must be true or false, not {mirror!r}")
+        return ("mirror",) if mirror else ()
+    if "mirror_view" in info:
+        raise ModelError(f"{folder / INFO_FILE}: give \"views\" alone; \"mirror_view\" is its older spelling")
+    if not isinstance(views, list) or not all(v in VIEW_FLIPS for v in views) or len(set(views)) < len(views):
+        raise ModelError(f"{folder / INFO_FILE}: \"views\" must list distinct views from {list(VIEW_FLIPS)}, "
+                         f"not {views!r}")
+    return tuple(views)
 
 
 class CardDetector:
@@ -510,11 +544,11 @@ class CardDetector:
         see most corners, and their boxes differ too much for NMS to merge them, so keeping
         both would count one corner twice. When the photo is tiled (:meth:`tile_scale`), the
         corners under ``tile_below`` px at the big pass come from the tiles instead. With
-        ``mirror_view`` the pass at ``imgsz`` also reads the photo mirrored (:meth:`_stage1_at`).
+        ``views`` the pass at ``imgsz`` also reads the photo mirrored or upside down (:meth:`_stage1_at`).
         """
         h, w = image_bgr.shape[:2]
         sizes = self.input_sizes(h, w)
-        found = [self._stage1_at(image_bgr, conf, size, mirrored=self.info.mirror_view and size == self.info.imgsz)
+        found = [self._stage1_at(image_bgr, conf, size, self.info.views if size == self.info.imgsz else ())
                  for size in sizes]
         if len(found) > 1:
             big = sizes[-1] / max(h, w)  # photo px -> big-input px
@@ -598,24 +632,27 @@ class CardDetector:
         return boxes, scores, cls
 
     def _stage1_at(self, image_bgr: np.ndarray, conf: float, size: int,
-                   mirrored: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Stage 1 at one input size; with ``mirrored`` the photo mirrored too (:meth:`_stage1` asks for it).
+                   views: Sequence[str] = ()) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Stage 1 at one input size, on the photo and on each of ``views`` (:data:`VIEW_FLIPS`;
+        :meth:`_stage1` asks for them).
 
-        Why: a second look at the photo mirrored left to right boxes corners the first scored
-        too faintly. Both views' boxes go to the one NMS of :meth:`detect`, which keeps the
-        surer box of a corner both views found. Only the pass at ``imgsz`` (close-ups, and a
-        table's big corners) looks twice: mirrored at the big pass too, the light-on-dark
-        held-out tables lost three exact photos and two verdicts to extra boxes (session 19),
-        and tiles would cost twice as much.
+        Why: another look at the photo mirrored or upside down boxes corners the first scored
+        too faintly (an index printed upside down, as every card's second one is, reads better
+        turned). All the views' boxes go to the one NMS of :meth:`detect`, which keeps the
+        surest box of a corner several views found. Only the pass at ``imgsz`` (close-ups, and
+        a table's big corners) looks more than once: mirrored at the big pass too, the
+        light-on-dark held-out tables lost three exact photos and two verdicts to extra boxes
+        (session 19), and tiles would cost twice as much for each view.
         """
-        first = self._stage1_view(image_bgr, conf, size)
-        if not mirrored:
-            return first
-        boxes, scores, cls = self._stage1_view(np.ascontiguousarray(image_bgr[:, ::-1]), conf, size)
-        width = image_bgr.shape[1]
-        boxes = np.stack([width - boxes[:, 2], boxes[:, 1], width - boxes[:, 0], boxes[:, 3]], 1).reshape(-1, 4)
-        return (np.concatenate([first[0], boxes]), np.concatenate([first[1], scores]),
-                np.concatenate([first[2], cls]))
+        parts = [self._stage1_view(image_bgr, conf, size)]
+        height, width = image_bgr.shape[:2]
+        for name in views:
+            flip_x, flip_y = VIEW_FLIPS[name]
+            seen = np.ascontiguousarray(image_bgr[::-1 if flip_y else 1, ::-1 if flip_x else 1])
+            boxes, scores, cls = self._stage1_view(seen, conf, size)
+            parts.append((flipped_boxes(boxes, width, height, flip_x, flip_y), scores, cls))
+        boxes, scores, cls = (np.concatenate(p) for p in zip(*parts))
+        return boxes, scores, cls
 
     def _stage1_view(self, image_bgr: np.ndarray, conf: float, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         lb, s, (px, py) = letterbox(image_bgr, size)
