@@ -27,7 +27,8 @@ import json
 import os
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,23 @@ def _median_ms(fn: Callable[[], Any], runs: int) -> tuple[float, Any]:
         result = fn()
         times.append(time.perf_counter() - t0)
     return statistics.median(times) * 1000, result
+
+
+def _interleaved_ms(fns: Sequence[Callable[[], Any]], runs: int) -> list[tuple[float, Any]]:
+    """Median ms and last result of each function, timed in turns (one call of each per round).
+
+    Why: timed one after the other, two models' medians drift apart with the machine's load over
+    the run (session 20 saw 1.26 between two models that interleaved measure at 1.01); in turns,
+    the drift falls on all of them alike and the ratio is what it means.
+    """
+    results = [fn() for fn in fns]
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(runs):
+        for k, fn in enumerate(fns):
+            t0 = time.perf_counter()
+            results[k] = fn()
+            times[k].append(time.perf_counter() - t0)
+    return [(statistics.median(t) * 1000, r) for t, r in zip(times, results)]
 
 
 def main() -> int:
@@ -150,8 +168,9 @@ def compare_far(detector: Any, image: Any, runs: int, threads: int | None) -> No
 
 def compare_detect(detector: Any, image: Any, detect_ms: float, found: int, baseline: Path | None, runs: int,
                    threads: int | None) -> None:
-    """Detect time against baselines timed in the same run: the same model cutting upright crops
-    only (what ``crop_turns`` costs), and ``baseline`` (another model folder) when given."""
+    """Detect time against baselines timed in turns with the shipped model (:func:`_interleaved_ms`):
+    the same model cutting upright crops only (what ``crop_turns`` costs), and ``baseline`` (another
+    model folder) when given."""
     import dataclasses
 
     from vision.detector import CardDetector
@@ -161,10 +180,12 @@ def compare_detect(detector: Any, image: Any, detect_ms: float, found: int, base
     rows = [("upright crops only", upright)]
     if baseline is not None:
         rows.append((f"baseline {baseline}", CardDetector(baseline, threads=threads)))
-    print(f"detect, shipped (crop_turns {list(detector.info.crop_turns)}): {detect_ms:.1f} ms, {found} corners")
-    for name, other in rows:
-        ms, theirs = _median_ms(lambda: other.detect(image, 0.25), runs)
-        print(f"detect, {name}: {ms:.1f} ms, {len(theirs)} corners; shipped / this = {detect_ms / ms:.2f}")
+    timed = _interleaved_ms([partial(model.detect, image, 0.25) for model in [detector, *(m for _, m in rows)]], runs)
+    shipped_ms = timed[0][0]
+    print(f"detect, shipped (crop_turns {list(detector.info.crop_turns)}): {shipped_ms:.1f} ms in turns with the "
+          f"rows below ({detect_ms:.1f} ms alone above), {found} corners")
+    for (name, _), (ms, theirs) in zip(rows, timed[1:]):
+        print(f"detect, {name}: {ms:.1f} ms, {len(theirs)} corners; shipped / this = {shipped_ms / ms:.2f}")
 
 
 def nms_study(per_layout: int) -> int:
