@@ -49,7 +49,7 @@ def _interleaved_ms(fns: Sequence[Callable[[], Any]], runs: int) -> list[tuple[f
     """Median ms and last result of each function, timed in turns (one call of each per round).
 
     Why: timed one after the other, two models' medians drift apart with the machine's load over
-    the run (session 20 saw 1.26 between two models that interleaved measure at 1.01); in turns,
+    the run (session 20 saw 1.26 between two models that measure 1.01-1.08 in turns); in turns,
     the drift falls on all of them alike and the ratio is what it means.
     """
     results = [fn() for fn in fns]

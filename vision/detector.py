@@ -637,8 +637,8 @@ class CardDetector:
         :meth:`_stage1` asks for them).
 
         Why: another look at the photo mirrored or upside down boxes corners the first scored
-        too faintly (an index printed upside down, as every card's second one is, reads better
-        turned). All the views' boxes go to the one NMS of :meth:`detect`, which keeps the
+        too faintly (v0.8.4 and v0.8.5 measured it on real close-ups; every card's second index
+        is printed upside down, which the turned look sees the right way up). All the views' boxes go to the one NMS of :meth:`detect`, which keeps the
         surest box of a corner several views found. Only the pass at ``imgsz`` (close-ups, and
         a table's big corners) looks more than once: mirrored at the big pass too, the
         light-on-dark held-out tables lost three exact photos and two verdicts to extra boxes
