@@ -35,16 +35,6 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _median_ms(fn: Callable[[], Any], runs: int) -> tuple[float, Any]:
-    result = fn()
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1000, result
-
-
 def _interleaved_ms(fns: Sequence[Callable[[], Any]], runs: int) -> list[tuple[float, Any]]:
     """Median ms and last result of each function, timed in turns (one call of each per round).
 
@@ -60,6 +50,11 @@ def _interleaved_ms(fns: Sequence[Callable[[], Any]], runs: int) -> list[tuple[f
             results[k] = fn()
             times[k].append(time.perf_counter() - t0)
     return [(statistics.median(t) * 1000, r) for t, r in zip(times, results)]
+
+
+def _median_ms(fn: Callable[[], Any], runs: int) -> tuple[float, Any]:
+    """Median ms and last result of one function (after one call to warm it up)."""
+    return _interleaved_ms([fn], runs)[0]
 
 
 def main() -> int:

@@ -20,8 +20,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scorer import CLASS_NAMES
-from vision.detector import (BACKENDS, CROP_TURNS, VIEW_FLIPS, VIEWS, CardDetector, Corner, ModelError, box_iou, crop_corner,
-                             letterbox, load_detector, long_sides, nms, tile_starts, turned_crop, read_model_json)
+from vision.detector import (BACKENDS, CROP_TURNS, VIEW_FLIPS, VIEWS, CardDetector, Corner, ModelError, box_iou,
+                             crop_corner, letterbox, load_detector, long_sides, nms, tile_starts, turned_crop,
+                             read_model_json)
 from vision.pipeline import read_photo
 from vision.training.dataset import Box, iter_samples, map_class_name, parse_label_line, split_bursts
 from vision.training.report import far_photo

@@ -638,11 +638,12 @@ class CardDetector:
 
         Why: another look at the photo mirrored or upside down boxes corners the first scored
         too faintly (v0.8.4 and v0.8.5 measured it on real close-ups; every card's second index
-        is printed upside down, which the turned look sees the right way up). All the views' boxes go to the one NMS of :meth:`detect`, which keeps the
-        surest box of a corner several views found. Only the pass at ``imgsz`` (close-ups, and
-        a table's big corners) looks more than once: mirrored at the big pass too, the
-        light-on-dark held-out tables lost three exact photos and two verdicts to extra boxes
-        (session 19), and tiles would cost twice as much for each view.
+        is printed upside down, which the turned look sees the right way up). All the views'
+        boxes go to the one NMS of :meth:`detect`, which keeps the surest box of a corner
+        several views found. Only the pass at ``imgsz`` (close-ups, and a table's big corners)
+        looks more than once: mirrored at the big pass too, the light-on-dark held-out tables
+        lost three exact photos and two verdicts to extra boxes (session 19), and tiles would
+        cost twice as much for each view.
         """
         parts = [self._stage1_view(image_bgr, conf, size)]
         height, width = image_bgr.shape[:2]
