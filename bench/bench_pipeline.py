@@ -164,7 +164,8 @@ def compare_far(detector: Any, image: Any, runs: int, threads: int | None) -> No
 def compare_detect(detector: Any, image: Any, detect_ms: float, found: int, baseline: Path | None, runs: int,
                    threads: int | None) -> None:
     """Detect time against baselines timed in turns with the shipped model (:func:`_interleaved_ms`):
-    the same model cutting upright crops only (what ``crop_turns`` costs), and ``baseline`` (another
+    the same model cutting upright crops only (what ``crop_turns`` costs), the same model with ONNX
+    Runtime's threads left spinning between runs (what ``spin=False`` saves), and ``baseline`` (another
     model folder) when given."""
     import dataclasses
 
@@ -181,6 +182,12 @@ def compare_detect(detector: Any, image: Any, detect_ms: float, found: int, base
           f"rows below ({detect_ms:.1f} ms alone above), {found} corners")
     for (name, _), (ms, theirs) in zip(rows, timed[1:]):
         print(f"detect, {name}: {ms:.1f} ms, {len(theirs)} corners; shipped / this = {shipped_ms / ms:.2f}")
+    del rows, upright, timed  # their sessions' threads must not share the cores with the next timing
+    spinning = CardDetector(threads=threads, spin=True)
+    spin_ms, theirs = _median_ms(partial(spinning.detect, image, 0.25), runs)
+    print(f"detect, threads spinning between runs (ONNX Runtime's default, tiplu's before session 21), timed alone "
+          f"(in turns its spinning threads would slow the shipped one): {spin_ms:.1f} ms, {len(theirs)} corners; "
+          f"shipped alone / this = {detect_ms / spin_ms:.2f}")
 
 
 def nms_study(per_layout: int) -> int:

@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 
 from scorer import CLASS_NAMES
 from vision.detector import (BACKENDS, CROP_TURNS, VIEW_FLIPS, VIEWS, CardDetector, Corner, ModelError, box_iou,
-                             crop_corner, letterbox, load_detector, long_sides, nms, tile_starts, turned_crop,
-                             read_model_json)
+                             crop_corner, flipped_boxes, letterbox, load_detector, long_sides, network_input, nms,
+                             read_model_json, tile_starts, turned_crop)
 from vision.pipeline import read_photo
 from vision.training.dataset import Box, iter_samples, map_class_name, parse_label_line, split_bursts
 from vision.training.report import far_photo
@@ -203,6 +203,36 @@ def test_each_view_reads_a_photo_and_its_flipped_image_alike(detector: CardDetec
     assert boxes(with_view, photo) == boxes(with_view, photo, flipped=True)
     assert boxes(one_view, photo) != boxes(one_view, photo, flipped=True)
     assert set(boxes(one_view, photo)) < set(boxes(with_view, photo)) < set(boxes(detector, photo))
+
+
+def test_the_looks_in_one_batch_read_as_each_look_alone(detector: CardDetector) -> None:
+    """Stage 1 takes the photo and its flipped looks as one batch (session 21, for speed); each look's
+    boxes are exactly those of a run on that look alone, and the network input holds the same
+    values as the plain numpy conversion."""
+    photo = cv2.imread(str(ROOT / "sample_images" / "tunnela.jpg"))
+    size = detector.info.imgsz
+    looks = [photo, cv2.flip(photo, 1), cv2.flip(photo, -1)]
+    padded = [letterbox(look, size)[0] for look in looks]
+    batch = network_input(padded)
+    plain = np.stack([lb[:, :, ::-1].transpose(2, 0, 1).astype(np.float32) / 255.0 for lb in padded])
+    assert batch.dtype == np.float32 and np.array_equal(batch, plain)
+    together = detector._det.run(None, {detector._det_input: batch})[0]
+    for k in range(len(looks)):
+        alone = detector._det.run(None, {detector._det_input: batch[k:k + 1]})[0][0]
+        assert np.array_equal(together[k], alone)
+    one_view = CardDetector()
+    one_view.info = dataclasses.replace(one_view.info, views=())
+    for look, (flip_x, flip_y) in zip(looks[1:], VIEW_FLIPS.values()):
+        height, width = photo.shape[:2]
+        back = flipped_boxes(one_view._stage1(look, 0.1)[0], width, height, flip_x, flip_y)
+        assert set(map(tuple, np.round(back, 3))) <= set(map(tuple, np.round(detector._stage1(photo, 0.1)[0], 3)))
+
+
+def test_spinning_threads_change_the_speed_not_the_reading(detector: CardDetector) -> None:
+    """``spin`` is ONNX Runtime's thread policy between runs (off since session 21: the four networks'
+    threads took the cores from each other); a reading is the same either way."""
+    photo = cv2.imread(str(ROOT / "sample_images" / "maal_spread.jpg"))
+    assert CardDetector(spin=True).detect(photo) == detector.detect(photo)
 
 
 @pytest.mark.parametrize("setting, views", [({}, ()), ({"mirror_view": True}, ("mirror",)),

@@ -279,6 +279,23 @@ def letterbox(image: np.ndarray, size: int) -> tuple[np.ndarray, float, tuple[fl
     return out, s, (float(left), float(top))
 
 
+def network_input(images: Sequence[np.ndarray] | np.ndarray) -> np.ndarray:
+    """Same-sized BGR uint8 images (H, W, 3) as one float32 batch (N, 3, H, W) of RGB in 0-1.
+
+    Why: the networks take RGB planes; writing each plane straight into the batch costs a
+    third of numpy's transpose-then-copy on a 960 px letterbox, with the same float values.
+
+    >>> network_input([np.full((2, 3, 3), (0, 51, 255), np.uint8)])[0, :, 0, 0].tolist()
+    [1.0, 0.20000000298023224, 0.0]
+    """
+    first = images[0]
+    batch = np.empty((len(images), 3, *first.shape[:2]), np.float32)
+    for i, image in enumerate(images):
+        for plane in range(3):
+            np.divide(image[:, :, 2 - plane], np.float32(255.0), out=batch[i, plane])
+    return batch
+
+
 def flipped_boxes(boxes: np.ndarray, width: int, height: int, flip_x: bool, flip_y: bool) -> np.ndarray:
     """(N, 4) x1y1x2y2 boxes of a photo ``width`` x ``height`` flipped on the axes asked, as boxes
     of the photo itself (flipping is its own inverse).
@@ -464,6 +481,10 @@ class CardDetector:
     ``classes.txt`` and ``model.json``) or a detector ``.onnx`` file next to them. Default:
     ``$TIPLU_MODEL`` if set, else the shipped ``models/`` folder. ``tta`` also classifies
     each crop turned 180 degrees (indices are printed both ways up) and averages the two.
+    ``spin`` lets ONNX Runtime's threads spin between runs, as they do by default: off, because
+    a photo takes turns between four networks, each with its own threads, and those that spin
+    after their run take the cores from the next (detect 1.4x slower on 2 cores, session 21;
+    ``bench/bench_pipeline.py`` times both).
 
     >>> CardDetector("/nonexistent")  # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):
@@ -472,7 +493,7 @@ class CardDetector:
     """
 
     def __init__(self, model_path: str | os.PathLike[str] | None = None, *, imgsz: int | None = None,
-                 threads: int | None = None, tta: bool = True) -> None:
+                 threads: int | None = None, tta: bool = True, spin: bool = False) -> None:
         path, folder = _model_location(model_path)
         det_file = path if path.suffix == ".onnx" else folder / DETECTOR_FILE
         if not det_file.is_file():
@@ -483,6 +504,7 @@ class CardDetector:
         if threads:
             opts.intra_op_num_threads = threads
         opts.log_severity_level = 3
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "1" if spin else "0")
         self.info = _read_info(folder)
         try:
             self.calibration = Calibration.from_model_json(read_model_json(folder))
@@ -643,22 +665,25 @@ class CardDetector:
         several views found. Only the pass at ``imgsz`` (close-ups, and a table's big corners)
         looks more than once: mirrored at the big pass too, the light-on-dark held-out tables
         lost three exact photos and two verdicts to extra boxes (session 19), and tiles would
-        cost twice as much for each view.
+        cost twice as much for each view. The looks go to the network as one batch.
         """
-        parts = [self._stage1_view(image_bgr, conf, size)]
         height, width = image_bgr.shape[:2]
-        for name in views:
-            flip_x, flip_y = VIEW_FLIPS[name]
-            seen = np.ascontiguousarray(image_bgr[::-1 if flip_y else 1, ::-1 if flip_x else 1])
-            boxes, scores, cls = self._stage1_view(seen, conf, size)
-            parts.append((flipped_boxes(boxes, width, height, flip_x, flip_y), scores, cls))
+        flips = [(False, False)] + [VIEW_FLIPS[name] for name in views]
+        seen = [image_bgr if not (fx or fy) else cv2.flip(image_bgr, -1 if fx and fy else (1 if fx else 0))
+                for fx, fy in flips]
+        boxed = [letterbox(look, size) for look in seen]
+        outs = self._det.run(None, {self._det_input: network_input([lb for lb, _, _ in boxed])})[0]
+        parts = []
+        for out, (_, s, pad), (fx, fy) in zip(outs, boxed, flips):
+            boxes, scores, cls = self._decode(out, conf, s, pad, width, height)
+            parts.append((flipped_boxes(boxes, width, height, fx, fy) if fx or fy else boxes, scores, cls))
         boxes, scores, cls = (np.concatenate(p) for p in zip(*parts))
         return boxes, scores, cls
 
-    def _stage1_view(self, image_bgr: np.ndarray, conf: float, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        lb, s, (px, py) = letterbox(image_bgr, size)
-        blob = np.ascontiguousarray(lb[:, :, ::-1].transpose(2, 0, 1))[None].astype(np.float32) / 255.0
-        out = self._det.run(None, {self._det_input: blob})[0][0]
+    @staticmethod
+    def _decode(out: np.ndarray, conf: float, s: float, pad: tuple[float, float], width: int,
+                height: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Boxes (photo px), score and class over ``conf`` from one image's detector output."""
         if out.shape[0] > out.shape[1] and out.shape[1] != 6:
             out = out.T
         if out.shape[1] == 6 and out.shape[0] != 6:  # NMS-free export: (N, x1 y1 x2 y2 score cls)
@@ -672,9 +697,9 @@ class CardDetector:
             xywh, scores, cls = out[:4].T[keep], scores[keep], cls[keep]
             boxes = np.stack([xywh[:, 0] - xywh[:, 2] / 2, xywh[:, 1] - xywh[:, 3] / 2,
                               xywh[:, 0] + xywh[:, 2] / 2, xywh[:, 1] + xywh[:, 3] / 2], axis=1)
+        px, py = pad
         boxes = (boxes - [px, py, px, py]) / s
-        h, w = image_bgr.shape[:2]
-        boxes = np.clip(boxes, 0, [w, h, w, h])
+        boxes = np.clip(boxes, 0, [width, height, width, height])
         return boxes, scores, cls
 
     def classify(self, image_bgr: np.ndarray, boxes: np.ndarray) -> np.ndarray:
@@ -707,7 +732,7 @@ class CardDetector:
         """Class probabilities (N, 54) for corner crops already cut (N, crop_h, crop_w, 3 BGR uint8)."""
         if not self._members:
             raise ModelError(f"no {CLASSIFIER_FILE} next to the detector; a one-class detector needs it")
-        blob = np.ascontiguousarray(crops[..., ::-1].transpose(0, 3, 1, 2)).astype(np.float32) / 255.0
+        blob = network_input(crops)
         if self.tta:  # the corner turned 180 degrees too
             blob = np.ascontiguousarray(np.concatenate([blob, blob[:, :, ::-1, ::-1]]))
         probs = np.mean([_softmax(session.run(None, {name: blob})[0]) for session, name in self._members], axis=0)
