@@ -50,7 +50,8 @@ from typing import Any, cast
 import cv2
 import numpy as np
 
-from vision.detector import CLASSIFIER_FILE, CROP_H, CROP_W, DETECTOR_FILE, MODELS_DIR, letterbox, model_crop_size
+from vision.detector import (CLASSIFIER_FILE, CROP_H, CROP_W, DETECTOR_FILE, MODELS_DIR, letterbox, model_crop_size,
+                             network_input)
 from vision.orientation import ORIENTATION_FILE
 from vision.training.hard_crops import load_hard_crops
 from vision.training.train import (DEFAULT_DETECTOR_YAML, TrainError, _ultralytics, corner_net, export_models,
@@ -265,9 +266,7 @@ def _photo_batch(folder: Path, size: int = 320, count: int = 16) -> np.ndarray:
     samples = list(iter_samples(folder))[:count]
     if not samples:
         raise TrainError(f"{folder}: no images to calibrate batch norms with; import the real data first")
-    imgs = [letterbox(np.asarray(cv2.imread(str(s.image))), size)[0][:, :, ::-1].transpose(2, 0, 1)
-            for s in samples]
-    return np.ascontiguousarray(np.stack(imgs)).astype(np.float32) / 255.0
+    return network_input([letterbox(np.asarray(cv2.imread(str(s.image))), size)[0] for s in samples])
 
 
 def _crop_batch(folder: Path, crop_size: tuple[int, int] = (CROP_W, CROP_H)) -> np.ndarray:
