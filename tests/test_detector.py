@@ -216,6 +216,7 @@ def test_the_looks_in_one_batch_read_as_each_look_alone(detector: CardDetector) 
     batch = network_input(padded)
     plain = np.stack([lb[:, :, ::-1].transpose(2, 0, 1).astype(np.float32) / 255.0 for lb in padded])
     assert batch.dtype == np.float32 and np.array_equal(batch, plain)
+    assert np.array_equal(network_input(np.stack(padded)), plain)  # a stacked batch, as the crops come
     together = detector._det.run(None, {detector._det_input: batch})[0]
     for k in range(len(looks)):
         alone = detector._det.run(None, {detector._det_input: batch[k:k + 1]})[0][0]

@@ -282,17 +282,23 @@ def letterbox(image: np.ndarray, size: int) -> tuple[np.ndarray, float, tuple[fl
 def network_input(images: Sequence[np.ndarray] | np.ndarray) -> np.ndarray:
     """Same-sized BGR uint8 images (H, W, 3) as one float32 batch (N, 3, H, W) of RGB in 0-1.
 
-    Why: the networks take RGB planes; writing each plane straight into the batch costs a
-    third of numpy's transpose-then-copy on a 960 px letterbox, with the same float values.
+    Why: the networks take RGB planes; writing each plane straight into the batch takes about
+    half the time of numpy's transpose-then-copy on a 960 px letterbox (3 ms against 6), with
+    the same float values. A stacked array (N, H, W, 3), as the crops are, goes plane by plane
+    over the whole batch.
 
     >>> network_input([np.full((2, 3, 3), (0, 51, 255), np.uint8)])[0, :, 0, 0].tolist()
     [1.0, 0.20000000298023224, 0.0]
     """
-    first = images[0]
-    batch = np.empty((len(images), 3, *first.shape[:2]), np.float32)
+    batch = np.empty((len(images), 3, *images[0].shape[:2]), np.float32)
+    scale = np.float32(255.0)
+    if isinstance(images, np.ndarray):
+        for plane in range(3):
+            np.divide(images[..., 2 - plane], scale, out=batch[:, plane])
+        return batch
     for i, image in enumerate(images):
         for plane in range(3):
-            np.divide(image[:, :, 2 - plane], np.float32(255.0), out=batch[i, plane])
+            np.divide(image[:, :, 2 - plane], scale, out=batch[i, plane])
     return batch
 
 
