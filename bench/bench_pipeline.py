@@ -182,7 +182,6 @@ def compare_detect(detector: Any, image: Any, detect_ms: float, found: int, base
           f"rows below ({detect_ms:.1f} ms alone above), {found} corners")
     for (name, _), (ms, theirs) in zip(rows, timed[1:]):
         print(f"detect, {name}: {ms:.1f} ms, {len(theirs)} corners; shipped / this = {shipped_ms / ms:.2f}")
-    del rows, upright, timed  # their sessions' threads must not share the cores with the next timing
     spinning = CardDetector(threads=threads, spin=True)
     spin_ms, theirs = _median_ms(partial(spinning.detect, image, 0.25), runs)
     print(f"detect, threads spinning between runs (ONNX Runtime's default, tiplu's before session 21), timed alone "

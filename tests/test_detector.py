@@ -223,8 +223,8 @@ def test_the_looks_in_one_batch_read_as_each_look_alone(detector: CardDetector) 
         assert np.array_equal(together[k], alone)
     one_view = CardDetector()
     one_view.info = dataclasses.replace(one_view.info, views=())
+    height, width = photo.shape[:2]
     for look, (flip_x, flip_y) in zip(looks[1:], VIEW_FLIPS.values()):
-        height, width = photo.shape[:2]
         back = flipped_boxes(one_view._stage1(look, 0.1)[0], width, height, flip_x, flip_y)
         assert set(map(tuple, np.round(back, 3))) <= set(map(tuple, np.round(detector._stage1(photo, 0.1)[0], 3)))
 

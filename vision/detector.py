@@ -682,7 +682,7 @@ class CardDetector:
         parts = []
         for out, (_, s, pad), (fx, fy) in zip(outs, boxed, flips):
             boxes, scores, cls = self._decode(out, conf, s, pad, width, height)
-            parts.append((flipped_boxes(boxes, width, height, fx, fy) if fx or fy else boxes, scores, cls))
+            parts.append((flipped_boxes(boxes, width, height, fx, fy), scores, cls))
         boxes, scores, cls = (np.concatenate(p) for p in zip(*parts))
         return boxes, scores, cls
 
