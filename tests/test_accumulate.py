@@ -84,12 +84,15 @@ def test_detector_chunk_saves_the_resume_point_each_epoch(tmp_path: Path, monkey
                                   "chunks": []}}, folder)
     before = (folder / "detector.pt").read_bytes()
     state = acc.continue_detector(tmp_path / "data" / "data.yaml", 1, imgsz=64, batch=4, workers=0, folder=folder,
-                                  project=tmp_path / "runs")
+                                  project=tmp_path / "runs", snapshot_every=2)
     chunk = state["detector"]["chunks"][0]
     assert state["detector"]["epochs_done"] == 6 and chunk["done"] == 1 and chunk["from_epoch"] == 5
     assert chunk["lr0"] == pytest.approx(acc.scheduled_lr(5, 60, 4e-3, 2e-4))
     assert (folder / "detector.pt").read_bytes() != before
     acc.load_detector(folder)
+    snapshots = tmp_path / "runs" / "snapshots"
+    assert [p.name for p in snapshots.iterdir()] == ["detector_e6.pt"]
+    assert (snapshots / "detector_e6.pt").read_bytes() == (folder / "detector.pt").read_bytes()
 
 
 def test_restarting_one_stage_keeps_the_other_and_says_why(tmp_path: Path) -> None:

@@ -102,6 +102,26 @@ def test_real_split_is_reproducible_and_disjoint(tmp_path: Path) -> None:
     assert (tmp_path / "out" / "classes.txt").read_text().split() == list(CLASS_NAMES)
 
 
+def test_a_packed_folder_keeps_every_label_at_a_smaller_size(tmp_path: Path) -> None:
+    """What travels to a GPU machine is the same training data, shrunk: every box at the same place."""
+    assert main(["train", "pack", str(REAL), str(tmp_path / "p"), "--max-side", "200"], stdout=StringIO()) == 0
+    before, after = list(iter_samples(REAL)), list(iter_samples(tmp_path / "p"))
+    assert [s.image.stem for s in before] == [s.image.stem for s in after]
+    for a, b in zip(before, after):
+        assert [x.cls for x in a.boxes] == [x.cls for x in b.boxes]
+        assert np.allclose([dataclasses.astuple(x) for x in a.boxes], [dataclasses.astuple(x) for x in b.boxes],
+                           atol=1e-5)
+        image = cv2.imread(str(b.image))
+        assert b.image.suffix == ".webp" and max(image.shape[:2]) == 200
+
+
+@pytest.mark.parametrize("argv", [["--max-side", "16"], ["--quality", "0"], ["--limit", "0"]])
+def test_a_bad_pack_says_what_to_fix(tmp_path: Path, argv: list[str]) -> None:
+    err = StringIO()
+    assert main(["train", "pack", str(REAL), str(tmp_path / "p"), *argv], stdout=StringIO(), stderr=err) == 2
+    assert "pack needs" in err.getvalue() and not (tmp_path / "p").exists()
+
+
 def test_letterbox_and_nms() -> None:
     img, s, pad = letterbox(np.zeros((480, 1280, 3), np.uint8), 320)
     assert img.shape == (320, 320, 3) and s == 0.25 and pad == (0.0, 100.0)

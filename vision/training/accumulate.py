@@ -41,6 +41,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import sys
 import time
 from collections.abc import Sequence
@@ -357,8 +358,13 @@ def init_from_onnx(models: Path, real: Path = Path("data/real"), folder: Path = 
 
 def continue_detector(data: Path, epochs: int, *, imgsz: int = 320, batch: int = 16, workers: int = 2,
                       device: str = "cpu", folder: Path = RESUME_DIR, project: Path = Path("runs/accumulate"),
-                      fraction: float = 1.0) -> dict[str, Any]:
-    """Train stage 1 for ``epochs`` more epochs of the campaign schedule; the resume point follows each epoch."""
+                      fraction: float = 1.0, snapshot_every: int = 0) -> dict[str, Any]:
+    """Train stage 1 for ``epochs`` more epochs of the campaign schedule; the resume point follows each epoch.
+
+    ``snapshot_every`` K > 0 also keeps the weights of every campaign epoch divisible by K as
+    ``project/snapshots/detector_e{N}.pt`` (the resume point's format): a long GPU phase can then be
+    measured at several epochs and the best one kept, not only the last.
+    """
     state = read_state(folder)
     st = state["detector"]
     e0 = st["epochs_done"]
@@ -373,7 +379,10 @@ def continue_detector(data: Path, epochs: int, *, imgsz: int = 320, batch: int =
     def on_epoch_end(trainer: Any) -> None:
         if trainer.epoch >= epochs:  # Ultralytics' final validation of best.pt calls this once more
             return
-        save_detector(trainer.ema.ema, folder)
+        saved = save_detector(trainer.ema.ema, folder)
+        if snapshot_every > 0 and (e0 + trainer.epoch + 1) % snapshot_every == 0:
+            (project / "snapshots").mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(saved, project / "snapshots" / f"detector_e{e0 + trainer.epoch + 1}.pt")
         chunk["done"] = trainer.epoch + 1
         losses = trainer.label_loss_items(trainer.tloss, prefix="train") if trainer.tloss is not None else {}
         chunk["loss"] = {k: round(float(v), 4) for k, v in losses.items()}

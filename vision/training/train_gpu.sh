@@ -1,39 +1,47 @@
 #!/usr/bin/env bash
-# One GPU call (at most ~8 minutes) that continues the CPU campaign from the committed resume point.
+# One GPU call (at most ~9 minutes) that trains stage 1 further: two arms side by side on the one GPU.
 #
-# The campaign's state lives in vision/training/resume/ (fp16 weights + state.json); this script
-# trains a new phase of both stages on the GPU, exports the candidate ONNX models, measures
-# them with `tiplu report`, and copies back what a session commits. It was written for the
-# `device` tool's H200 machine (python3 there holds torch + onnxruntime + opencv, but not
-# ultralytics, flask or sqlite-utils: carry them as wheels in .whl/, see the device README)
-# and has not run on a GPU yet. Session 4 ran every step on CPU with the dry-run knobs below (all passed,
-# 14 minutes, most of it rendering the SVG decks' faces, which a carried data/faces skips), and trained with the
-# polars stand-in in vision/training/gpu/ in place of polars.
+# Written for the `device` tool's H200 machine: python3 there holds torch, onnxruntime and opencv, but not
+# ultralytics, and the call takes at most 64 MiB of files with it (the repository is about 25 of them). So the
+# data is made here and carried shrunk (`tiplu train pack`: 320 px WebP, the size stage 1 trains at), the
+# turned real photos are made there from the carried ones, and the machine trains and brings back weights only:
+# the candidates are exported and measured here (`tiplu accumulate export`, `tiplu report`), on the CPU the
+# app runs on. Session 4 had planned a bigger call that also generated its data there; 6000 crops take about
+# 4 minutes of 16 cores, half the call, so session 22 moved that work here.
 #
-# Prepare here (once per session; .whl/ and data/ are git-ignored and travel with `carry`):
-#   tiplu train import-real /path/to/cards-real-dev data/real
+# Prepare here (data/ and .whl/ are git-ignored and travel with `carry`):
+#   tiplu generate data/g22_crops --count 2000 --seed 41 --crop --randomise --procedural 0.5 \
+#       --random-palettes 0.3 --words 0.2 --val-fraction 0 --scenes meld_row fan declared maal_spread tunnela table
+#   tiplu generate data/g22_tables --count 900 --seed 42 --size 640x480 --randomise --procedural 0.5 \
+#       --random-palettes 0.3 --words 0.2 --val-fraction 0
+#   tiplu generate data/table_dr --count 300 --seed 22 --size 640x480 --randomise --procedural 0.5 --val-fraction 0
+#   tiplu train pack data/real/train data/gpu/real_train;  tiplu train pack data/real/val data/gpu/real_val
+#   tiplu train pack data/g22_crops data/gpu/crops --limit 1800;  tiplu train pack data/g22_tables data/gpu/tables
+#   tiplu train pack data/table_dr data/gpu/table_dr
 #   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
-#       --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 -d .whl \
-#       ultralytics ultralytics-thop sqlite-utils sqlite-fts4 flask werkzeug itsdangerous blinker \
-#       flask-wtf wtforms flask-babel babel segno waitress click-default-group tabulate python-dateutil
-#   tiplu train decks                      # renders every installed SVG deck into data/faces (21 MB)
-# Run (device tool): carry [".whl", "data/real", "data/faces"] (64 MiB in all: check `du -shc`), timeout_s 540,
-# command (the machine has no SVG deck packages: the carried face cache stands in for them):
-#   bash vision/training/train_gpu.sh
+#       --platform manylinux2014_x86_64 -d .whl ultralytics==8.4.190 ultralytics-thop==2.2.3 \
+#       ultralytics-platform==0.1.99 onnxslim==0.1.98
+# Run (device tool): carry [".whl", "data/gpu"] (check `du -shc --apparent-size` with the repository: 64 MiB in
+# all), timeout_s 570, command: bash vision/training/train_gpu.sh
+# Then here: for each weight file that came back, a resume folder (the file as detector.pt beside the arm's
+# state.json) and `tiplu accumulate export --resume-dir DIR --out runs/cand` and `tiplu report runs/cand`.
 #
-# Knobs (env): DET_EPOCHS (6), CLS_EPOCHS (4), CROPS (6000), TABLES (1200), WORKERS (16), DEVICE (0: the GPU;
-# "cpu" for a dry run), SCENES (30 whole tables per held-out design) and REAL (all real val photos) for the report.
-# A CPU dry run on a copy of the repository checks every step in a few minutes:
-#   DET_EPOCHS=1 CLS_EPOCHS=1 CROPS=16 TABLES=8 WORKERS=2 DEVICE=cpu SCENES=2 REAL=4 bash vision/training/train_gpu.sh
+# Knobs (env): EPOCHS (30 per arm), BUDGET (seconds the arms may train, 400), WORKERS (data workers per arm, 7),
+# BATCH (64), SNAP (keep every SNAP-th epoch, 10), ARMS ("name:lr_max:lr_min ..."), DEVICE (0: the GPU),
+# FRACTION (of the training images each epoch, 1.0).
+# A CPU dry run checks every step in a few minutes:
+#   PY=.venv/bin/python EPOCHS=3 SNAP=1 BUDGET=400 WORKERS=1 BATCH=8 FRACTION=0.01 DEVICE=cpu \
+#       bash vision/training/train_gpu.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PY=${PY:-python3}
-DET_EPOCHS=${DET_EPOCHS:-6}; CLS_EPOCHS=${CLS_EPOCHS:-4}
-CROPS=${CROPS:-6000}; TABLES=${TABLES:-1200}; WORKERS=${WORKERS:-16}
-DEVICE=${DEVICE:-0}; SCENES=${SCENES:-30}; REAL=${REAL:-}
-if [ "$DEVICE" = cpu ]; then CLS_DEVICE=cpu; else CLS_DEVICE=cuda; fi
+EPOCHS=${EPOCHS:-30}; BUDGET=${BUDGET:-400}; WORKERS=${WORKERS:-7}; BATCH=${BATCH:-64}; SNAP=${SNAP:-10}
+DEVICE=${DEVICE:-0}; FRACTION=${FRACTION:-1.0}; ARMS=${ARMS:-"A:0.002:0.0001 B:0.0007:0.00005"}
 OUT=${OUT:-runs/gpu_out}
+DATA=$PWD/data/gpu
 mkdir -p "$OUT" runs
+started=$(date +%s)
+say() { echo "[$(( $(date +%s) - started ))s] $*"; }
 if [ -d .whl ]; then
     $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
     export PYTHONPATH=/tmp/site:$PWD
@@ -44,45 +52,60 @@ fi
 $PY -c "import polars" 2>/dev/null || export PYTHONPATH=$PYTHONPATH:$PWD/vision/training/gpu
 export YOLO_OFFLINE=1 YOLO_AUTOINSTALL=0 PYTHONUNBUFFERED=1
 TIPLU="$PY -m web.cli"
-started=$(date +%s)
-say() { echo "[$(( $(date +%s) - started ))s] $*"; }
+say "$($PY -c 'import torch, ultralytics; print("torch", torch.__version__, "cuda", torch.cuda.is_available(), "ultralytics", ultralytics.__version__)')"
+command -v nvidia-smi >/dev/null && nvidia-smi -L || true
 
-# 1. data: domain-randomised crops and tables (procedural designs, held-out ones excluded), real train twice
-#    and turned to any angle
-say "generating"
-[ -d data/real_turned/train ] || $TIPLU train turn-real data/real data/real_turned --copies 2
-[ -f data/gpu_crops/data.yaml ] || $TIPLU generate data/gpu_crops --count "$CROPS" --seed 31 --crop --randomise \
-    --procedural 0.5 --val-fraction 0.02 --workers "$WORKERS"
-[ -f data/gpu_tables/data.yaml ] || $TIPLU generate data/gpu_tables --count "$TABLES" --seed 32 --size 640x480 \
-    --randomise --procedural 0.5 --val-fraction 0 --workers "$WORKERS"
-cat > runs/gpu_mix.yaml <<YAML
-path: $PWD/data
-train: [gpu_crops/train.txt, gpu_tables/train.txt, real/train/images, real/train/images, real_turned/train/images]
-val: real/val/images
+# 1. the real train photos turned to any angle (cheap here, and not carried), and the mix: the tables twice,
+#    real train three times, so that whole tables and real photos are not outweighed by the crops
+[ -d "$DATA/turned/train" ] || $TIPLU train turn-real "$DATA/real_train" "$DATA/turned" --copies 3 --seed 5
+MIX=$PWD/runs/gpu_mix.yaml
+cat > "$MIX" <<YAML
+path: $DATA
+train: [crops/images, tables/images, tables/images, table_dr/images, real_train/images, real_train/images, real_train/images, turned/train/images]
+val: real_val/images
 names: {0: corner}
 YAML
+say "data: $(find "$DATA" -name '*.webp' -o -name '*.jpg' | wc -l) images"
 
-# 2. both stages from the resume point, each in a new phase of its schedule (a warm restart: the GPU's epochs
-#    run on new, bigger data, and a schedule near its end would train them at its floor rate); the resume
-#    point follows every epoch
-say "stage 1"
-$TIPLU accumulate extend detector --epochs "$DET_EPOCHS" --lr-max 0.002 --lr-min 0.0001 \
-    --reason "GPU run: $CROPS crops and $TABLES tables, batch 64"
-$TIPLU accumulate extend classifier --epochs "$CLS_EPOCHS" --lr-max 0.0005 --lr-min 0.00003 --reason "GPU run"
-$TIPLU accumulate detector runs/gpu_mix.yaml --epochs "$DET_EPOCHS" --batch 64 --workers "$WORKERS" --device "$DEVICE"
-say "stage 2"
-$TIPLU accumulate classifier data/real data/real_turned data/gpu_crops --epochs "$CLS_EPOCHS" --max-images 6000 \
-    --device "$CLS_DEVICE"
+# 2. every arm starts from the shipped stage 1 (models/corners.onnx, its batch norms calibrated on real train)
+#    in a new cosine phase of EPOCHS; the arms train side by side, each in a copy of the repository, until
+#    BUDGET runs out (the resume point and snapshots follow every epoch, so a cut arm keeps what it did)
+$TIPLU accumulate init --from models --real "$DATA/real_train" --resume-dir runs/gpu_start
+rm -f "$DATA"/*/labels.cache "$DATA"/*/*/labels.cache
+pids=()
+for arm in $ARMS; do
+    IFS=: read -r name hi lo <<<"$arm"
+    work=/tmp/arm_$name
+    rm -rf "$work"; mkdir -p "$work"
+    cp -r scorer vision web models pyproject.toml "$work"/
+    mkdir -p "$work/runs"; cp -r runs/gpu_start "$work/runs/resume"
+    (cd "$work" && PYTHONPATH=${PYTHONPATH/$PWD/$work} \
+        $TIPLU accumulate extend detector --resume-dir runs/resume --epochs "$EPOCHS" --lr-max "$hi" --lr-min "$lo" \
+            --reason "GPU arm $name: from the shipped stage 1, $EPOCHS epochs at $hi to $lo, batch $BATCH" &&
+        cd "$work" && timeout --signal=TERM "$BUDGET" env PYTHONPATH="${PYTHONPATH/$PWD/$work}" \
+            $TIPLU accumulate detector "$MIX" --resume-dir runs/resume --epochs "$EPOCHS" \
+            --batch "$BATCH" --workers "$WORKERS" --device "$DEVICE" --snapshot-every "$SNAP" --fraction "$FRACTION" \
+        > "$OUT/arm_$name.log" 2>&1; echo "arm $name exit $?" >> "$OUT/arm_$name.log") &
+    pids+=($!)
+    # the arms share the data's label caches: the first arm writes them, the others start once they are whole
+    for _ in $(seq 120); do
+        [ -f "$DATA/crops/labels.cache" ] && [ -f "$DATA/real_val/labels.cache" ] && break
+        sleep 1
+    done
+done
+say "arms started: $ARMS"
+wait "${pids[@]}" || true
+say "arms done"
 
-# 3. the candidate, measured as the model card measures (real val turned, held-out tables, samples)
-say "export and report"
-$TIPLU accumulate export --out runs/gpu_candidate
-$TIPLU report runs/gpu_candidate --real-val data/real/val --scenes "$SCENES" ${REAL:+--max-real "$REAL"} \
-    --out runs/gpu_report || true
-
-# 4. what comes back (at most 8 files): the resume point, the candidate and its report
-cp vision/training/resume/detector.pt vision/training/resume/classifier.pt vision/training/resume/state.json "$OUT"/
-cp runs/gpu_candidate/corners.onnx runs/gpu_candidate/corner_classifier.onnx runs/gpu_candidate/model.json "$OUT"/
-[ -f runs/gpu_report/report.md ] && cp runs/gpu_report/report.md runs/gpu_report/report.json "$OUT"/ || true
-say "done: copy $OUT/{detector.pt,classifier.pt,state.json} into vision/training/resume/ and commit;" \
-    "ship the candidate only if its report beats models/README.md"
+# 3. what comes back (at most 8 files, 16 MiB each): per arm its log, its last epoch (resume/) and up to two
+#    earlier snapshots, so that the report here can say whether a shorter phase read better
+for arm in $ARMS; do
+    name=${arm%%:*}; runs=/tmp/arm_$name/runs
+    tail -n 3 "$OUT/arm_$name.log" || true
+    [ -f "$runs/resume/state.json" ] && tar -cf "$OUT/arm_${name}_last.tar" -C "$runs" resume/detector.pt resume/classifier.pt resume/state.json
+    last=$($PY -c "import json; print(json.load(open('$runs/resume/state.json'))['detector']['epochs_done'])" || echo 0)
+    snaps=$(cd "$runs" && ls accumulate/snapshots/*.pt 2>/dev/null | grep -v "_e$last.pt" | tail -n 2 || true)
+    [ -n "$snaps" ] && tar -cf "$OUT/arm_${name}_snaps.tar" -C "$runs" $snaps
+done
+ls -la "$OUT"
+say "done: per arm, resume/ in arm_X_last.tar and snapshots in arm_X_snaps.tar; export and report them here"

@@ -41,6 +41,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     det.add_argument("--workers", type=int, default=2)
     det.add_argument("--fraction", type=float, default=1.0)
     det.add_argument("--device", default="cpu")
+    det.add_argument("--snapshot-every", type=int, default=0, metavar="K",
+                     help="also keep every K-th epoch's weights in runs/accumulate/snapshots/ (0: none)")
     cls = sub.add_parser("classifier", help="train stage 2 for more epochs from the resume point")
     cls.add_argument("data", type=Path, nargs="+", help="YOLO folders (their train/ split if present)")
     cls.add_argument("--epochs", type=int, default=1)
@@ -87,7 +89,8 @@ def run(args: argparse.Namespace, io: Streams) -> int:
             init_from_onnx(args.models, args.real, args.resume_dir, args.stages, args.reason)
         elif args.step == "detector":
             continue_detector(args.data, args.epochs, imgsz=args.imgsz, batch=args.batch, workers=args.workers,
-                              device=args.device, folder=args.resume_dir, fraction=args.fraction)
+                              device=args.device, folder=args.resume_dir, fraction=args.fraction,
+                              snapshot_every=args.snapshot_every)
         elif args.step == "classifier":
             continue_classifier(args.data, args.epochs, decks=None if args.decks == "none" else args.decks,
                                 copies=args.copies, face_copies=args.face_copies, turn_any=args.turn_any,

@@ -3,6 +3,7 @@
     tiplu train import-real PATH/cards-real-dev data/real   the real photos, split burst-wise
     tiplu train turn-real data/real data/real_turned --copies 2   real train photos at any angle
     tiplu train decks [--sheets DIR]                          render the SVG decks' faces
+    tiplu train pack data/real data/gpu/real --max-side 320   shrunk WebP copies to carry to a GPU machine
     tiplu train stage1-crops models data/real --out runs/hard.npz --turns 1   crops of stage 1's own boxes
     tiplu train detector data/real/data.yaml --epochs 60 --imgsz 320
     tiplu train classifier data/real data/synth --epochs 30
@@ -25,7 +26,7 @@ from typing import TextIO
 
 import cv2
 
-from vision.training.dataset import DatasetError, import_real
+from vision.training.dataset import DatasetError, import_real, pack_yolo
 from vision.training.decks import DeckError, contact_sheet, installed_svg_decks, load_svg_faces, render_deck, svg_deck
 from vision.training.hard_crops import hard_crops, save_hard_crops
 from vision.training.train import (DEFAULT_DETECTOR_YAML, TrainError, average_classifiers, ensemble_model,
@@ -83,6 +84,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     turn.add_argument("dst", type=Path, nargs="?", default=Path("data/real_turned"))
     turn.add_argument("--copies", type=int, default=2, help="turned copies of each photo")
     turn.add_argument("--seed", type=int, default=0)
+    pack = sub.add_parser("pack", help="a YOLO folder's images shrunk and saved as WebP (to carry to a GPU machine)")
+    pack.add_argument("src", type=Path, help="YOLO folder (images/ and labels/, or train/ and val/)")
+    pack.add_argument("dst", type=Path)
+    pack.add_argument("--max-side", type=int, default=320, help="long side in px (stage 1 trains at 320)")
+    pack.add_argument("--quality", type=int, default=80, help="WebP quality, 1-100")
+    pack.add_argument("--limit", type=int, default=None, help="only the first N images")
     hard = sub.add_parser("stage1-crops", help="classifier crops of a model's own stage-1 boxes (hard negatives too)")
     hard.add_argument("model", type=Path, help="model folder whose stage 1 finds the boxes (models, runs/candidate)")
     hard.add_argument("data", type=Path, nargs="+", help="YOLO folders (their train/ split if present)")
@@ -135,6 +142,9 @@ def run(args: argparse.Namespace, io: Streams) -> int:
             print(import_real(args.src, args.dst, args.val_fraction, args.seed), file=out)
         elif args.stage == "turn-real":
             print(turned_copies(args.src, args.dst, args.copies, args.seed), file=out)
+        elif args.stage == "pack":
+            print(f"{pack_yolo(args.src, args.dst, args.max_side, args.quality, args.limit)} images in {args.dst}",
+                  file=out)
         elif args.stage == "stage1-crops":
             if args.turns < 0 or (args.max_images is not None and args.max_images < 1):
                 raise TrainError("--turns must be 0 or more and --max-images 1 or more")
