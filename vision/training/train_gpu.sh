@@ -2,7 +2,7 @@
 # One GPU call (at most ~9 minutes) that trains stage 1 further: two arms side by side on the one GPU.
 #
 # Written for the `device` tool's H200 machine: python3 there holds torch, onnxruntime and opencv, but not
-# ultralytics, and the call takes at most 64 MiB of files with it (the repository is about 25 of them). So the
+# ultralytics, and the call takes at most 64 MiB of files with it (the repository is about 23 of them). So the
 # data is made here and carried shrunk (`tiplu train pack`: 320 px WebP, the size stage 1 trains at), the
 # turned real photos are made there from the carried ones, and the machine trains and brings back weights only:
 # the candidates are exported and measured here (`tiplu accumulate export`, `tiplu report`), on the CPU the
@@ -26,7 +26,7 @@
 # Then here: for each weight file that came back, a resume folder (the file as detector.pt beside the arm's
 # state.json) and `tiplu accumulate export --resume-dir DIR --out runs/cand` and `tiplu report runs/cand`.
 #
-# Knobs (env): EPOCHS (30 per arm), BUDGET (seconds the arms may train, 400), WORKERS (data workers per arm, 7),
+# Knobs (env): EPOCHS (30 per arm), BUDGET (seconds the arms may train, 450), WORKERS (data workers per arm, 7),
 # BATCH (64), SNAP (keep every SNAP-th epoch, 10), ARMS ("name:lr_max:lr_min ..."), DEVICE (0: the GPU),
 # FRACTION (of the training images each epoch, 1.0).
 # A CPU dry run checks every step in a few minutes:
@@ -35,7 +35,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PY=${PY:-python3}
-EPOCHS=${EPOCHS:-30}; BUDGET=${BUDGET:-400}; WORKERS=${WORKERS:-7}; BATCH=${BATCH:-64}; SNAP=${SNAP:-10}
+EPOCHS=${EPOCHS:-30}; BUDGET=${BUDGET:-450}; WORKERS=${WORKERS:-7}; BATCH=${BATCH:-64}; SNAP=${SNAP:-10}
 DEVICE=${DEVICE:-0}; FRACTION=${FRACTION:-1.0}; ARMS=${ARMS:-"A:0.002:0.0001 B:0.0007:0.00005"}
 OUT=${OUT:-runs/gpu_out}
 DATA=$PWD/data/gpu
