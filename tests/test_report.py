@@ -130,3 +130,20 @@ def test_shipped_model_on_a_held_out_scene_and_the_command(tmp_path: Path) -> No
     assert metrics["report"]["real_val_0deg"]["card_f1"] == report["sets"][0]["card_f1"]
     assert main(["report", "--real-val", str(tmp_path / "nothing")], stdout=out, stderr=err) == 2
     assert err.getvalue().startswith("tiplu report: ")
+
+
+def test_fresh_tables_are_other_scenes_in_a_row_of_their_own(tmp_path: Path) -> None:
+    """Tables no model was chosen on (session 22): their own row, other renders than seed 0's."""
+    base = ["report", "--angles", "--scenes", "1", "--far-scenes", "0", "--designs", "proc-gold-on-black",
+            "--no-samples"]
+    out, err = StringIO(), StringIO()
+    assert main([*base, "--fresh-seeds", "1", "2", "--out", str(tmp_path)], stdout=out, stderr=err) == 0, err.getvalue()
+    sets = json.loads((tmp_path / "report.json").read_text())["sets"]
+    assert [(s["name"], s["images"]) for s in sets] == [("table proc-gold-on-black", 1),
+                                                         ("fresh table proc-gold-on-black", 2)]
+    seed0, = (img for img, _ in table_scenes("proc-gold-on-black", 1, 0))
+    fresh = [img for s in (1, 2) for img, _ in table_scenes("proc-gold-on-black", 1, s)]
+    assert not any(np.array_equal(seed0, img) for img in fresh) and not np.array_equal(*fresh)
+    err = StringIO()
+    assert main([*base, "--fresh-seeds", "0", "1"], stdout=StringIO(), stderr=err) == 2
+    assert "--fresh-seeds must leave out --seed 0" in err.getvalue()

@@ -38,6 +38,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--designs", nargs="+", default=list(HELD_OUT_DESIGNS), help="held-out designs")
     parser.add_argument("--no-samples", action="store_true", help="skip sample_images/")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--fresh-seeds", type=int, nargs="+", default=[], metavar="SEED",
+                        help="also a row per design of --scenes tables from each of these seeds (tables no model "
+                             "was chosen on; the model card uses 1 2 3)")
     parser.add_argument("--out", type=Path, default=None, help="folder for report.json and report.md")
     parser.add_argument("--write-metrics", type=model_json_file, default=None, metavar="MODEL_JSON",
                         help="also store the figures in this model.json under \"metrics\" (the shipped model's card)")
@@ -55,9 +58,12 @@ def run(args: argparse.Namespace, io: Streams) -> int:
     """Print the markdown table (and write the files with ``--out``); exit 2 on unusable input."""
     t0 = time.time()
     try:
+        if args.seed in args.fresh_seeds:
+            raise ReportError(f"--fresh-seeds must leave out --seed {args.seed}: its tables are not fresh")
         rows = build_report(args.model, args.real_val, angles=args.angles, max_real=args.max_real,
                             scenes=args.scenes, designs=args.designs, samples=not args.no_samples,
-                            seed=args.seed, progress=True, far_scenes=args.far_scenes)
+                            seed=args.seed, progress=True, far_scenes=args.far_scenes,
+                            fresh_seeds=args.fresh_seeds)
         if args.enrol:
             with contextlib.ExitStack() as stack:
                 work = (args.out / "enrolled" if args.out is not None
@@ -75,6 +81,7 @@ def run(args: argparse.Namespace, io: Streams) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
         meta = {"model": str(args.model or "models"), "angles": args.angles, "max_real": args.max_real,
                 "scenes": args.scenes, "far_scenes": args.far_scenes, "designs": args.designs, "seed": args.seed,
+                "fresh_seeds": args.fresh_seeds,
                 "enrol": args.enrol,
                 "enrol_detector_epochs": args.enrol_detector_epochs,
                 "enrol_table_scenes": args.enrol_table_scenes,
