@@ -323,7 +323,7 @@ def build_report(model: Path | None, real_val: Path, *, angles: Sequence[int] = 
 
     ``fresh_seeds`` add a row per design of ``scenes`` tables from each of those seeds: tables no
     choice of a model was ever measured on. Why: the tables of seed 0 are the ones every version
-    and arm was compared on since session 7, so the best of many looks best on them; session 22
+    and arm was compared on since the report was written, so the best of many looks best on them; session 22
     measured v0.8.5 on seeds 1-3 and read whole tables exactly on 46% and 60% of them, not 70%
     and 73%.
     """

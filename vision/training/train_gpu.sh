@@ -79,10 +79,10 @@ for arm in $ARMS; do
     rm -rf "$work"; mkdir -p "$work"
     cp -r scorer vision web models pyproject.toml "$work"/
     mkdir -p "$work/runs"; cp -r runs/gpu_start "$work/runs/resume"
-    (cd "$work" && PYTHONPATH=${PYTHONPATH/$PWD/$work} \
+    (cd "$work" && export PYTHONPATH=${PYTHONPATH/$PWD/$work} &&
         $TIPLU accumulate extend detector --resume-dir runs/resume --epochs "$EPOCHS" --lr-max "$hi" --lr-min "$lo" \
             --reason "GPU arm $name: from the shipped stage 1, $EPOCHS epochs at $hi to $lo, batch $BATCH" &&
-        cd "$work" && timeout --signal=TERM "$BUDGET" env PYTHONPATH="${PYTHONPATH/$PWD/$work}" \
+        timeout --signal=TERM "$BUDGET" \
             $TIPLU accumulate detector "$MIX" --resume-dir runs/resume --epochs "$EPOCHS" \
             --batch "$BATCH" --workers "$WORKERS" --device "$DEVICE" --snapshot-every "$SNAP" --fraction "$FRACTION" \
         > "$OUT/arm_$name.log" 2>&1; echo "arm $name exit $?" >> "$OUT/arm_$name.log") &
@@ -103,8 +103,9 @@ for arm in $ARMS; do
     name=${arm%%:*}; runs=/tmp/arm_$name/runs
     tail -n 3 "$OUT/arm_$name.log" || true
     [ -f "$runs/resume/state.json" ] && tar -cf "$OUT/arm_${name}_last.tar" -C "$runs" resume/detector.pt resume/classifier.pt resume/state.json
-    last=$($PY -c "import json; print(json.load(open('$runs/resume/state.json'))['detector']['epochs_done'])" || echo 0)
-    snaps=$(cd "$runs" && ls accumulate/snapshots/*.pt 2>/dev/null | grep -v "_e$last.pt" | tail -n 2 || true)
+    last=$($PY -c "import json; print(json.load(open('$runs/resume/state.json'))['detector']['epochs_done'])" \
+        2>/dev/null || echo 0)
+    snaps=$(cd "$runs" && ls -v accumulate/snapshots/*.pt 2>/dev/null | grep -v "_e$last.pt" | tail -n 2 || true)
     [ -n "$snaps" ] && tar -cf "$OUT/arm_${name}_snaps.tar" -C "$runs" $snaps
 done
 ls -la "$OUT"
