@@ -380,15 +380,16 @@ def continue_detector(data: Path, epochs: int, *, imgsz: int = 320, batch: int =
         if trainer.epoch >= epochs:  # Ultralytics' final validation of best.pt calls this once more
             return
         saved = save_detector(trainer.ema.ema, folder)
-        if snapshot_every > 0 and (e0 + trainer.epoch + 1) % snapshot_every == 0:
+        done = e0 + trainer.epoch + 1
+        if snapshot_every > 0 and done % snapshot_every == 0:
             (project / "snapshots").mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(saved, project / "snapshots" / f"detector_e{e0 + trainer.epoch + 1}.pt")
+            shutil.copyfile(saved, project / "snapshots" / f"detector_e{done}.pt")
         chunk["done"] = trainer.epoch + 1
         losses = trainer.label_loss_items(trainer.tloss, prefix="train") if trainer.tloss is not None else {}
         chunk["loss"] = {k: round(float(v), 4) for k, v in losses.items()}
         chunk["fitness"] = None if trainer.fitness is None else round(float(trainer.fitness), 4)
         chunk["metrics"] = {k: round(float(v), 4) for k, v in (trainer.metrics or {}).items()}
-        st["epochs_done"] = e0 + trainer.epoch + 1
+        st["epochs_done"] = done
         write_state(state, folder)
         print(f"resume point: detector epoch {st['epochs_done']} saved", flush=True)
 

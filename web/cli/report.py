@@ -58,8 +58,6 @@ def run(args: argparse.Namespace, io: Streams) -> int:
     """Print the markdown table (and write the files with ``--out``); exit 2 on unusable input."""
     t0 = time.time()
     try:
-        if args.seed in args.fresh_seeds:
-            raise ReportError(f"--fresh-seeds must leave out --seed {args.seed}: its tables are not fresh")
         rows = build_report(args.model, args.real_val, angles=args.angles, max_real=args.max_real,
                             scenes=args.scenes, designs=args.designs, samples=not args.no_samples,
                             seed=args.seed, progress=True, far_scenes=args.far_scenes,
