@@ -122,6 +122,38 @@ def test_a_bad_pack_says_what_to_fix(tmp_path: Path, argv: list[str]) -> None:
     assert "pack needs" in err.getvalue() and not (tmp_path / "p").exists()
 
 
+def test_tiles_hold_every_whole_box_at_the_scale_asked(tmp_path: Path) -> None:
+    """A box that lies whole in a tile is labelled there, at its scaled place; every tile keeps a label."""
+    assert main(["train", "tile", str(REAL), str(tmp_path / "t"), "--scale", "0.5", "--tile", "160",
+                 "--overlap", "32"], stdout=StringIO()) == 0
+    tiles = list(iter_samples(tmp_path / "t"))
+    assert tiles and all(t.boxes for t in tiles)
+    for sample in iter_samples(REAL):
+        h, w = cv2.imread(str(sample.image)).shape[:2]
+        mine = [t for t in tiles if t.image.stem.rsplit("_", 2)[0] == sample.image.stem]
+        for box in sample.boxes:
+            x1, y1, x2, y2 = box.x1 * w * 0.5, box.y1 * h * 0.5, box.x2 * w * 0.5, box.y2 * h * 0.5
+            found = False
+            for t in mine:
+                x0, y0 = (int(v) for v in t.image.stem.rsplit("_", 2)[1:])
+                if not (x0 <= x1 and y0 <= y1 and x2 <= x0 + 160 and y2 <= y0 + 160):
+                    continue
+                th, tw = cv2.imread(str(t.image)).shape[:2]
+                assert max(th, tw) <= 160
+                want = np.array([(x1 - x0) / tw, (y1 - y0) / th, (x2 - x0) / tw, (y2 - y0) / th])
+                assert any(b.cls == box.cls and np.allclose(dataclasses.astuple(b)[1:], want, atol=0.01)
+                           for b in t.boxes)
+                found = True
+            assert found or x2 - x1 > 128 or y2 - y1 > 128
+
+
+@pytest.mark.parametrize("argv", [["--scale", "0"], ["--tile", "16"], ["--overlap", "320"], ["--min-visible", "0"]])
+def test_bad_tiles_say_what_to_fix(tmp_path: Path, argv: list[str]) -> None:
+    err = StringIO()
+    assert main(["train", "tile", str(REAL), str(tmp_path / "t"), *argv], stdout=StringIO(), stderr=err) == 2
+    assert "tile needs" in err.getvalue() and not (tmp_path / "t").exists()
+
+
 def test_letterbox_and_nms() -> None:
     img, s, pad = letterbox(np.zeros((480, 1280, 3), np.uint8), 320)
     assert img.shape == (320, 320, 3) and s == 0.25 and pad == (0.0, 100.0)

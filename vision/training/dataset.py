@@ -242,6 +242,58 @@ def pack_yolo(src: Path | str, dst: Path | str, max_side: int = 320, quality: in
     return written
 
 
+def tile_yolo(src: Path | str, dst: Path | str, scale: float = 0.75, tile: int = 320, overlap: int = 64,
+              min_visible: float = 0.6, quality: int = 90) -> int:
+    """Cut a YOLO folder's photos, scaled by ``scale``, into ``tile``-px tiles; return how many tiles.
+
+    Why: Ultralytics shrinks every training photo to its long side at the training size, so a
+    1280 x 960 table trained at 320 px shows its corner indices at a quarter of their size, while
+    the big pass reads such a table at 3/4 (``big_share``): three times as big. Tiles cut at the big
+    pass's scale show stage 1 the stacked indices of tunnelas and meld rows at the size it must
+    find them, at the cost of a 320-px training step. A box keeps its label, clipped to the tile,
+    when at least ``min_visible`` of it lies inside; tiles with no box are left out.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     tile_yolo("tests/data/real_val", Path(tmp) / "tiles", scale=0.5, tile=160) > 0
+    True
+    """
+    from vision.detector import tile_starts
+    if not 0.05 <= scale <= 4 or not 32 <= tile <= 4096 or not 0 <= overlap < tile or not 0 < min_visible <= 1 \
+            or not 1 <= quality <= 100:
+        raise DatasetError(f"tile needs a scale of 0.05-4, a tile of 32-4096 px, an overlap under the tile, "
+                           f"a visible share in (0, 1] and a quality of 1-100, not {scale}, {tile}, {overlap}, "
+                           f"{min_visible}, {quality}")
+    dst = Path(dst)
+    (dst / "images").mkdir(parents=True, exist_ok=True)
+    (dst / "labels").mkdir(parents=True, exist_ok=True)
+    written = 0
+    for sample in iter_samples(src):
+        image = cv2.imread(str(sample.image))
+        if image is None:
+            raise DatasetError(f"{sample.image}: not an image OpenCV can read")
+        size = (max(1, round(image.shape[1] * scale)), max(1, round(image.shape[0] * scale)))
+        image = cv2.resize(image, size, interpolation=cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR)
+        boxes = np.array([[b.x1, b.y1, b.x2, b.y2] for b in sample.boxes], float).reshape(-1, 4) * (size * 2)
+        areas = np.maximum(boxes[:, 2] - boxes[:, 0], 0) * np.maximum(boxes[:, 3] - boxes[:, 1], 0)
+        for y0 in tile_starts(size[1], tile, overlap):
+            for x0 in tile_starts(size[0], tile, overlap):
+                piece = image[y0:y0 + tile, x0:x0 + tile]
+                h, w = piece.shape[:2]
+                clipped = np.clip(boxes - [x0, y0, x0, y0], 0, [w, h, w, h])
+                inside = (clipped[:, 2] - clipped[:, 0]) * (clipped[:, 3] - clipped[:, 1])
+                kept = [Box(b.cls, *(c / [w, h, w, h])) for b, c, a, area in zip(sample.boxes, clipped, inside, areas)
+                        if area > 0 and a >= min_visible * area]
+                if not kept:
+                    continue
+                stem = f"{sample.image.stem}_{x0}_{y0}"
+                cv2.imwrite(str(dst / "images" / f"{stem}.jpg"), piece, [cv2.IMWRITE_JPEG_QUALITY, quality])
+                (dst / "labels" / f"{stem}.txt").write_text("".join(b.to_yolo() + "\n" for b in kept))
+                written += 1
+    (dst / "classes.txt").write_text("\n".join(CLASS_NAMES) + "\n")
+    return written
+
+
 def write_data_yaml(root: Path, train: str = "train/images", val: str = "val/images") -> Path:
     """A data.yaml for Ultralytics with tiplu's 53 class names."""
     lines = [f"path: {root.resolve()}", f"train: {train}", f"val: {val}", "names:"]

@@ -26,7 +26,7 @@ from typing import TextIO
 
 import cv2
 
-from vision.training.dataset import DatasetError, import_real, pack_yolo
+from vision.training.dataset import DatasetError, import_real, pack_yolo, tile_yolo
 from vision.training.decks import DeckError, contact_sheet, installed_svg_decks, load_svg_faces, render_deck, svg_deck
 from vision.training.hard_crops import hard_crops, save_hard_crops
 from vision.training.train import (DEFAULT_DETECTOR_YAML, TrainError, average_classifiers, ensemble_model,
@@ -90,6 +90,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     pack.add_argument("--max-side", type=int, default=320, help="long side in px (stage 1 trains at 320)")
     pack.add_argument("--quality", type=int, default=80, help="WebP quality, 1-100")
     pack.add_argument("--limit", type=int, default=None, help="only the first N images")
+    tiles = sub.add_parser("tile", help="a YOLO folder's photos scaled and cut into tiles (tables at the big pass's "
+                                        "scale for a 320-px stage-1 phase)")
+    tiles.add_argument("src", type=Path, help="YOLO folder (images/ and labels/, or train/ and val/)")
+    tiles.add_argument("dst", type=Path)
+    tiles.add_argument("--scale", type=float, default=0.75,
+                       help="scale before cutting (0.75: a 1280x960 table as the big pass reads it)")
+    tiles.add_argument("--tile", type=int, default=320, help="tile side in px (stage 1 trains at 320)")
+    tiles.add_argument("--overlap", type=int, default=64, help="least overlap of neighbouring tiles, px")
+    tiles.add_argument("--min-visible", type=float, default=0.6,
+                       help="share of a box that must lie in a tile for it to keep its label")
     hard = sub.add_parser("stage1-crops", help="classifier crops of a model's own stage-1 boxes (hard negatives too)")
     hard.add_argument("model", type=Path, help="model folder whose stage 1 finds the boxes (models, runs/candidate)")
     hard.add_argument("data", type=Path, nargs="+", help="YOLO folders (their train/ split if present)")
@@ -145,6 +155,9 @@ def run(args: argparse.Namespace, io: Streams) -> int:
         elif args.stage == "pack":
             print(f"{pack_yolo(args.src, args.dst, args.max_side, args.quality, args.limit)} images in {args.dst}",
                   file=out)
+        elif args.stage == "tile":
+            print(f"{tile_yolo(args.src, args.dst, args.scale, args.tile, args.overlap, args.min_visible)} tiles in "
+                  f"{args.dst}", file=out)
         elif args.stage == "stage1-crops":
             if args.turns < 0 or (args.max_images is not None and args.max_images < 1):
                 raise TrainError("--turns must be 0 or more and --max-images 1 or more")
