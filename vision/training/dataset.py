@@ -194,15 +194,34 @@ def iter_samples(root: Path | str) -> Iterator[Sample]:
             yield Sample(img, tuple(boxes))
 
 
-def write_yolo(samples: Sequence[Sample], dst: Path) -> None:
-    """Write samples as a YOLO split folder in tiplu's class order (images copied)."""
+def start_yolo_folder(dst: Path | str) -> Path:
+    """``dst`` with ``images/``, ``labels/`` and tiplu's ``classes.txt``: a YOLO folder to write into."""
+    dst = Path(dst)
     (dst / "images").mkdir(parents=True, exist_ok=True)
     (dst / "labels").mkdir(parents=True, exist_ok=True)
+    (dst / "classes.txt").write_text("\n".join(CLASS_NAMES) + "\n")
+    return dst
+
+
+def write_labels(dst: Path, stem: str, boxes: Sequence[Box]) -> None:
+    """One image's label file in a YOLO folder made by :func:`start_yolo_folder`."""
+    (dst / "labels" / f"{stem}.txt").write_text("".join(b.to_yolo() + "\n" for b in boxes))
+
+
+def read_dataset_image(path: Path) -> np.ndarray:
+    """A dataset's image (BGR); a :class:`DatasetError` naming the file when OpenCV cannot read it."""
+    image = cv2.imread(str(path))
+    if image is None:
+        raise DatasetError(f"{path}: not an image OpenCV can read")
+    return image
+
+
+def write_yolo(samples: Sequence[Sample], dst: Path) -> None:
+    """Write samples as a YOLO split folder in tiplu's class order (images copied)."""
+    start_yolo_folder(dst)
     for s in samples:
         shutil.copy2(s.image, dst / "images" / s.image.name)
-        (dst / "labels" / (s.image.stem + ".txt")).write_text(
-            "".join(b.to_yolo() + "\n" for b in s.boxes))
-    (dst / "classes.txt").write_text("\n".join(CLASS_NAMES) + "\n")
+        write_labels(dst, s.image.stem, s.boxes)
 
 
 def pack_yolo(src: Path | str, dst: Path | str, max_side: int = 320, quality: int = 80,
@@ -221,24 +240,19 @@ def pack_yolo(src: Path | str, dst: Path | str, max_side: int = 320, quality: in
     if not 32 <= max_side <= 4096 or not 1 <= quality <= 100 or (limit is not None and limit < 1):
         raise DatasetError(f"pack needs a long side of 32-4096 px, a quality of 1-100 and a limit of 1 or more, "
                            f"not {max_side}, {quality}, {limit}")
-    dst = Path(dst)
-    (dst / "images").mkdir(parents=True, exist_ok=True)
-    (dst / "labels").mkdir(parents=True, exist_ok=True)
+    dst = start_yolo_folder(dst)
     written = 0
     for sample in iter_samples(src):
         if limit is not None and written >= limit:
             break
-        image = cv2.imread(str(sample.image))
-        if image is None:
-            raise DatasetError(f"{sample.image}: not an image OpenCV can read")
+        image = read_dataset_image(sample.image)
         scale = max_side / max(image.shape[:2])
         if scale < 1:
             size = (max(1, round(image.shape[1] * scale)), max(1, round(image.shape[0] * scale)))
             image = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
         cv2.imwrite(str(dst / "images" / f"{sample.image.stem}.webp"), image, [cv2.IMWRITE_WEBP_QUALITY, quality])
-        (dst / "labels" / f"{sample.image.stem}.txt").write_text("".join(b.to_yolo() + "\n" for b in sample.boxes))
+        write_labels(dst, sample.image.stem, sample.boxes)
         written += 1
-    (dst / "classes.txt").write_text("\n".join(CLASS_NAMES) + "\n")
     return written
 
 
@@ -250,8 +264,10 @@ def tile_yolo(src: Path | str, dst: Path | str, scale: float = 0.75, tile: int =
     1280 x 960 table trained at 320 px shows its corner indices at a quarter of their size, while
     the big pass reads such a table at 3/4 (``big_share``): three times as big. Tiles cut at the big
     pass's scale show stage 1 the stacked indices of tunnelas and meld rows at the size it must
-    find them, at the cost of a 320-px training step. A box keeps its label, clipped to the tile,
-    when at least ``min_visible`` of it lies inside; tiles with no box are left out.
+    find them, at the cost of a 320-px training step (session 23 measured two such CPU phases: they
+    boxed fewer of a held-out design's corners, not more; see the model card). A box keeps its
+    label, clipped to the tile, when at least ``min_visible`` of it lies inside; tiles with no box
+    are left out.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
@@ -264,14 +280,10 @@ def tile_yolo(src: Path | str, dst: Path | str, scale: float = 0.75, tile: int =
         raise DatasetError(f"tile needs a scale of 0.05-4, a tile of 32-4096 px, an overlap under the tile, "
                            f"a visible share in (0, 1] and a quality of 1-100, not {scale}, {tile}, {overlap}, "
                            f"{min_visible}, {quality}")
-    dst = Path(dst)
-    (dst / "images").mkdir(parents=True, exist_ok=True)
-    (dst / "labels").mkdir(parents=True, exist_ok=True)
+    dst = start_yolo_folder(dst)
     written = 0
     for sample in iter_samples(src):
-        image = cv2.imread(str(sample.image))
-        if image is None:
-            raise DatasetError(f"{sample.image}: not an image OpenCV can read")
+        image = read_dataset_image(sample.image)
         size = (max(1, round(image.shape[1] * scale)), max(1, round(image.shape[0] * scale)))
         image = cv2.resize(image, size, interpolation=cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR)
         boxes = np.array([[b.x1, b.y1, b.x2, b.y2] for b in sample.boxes], float).reshape(-1, 4) * (size * 2)
@@ -288,9 +300,8 @@ def tile_yolo(src: Path | str, dst: Path | str, scale: float = 0.75, tile: int =
                     continue
                 stem = f"{sample.image.stem}_{x0}_{y0}"
                 cv2.imwrite(str(dst / "images" / f"{stem}.jpg"), piece, [cv2.IMWRITE_JPEG_QUALITY, quality])
-                (dst / "labels" / f"{stem}.txt").write_text("".join(b.to_yolo() + "\n" for b in kept))
+                write_labels(dst, stem, kept)
                 written += 1
-    (dst / "classes.txt").write_text("\n".join(CLASS_NAMES) + "\n")
     return written
 
 
