@@ -27,6 +27,7 @@ import cv2
 import numpy as np
 
 from scorer import CLASS_NAMES
+from vision.detector import tile_starts
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp")
 _ALIASES = {"BLACK JOKER": "JOKER", "RED JOKER": "JOKER", "JOKER": "JOKER", "JK": "JOKER",
@@ -274,7 +275,6 @@ def tile_yolo(src: Path | str, dst: Path | str, scale: float = 0.75, tile: int =
     ...     tile_yolo("tests/data/real_val", Path(tmp) / "tiles", scale=0.5, tile=160) > 0
     True
     """
-    from vision.detector import tile_starts
     if not 0.05 <= scale <= 4 or not 32 <= tile <= 4096 or not 0 <= overlap < tile or not 0 < min_visible <= 1 \
             or not 1 <= quality <= 100:
         raise DatasetError(f"tile needs a scale of 0.05-4, a tile of 32-4096 px, an overlap under the tile, "
