@@ -195,12 +195,19 @@ def iter_samples(root: Path | str) -> Iterator[Sample]:
             yield Sample(img, tuple(boxes))
 
 
+def write_class_names(folder: Path) -> Path:
+    """``folder/classes.txt``: tiplu's 53 class names, one a line, in class order (datasets and model folders)."""
+    path = folder / "classes.txt"
+    path.write_text("\n".join(CLASS_NAMES) + "\n")
+    return path
+
+
 def start_yolo_folder(dst: Path | str) -> Path:
     """``dst`` with ``images/``, ``labels/`` and tiplu's ``classes.txt``: a YOLO folder to write into."""
     dst = Path(dst)
     (dst / "images").mkdir(parents=True, exist_ok=True)
     (dst / "labels").mkdir(parents=True, exist_ok=True)
-    (dst / "classes.txt").write_text("\n".join(CLASS_NAMES) + "\n")
+    write_class_names(dst)
     return dst
 
 
@@ -385,7 +392,7 @@ def import_real(src: Path | str, dst: Path | str, val_fraction: float = 0.2,
             shutil.rmtree(dst / name)
         write_yolo(items, dst / name)
     write_data_yaml(dst)
-    (dst / "classes.txt").write_text("\n".join(CLASS_NAMES) + "\n")
+    write_class_names(dst)
     with open(dst / "split.csv", "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["file", "split"])

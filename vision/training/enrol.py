@@ -48,6 +48,7 @@ import numpy as np
 from scorer import CLASS_NAMES, Message, N_, TipluError
 from vision.detector import (CLASSIFIER_FILE, CROP_H, CROP_MARGIN, CROP_W, DETECTOR_FILE, INFO_FILE, MODELS_DIR,
                              crop_corner, model_classifiers, model_crop_size, read_model_json)
+from vision.training.dataset import write_class_names
 from vision.training.faces import INK_BR, INK_TL, Face
 
 SUITS = ("S", "H", "D", "C")
@@ -590,7 +591,7 @@ def write_model_folder(base: Path, out: Path, nets: Sequence[Any], note: dict[st
         raise EnrolError(f"{base}: {len(members)} stage-2 networks, but {len(nets)} were fine-tuned")
     for net, member in zip(nets, members):
         export_classifier(net, out / member, model_crop_size(base))
-    (out / "classes.txt").write_text("\n".join(CLASS_NAMES) + "\n")
+    write_class_names(out)
     info = read_model_json(base)
     base_version = info.get("metrics", {}).get("version", "?")
     info |= {"format": info.get("format", "tiplu-corners-v1"), "metrics": {"version": f"{base_version}+{tag}"},

@@ -34,6 +34,7 @@ import cv2
 import numpy as np
 
 from scorer import CLASS_NAMES
+from vision.training.dataset import write_class_names
 from vision.training.decks import HOLDOUT_DECK, Deck, load_decks
 from vision.training.procedural import random_decks
 from vision.training.scenes import (CROP_CARD_PX, MIN_VISIBLE, SCENE_TYPES, RenderedScene, SceneError,
@@ -172,7 +173,7 @@ def generate_dataset(out_dir: str | os.PathLike, count: int, seed: int = 0, *,
     _append_list(out / "val.txt", val)
     if all_val:
         _append_list(out / "test.txt", val)
-    (out / "classes.txt").write_text("".join(f"{n}\n" for n in CLASS_NAMES))
+    write_class_names(out)
     names = "\n".join(f"  {i}: '{n}'" for i, n in enumerate(CLASS_NAMES))
     test_line = "test: test.txt\n" if (out / "test.txt").exists() else ""
     (out / "data.yaml").write_text(

@@ -37,7 +37,7 @@ from scorer import CLASS_NAMES
 from vision.detector import (BIG_SHARE, CLASSIFIER_FILE, CROP_H, CROP_MARGIN, CROP_TURNS, CROP_W, DETECTOR_FILE,
                              NMS_IOU, SCALE_SPLIT, TILE_BELOW, VIEWS, box_iou, crop_corner)
 from vision.orientation import ORIENTATION_FILE
-from vision.training.dataset import Sample, iter_samples, read_sample
+from vision.training.dataset import Sample, iter_samples, read_sample, write_class_names
 from vision.training.decks import Deck, load_decks
 
 CONFIG_DIR = Path(__file__).resolve().parent / "train_config"
@@ -577,7 +577,7 @@ def export_models(detector: Path, classifier: Path | None, out: Path = Path("mod
         net.load_state_dict(torch.load(str(classifier), map_location="cpu", weights_only=False)["model"])
         net.eval()
         written.append(export_classifier(net, out / CLASSIFIER_FILE, crop_size))
-    (out / "classes.txt").write_text("\n".join(CLASS_NAMES) + "\n")
+    write_class_names(out)
     info = {"format": "tiplu-corners-v1", "stages": 2 if classifier is not None else 1, "imgsz": imgsz,
             "max_imgsz": max_imgsz or 3 * imgsz, "scale_split": SCALE_SPLIT, "big_share": BIG_SHARE,
             "tile_below": TILE_BELOW, "views": list(VIEWS), "crop_w": crop_size[0], "crop_h": crop_size[1],
