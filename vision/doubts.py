@@ -13,7 +13,7 @@ Kinds: :data:`TOO_MANY_COPIES`, :data:`SHORT_MELD`, :data:`HAND_COUNT`, :data:`V
 may have been missed there) and :data:`ONE_OR_TWO` (two copies of a card that may be one
 card's two corners).
 
->>> from vision.pairing import PhysicalCard, centre_inside
+>>> from vision.pairing import PhysicalCard, centre_inside, stacked_on
 >>> cards = [PhysicalCard(n, 0.9, (10.0 * i, 0.0, 10.0 * i + 8, 12.0), (i,)) for i, n in enumerate("3S 4S 5S 7H 8H".split())]
 >>> [d.kind for d in layout_doubts(cards, [(0, 1, 2), (3, 4)])]
 ['short_meld']
@@ -28,7 +28,7 @@ from typing import Any
 from scorer import JOKER, Card, TipluError, parse_card
 from scorer.messages import Message, N_, either
 from vision.detector import Corner
-from vision.pairing import PhysicalCard, centre_inside
+from vision.pairing import PhysicalCard, centre_inside, stacked_on
 
 TOO_MANY_COPIES = "too_many_copies"
 SHORT_MELD = "short_meld"
@@ -179,11 +179,15 @@ def layout_doubts(cards: Sequence[PhysicalCard], groups: Sequence[Sequence[int]]
     return doubts
 
 
-def faint_doubts(cards: Sequence[PhysicalCard], faint: Sequence[Corner]) -> list[Doubt]:
-    """Corners too faint to count as cards, lying on no card read: places a card may be missed.
+def faint_doubts(cards: Sequence[PhysicalCard], faint: Sequence[Corner],
+                 corners: Sequence[Corner] = ()) -> list[Doubt]:
+    """Corners no card was read from, lying on no card read: places a card may be missed.
 
-    Faint corners close together (centres within an index size) are one place, the
-    surest kept.
+    ``faint`` are the corners too faint to count and those pairing left out; ``corners`` the
+    reading's, which the cards' ``corners`` index. One lying on a card read is still a place
+    where it lies stacked on a corner of its name (:func:`vision.pairing.stacked_on`): a
+    tunnela's lower copy, boxed faintly or taken for its top copy's index. Faint corners close
+    together (centres within an index size) are one place, the surest kept.
 
     >>> read = [PhysicalCard("7H", 0.9, (0.0, 0.0, 60.0, 90.0), (0,))]
     >>> faint = [Corner("8H", 0.2, (10, 10, 20, 25)), Corner("KS", 0.18, (200, 10, 210, 25)),
@@ -194,10 +198,12 @@ def faint_doubts(cards: Sequence[PhysicalCard], faint: Sequence[Corner]) -> list
     def centre(box: Sequence[float]) -> tuple[float, float]:
         return (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
 
+    read = [corners[i] for card in cards for i in card.corners if i < len(corners)]
     places: list[Corner] = []
     for corner in sorted(faint, key=lambda c: -c.confidence):
         x, y = centre(corner.box)
-        if centre_inside(corner.box, [c.box for c in cards]):
+        if centre_inside(corner.box, [c.box for c in cards]) and not any(stacked_on(corner, under)
+                                                                         for under in read):
             continue
         size = max(corner.box[2] - corner.box[0], corner.box[3] - corner.box[1])
         if any(abs(x - centre(p.box)[0]) < size and abs(y - centre(p.box)[1]) < size for p in places):

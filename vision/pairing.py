@@ -139,6 +139,13 @@ SPAN_UNSURE = 1.25
 #: 128 -> 113 missed, 54 wrong as before.
 VOUCH_TURN = 10.0
 VOUCH_APART = 2.0
+#: A corner lying on a card read is still a place to look (:func:`vision.doubts.faint_doubts`) where it
+#: lies stacked on one of the reading's corners of its name, as a tunnela's or dublee's lower copy shows
+#: its index beside the top one's: facing the same way (within this many degrees), its centre this many
+#: of that corner's index sizes off (nearer, it is the same index boxed again). Chosen in session 24 on
+#: the 150 calibration scenes (0.25-0.6 and 1.2-1.6 index sizes, 8 and 15 degrees tried).
+STACK_TURN = 15.0
+STACK_APART = (0.5, 1.2)
 _CROP = 32
 
 
@@ -530,6 +537,21 @@ def centre_inside(box: Sequence[float], around: Iterable[Sequence[float]]) -> bo
     """
     x, y = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
     return any(a[0] <= x <= a[2] and a[1] <= y <= a[3] for a in around)
+
+
+def stacked_on(corner: Corner, under: Corner) -> bool:
+    """Whether ``corner`` lies where a stacked copy of ``under``'s card shows its index
+    (:data:`STACK_TURN`, :data:`STACK_APART`): same name, same facing, a little off.
+
+    >>> top = Corner("7H", 0.9, (100, 100, 120, 130), angle=0.0)
+    >>> [stacked_on(Corner("7H", 0.2, (x, 112, x + 20, 142), angle=5.0), top) for x in (102, 112, 160)]
+    [False, True, False]
+    """
+    if corner.card != under.card or corner.angle is None or under.angle is None:
+        return False
+    if abs(wrap_degrees(corner.angle - under.angle)) > STACK_TURN:
+        return False
+    return STACK_APART[0] <= _distance(corner.box, under.box) / _size(under.box) <= STACK_APART[1]
 
 
 def repeated_indices(corners: Sequence[Corner]) -> set[int]:

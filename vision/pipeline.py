@@ -114,10 +114,12 @@ def read_photo(image_bgr: np.ndarray, detector: Detector, conf: float = DEFAULT_
     card_of = {c.corners[0]: k for k, c in enumerate(cards) if len(c.corners) == 1}
     apart = [(card_of[i], card_of[j]) for i, j in pairing.apart if i in card_of and j in card_of]
     decks, jokers = copy_limits(rules)
+    taken = {i for c in cards for i in c.corners} | {i for c in pairing.dropped for i in c.corners}
+    left_out = [c for i, c in enumerate(corners) if i not in taken]
     under = [in_play(c, jokers) for c in found if c.confidence >= calibration.faint_above and c not in used]
-    faint = [c for c in under if c is not None]
+    faint = [c for c in under + [in_play(c, jokers) for c in left_out] if c is not None]
     doubts = (copy_doubts(cards, pairing.dropped, decks, jokers) + apart_doubts(cards, apart)
-              + layout_doubts(cards, laid) + faint_doubts(cards, faint))
+              + layout_doubts(cards, laid) + faint_doubts(cards, faint, corners))
     timings = {"detect_ms": (t1 - t0) * 1000, "pair_ms": (t2 - t1) * 1000, "group_ms": (t3 - t2) * 1000}
     return PhotoReading(name, corners, cards, laid, pairing.clamped, timings, tuple(doubts))
 
