@@ -231,7 +231,8 @@ def test_faint_corners_mark_places_to_look_but_are_no_cards() -> None:
         x, y = (doubt.box[0] + doubt.box[2]) / 2, (doubt.box[1] + doubt.box[3]) / 2
         on_card = any(c.box[0] <= x <= c.box[2] and c.box[1] <= y <= c.box[3] for c in looking.cards)
         assert not on_card or any(looking.corners[i].card == doubt.card for i in taken), "on a card only beside its name"
-        assert doubt.to_dict()["message"].startswith("a card may lie here")
+        assert doubt.to_dict()["message"].startswith(f"another {doubt.card} may lie under" if on_card
+                                                     else "a card may lie here")
 
 
 #: A tunnela of 7H: the top copy read from both its indices, the copies under it showing their top-left
@@ -253,6 +254,8 @@ def test_a_corner_stacked_on_a_card_of_its_name_marks_a_place(corner: Corner, pl
     cards = [PhysicalCard("7H", 0.9, (100.0, 100.0, 200.0, 250.0), (0, 1))]
     doubts = faint_doubts(cards, [corner], TOP)
     assert [(d.kind, d.card, d.box) for d in doubts] == ([(FAINT_CARD, "7H", corner.box)] if place else [])
+    assert all(d.to_dict()["message"] == "another 7H may lie under the one read here: count them, and add it from "
+               "the grid if so" for d in doubts)
 
 
 def test_a_hand_one_card_short_names_the_faint_card_that_would_finish_it(

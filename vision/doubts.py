@@ -9,8 +9,8 @@ that says where to look. A doubt never changes the reading or the verdict: the p
 decides, so a false declaration is still caught.
 
 Kinds: :data:`TOO_MANY_COPIES`, :data:`SHORT_MELD`, :data:`HAND_COUNT`, :data:`VERDICT_HINGES`,
-:data:`FAINT_CARD` (a corner too faint to count, where no card was read: a card
-may have been missed there) and :data:`ONE_OR_TWO` (two copies of a card that may be one
+:data:`FAINT_CARD` (a corner too faint to count, where no card was read, or one stacked on a
+card of its name: a card may have been missed there) and :data:`ONE_OR_TWO` (two copies of a card that may be one
 card's two corners).
 
 >>> from vision.pairing import PhysicalCard, centre_inside, stacked_on
@@ -199,20 +199,22 @@ def faint_doubts(cards: Sequence[PhysicalCard], faint: Sequence[Corner],
         return (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
 
     read = [corners[i] for card in cards for i in card.corners if i < len(corners)]
-    places: list[Corner] = []
+    places: list[tuple[Corner, bool]] = []
     for corner in sorted(faint, key=lambda c: -c.confidence):
         x, y = centre(corner.box)
-        if centre_inside(corner.box, [c.box for c in cards]) and not any(stacked_on(corner, under)
-                                                                         for under in read):
+        stacked = centre_inside(corner.box, [c.box for c in cards])
+        if stacked and not any(stacked_on(corner, under) for under in read):
             continue
         size = max(corner.box[2] - corner.box[0], corner.box[3] - corner.box[1])
-        if any(abs(x - centre(p.box)[0]) < size and abs(y - centre(p.box)[1]) < size for p in places):
+        if any(abs(x - centre(p.box)[0]) < size and abs(y - centre(p.box)[1]) < size for p, _ in places):
             continue
-        places.append(corner)
-    return [Doubt(FAINT_CARD, (), Message(N_("a card may lie here, too faint to read (perhaps %(card)s): "
+        places.append((corner, stacked))
+    return [Doubt(FAINT_CARD, (), Message(N_("another %(card)s may lie under the one read here: count them, and add "
+                                             "it from the grid if so") if stacked else
+                                          N_("a card may lie here, too faint to read (perhaps %(card)s): "
                                              "add it from the grid if so"), card=c.card),
                   box=union_box([c.box]), card=c.card, confidence=c.confidence)
-            for c in places]
+            for c, stacked in places]
 
 
 def missing_card_doubts(names: Sequence[str], faint: Sequence[Doubt],
