@@ -13,7 +13,7 @@ Kinds: :data:`TOO_MANY_COPIES`, :data:`SHORT_MELD`, :data:`HAND_COUNT`, :data:`V
 card of its name: a card may have been missed there) and :data:`ONE_OR_TWO` (two copies of a card that may be one
 card's two corners).
 
->>> from vision.pairing import PhysicalCard, centre_inside, stacked_on
+>>> from vision.pairing import PhysicalCard, centre_inside
 >>> cards = [PhysicalCard(n, 0.9, (10.0 * i, 0.0, 10.0 * i + 8, 12.0), (i,)) for i, n in enumerate("3S 4S 5S 7H 8H".split())]
 >>> [d.kind for d in layout_doubts(cards, [(0, 1, 2), (3, 4)])]
 ['short_meld']
@@ -202,19 +202,19 @@ def faint_doubts(cards: Sequence[PhysicalCard], faint: Sequence[Corner],
     places: list[tuple[Corner, bool]] = []
     for corner in sorted(faint, key=lambda c: -c.confidence):
         x, y = centre(corner.box)
-        stacked = centre_inside(corner.box, [c.box for c in cards])
-        if stacked and not any(stacked_on(corner, under) for under in read):
+        on_card = centre_inside(corner.box, [c.box for c in cards])
+        if on_card and not any(stacked_on(corner, under) for under in read):
             continue
         size = max(corner.box[2] - corner.box[0], corner.box[3] - corner.box[1])
         if any(abs(x - centre(p.box)[0]) < size and abs(y - centre(p.box)[1]) < size for p, _ in places):
             continue
-        places.append((corner, stacked))
+        places.append((corner, on_card))
     return [Doubt(FAINT_CARD, (), Message(N_("another %(card)s may lie under the one read here: count them, and add "
-                                             "it from the grid if so") if stacked else
+                                             "it from the grid if so") if on_card else
                                           N_("a card may lie here, too faint to read (perhaps %(card)s): "
                                              "add it from the grid if so"), card=c.card),
                   box=union_box([c.box]), card=c.card, confidence=c.confidence)
-            for c, stacked in places]
+            for c, on_card in places]
 
 
 def missing_card_doubts(names: Sequence[str], faint: Sequence[Doubt],
