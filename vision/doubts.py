@@ -9,9 +9,10 @@ that says where to look. A doubt never changes the reading or the verdict: the p
 decides, so a false declaration is still caught.
 
 Kinds: :data:`TOO_MANY_COPIES`, :data:`SHORT_MELD`, :data:`HAND_COUNT`, :data:`VERDICT_HINGES`,
-:data:`FAINT_CARD` (a corner too faint to count, where no card was read, or one stacked on a
-card of its name: a card may have been missed there) and :data:`ONE_OR_TWO` (two copies of a card that may be one
-card's two corners).
+:data:`FAINT_CARD` (a corner too faint to count, where no card was read: a card
+may have been missed there), :data:`STACKED_COPY` (a corner no card took, stacked on a card of its name: a
+tunnela's or dublee's lower copy may have been missed) and :data:`ONE_OR_TWO` (two copies of a card that may be
+one card's two corners). :data:`PLACE_KINDS` are the doubts that frame a place a card may be missing from.
 
 >>> from vision.pairing import PhysicalCard, centre_inside
 >>> cards = [PhysicalCard(n, 0.9, (10.0 * i, 0.0, 10.0 * i + 8, 12.0), (i,)) for i, n in enumerate("3S 4S 5S 7H 8H".split())]
@@ -35,7 +36,9 @@ SHORT_MELD = "short_meld"
 HAND_COUNT = "hand_count"
 VERDICT_HINGES = "verdict_hinges"
 FAINT_CARD = "faint_card"
+STACKED_COPY = "stacked_copy"
 ONE_OR_TWO = "one_or_two"
+PLACE_KINDS = (FAINT_CARD, STACKED_COPY)
 #: A hand this many cards off the declared sizes is a miscount; further off, no declaration.
 COUNT_SLACK = 2
 #: At most this many doubtful cards are tried with their alternatives (each try is one
@@ -180,20 +183,22 @@ def layout_doubts(cards: Sequence[PhysicalCard], groups: Sequence[Sequence[int]]
 
 
 def faint_doubts(cards: Sequence[PhysicalCard], faint: Sequence[Corner],
-                 corners: Sequence[Corner] = ()) -> list[Doubt]:
-    """Corners no card was read from, lying on no card read: places a card may be missed.
+                 corners: Sequence[Corner] = (), decks: int | None = None) -> list[Doubt]:
+    """Places a card may be missed: corners no card was read from, lying on no card read
+    (:data:`FAINT_CARD`), or stacked on a card of their name (:data:`STACKED_COPY`).
 
     ``faint`` are the corners too faint to count and those pairing left out; ``corners`` the
-    reading's, which the cards' ``corners`` index. One lying on a card read is still a place
+    reading's, which the cards' ``corners`` index. One lying on a card read is a place only
     where it lies stacked on a corner of its name (:func:`vision.pairing.stacked_on`): a
-    tunnela's lower copy, boxed faintly or taken for its top copy's index. Faint corners close
-    together (centres within an index size) are one place, the surest kept.
+    tunnela's lower copy, boxed faintly or taken for its top copy's index; and not where that
+    card is already read as often as the ``decks`` in play hold it. Corners close together
+    (centres within an index size) are one place, the surest kept.
 
     >>> read = [PhysicalCard("7H", 0.9, (0.0, 0.0, 60.0, 90.0), (0,))]
     >>> faint = [Corner("8H", 0.2, (10, 10, 20, 25)), Corner("KS", 0.18, (200, 10, 210, 25)),
     ...          Corner("KC", 0.12, (203, 12, 213, 27))]
-    >>> [(d.box, d.confidence) for d in faint_doubts(read, faint)]
-    [((200.0, 10.0, 210.0, 25.0), 0.18)]
+    >>> [(d.kind, d.box, d.confidence) for d in faint_doubts(read, faint)]
+    [('faint_card', (200.0, 10.0, 210.0, 25.0), 0.18)]
     """
     def centre(box: Sequence[float]) -> tuple[float, float]:
         return (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
@@ -203,15 +208,17 @@ def faint_doubts(cards: Sequence[PhysicalCard], faint: Sequence[Corner],
     for corner in sorted(faint, key=lambda c: -c.confidence):
         x, y = centre(corner.box)
         on_card = centre_inside(corner.box, [c.box for c in cards])
-        if on_card and not any(stacked_on(corner, under) for under in read):
+        if on_card and (not any(stacked_on(corner, under) for under in read) or (
+                decks is not None and sum(c.card == corner.card for c in cards) >= decks)):
             continue
         size = max(corner.box[2] - corner.box[0], corner.box[3] - corner.box[1])
         if any(abs(x - centre(p.box)[0]) < size and abs(y - centre(p.box)[1]) < size for p, _ in places):
             continue
         places.append((corner, on_card))
-    return [Doubt(FAINT_CARD, (), Message(N_("another %(card)s may lie under the one read here: count them, and add "
-                                             "it from the grid if so") if on_card else
-                                          N_("a card may lie here, too faint to read (perhaps %(card)s): "
+    return [Doubt(STACKED_COPY, (), Message(N_("another %(card)s may lie under the one read here: count them, and "
+                                               "add it from the grid if so"), card=c.card),
+                  box=union_box([c.box]), card=c.card, confidence=c.confidence) if on_card else
+            Doubt(FAINT_CARD, (), Message(N_("a card may lie here, too faint to read (perhaps %(card)s): "
                                              "add it from the grid if so"), card=c.card),
                   box=union_box([c.box]), card=c.card, confidence=c.confidence)
             for c, on_card in places]
@@ -219,9 +226,9 @@ def faint_doubts(cards: Sequence[PhysicalCard], faint: Sequence[Corner],
 
 def missing_card_doubts(names: Sequence[str], faint: Sequence[Doubt],
                         finishes: Callable[[Sequence[Card]], bool | None]) -> list[Doubt]:
-    """Faint corners whose card, added to a hand that does not finish, would finish it.
+    """Places a card may be missing from whose card, added to a hand that does not finish, would finish it.
 
-    ``faint`` are :data:`FAINT_CARD` doubts (each names the card it looks like). The
+    ``faint`` are doubts of :data:`PLACE_KINDS` (each names the card it looks like). The
     verdict stays the reading's; this names the card and the place to check.
 
     >>> place = Doubt(FAINT_CARD, (), "faint", box=(5.0, 5.0, 9.0, 9.0), card="10S")

@@ -119,7 +119,7 @@ def read_photo(image_bgr: np.ndarray, detector: Detector, conf: float = DEFAULT_
     under = [in_play(c, jokers) for c in found if c.confidence >= calibration.faint_above and c not in used]
     faint = [c for c in under + [in_play(c, jokers) for c in left_out] if c is not None]
     doubts = (copy_doubts(cards, pairing.dropped, decks, jokers) + apart_doubts(cards, apart)
-              + layout_doubts(cards, laid) + faint_doubts(cards, faint, corners))
+              + layout_doubts(cards, laid) + faint_doubts(cards, faint, corners, decks))
     timings = {"detect_ms": (t1 - t0) * 1000, "pair_ms": (t2 - t1) * 1000, "group_ms": (t3 - t2) * 1000}
     return PhotoReading(name, corners, cards, laid, pairing.clamped, timings, tuple(doubts))
 

@@ -30,7 +30,7 @@ from scorer.kinds import Scoring
 from scorer.maal import MaalResult, maal_points
 from scorer.messages import Message, N_
 from vision.detector import Detector
-from vision.doubts import FAINT_CARD, SHORT_MELD, Doubt, count_doubt, hinge_doubts, missing_card_doubts
+from vision.doubts import PLACE_KINDS, SHORT_MELD, Doubt, count_doubt, hinge_doubts, missing_card_doubts
 from vision.pipeline import DEFAULT_CONF, PhotoReading, read_photo
 
 #: Which grouping a single verdict judged: the player's own (as laid) or any (the free search).
@@ -255,7 +255,7 @@ def score_reading(reading: PhotoReading, rules: RuleSet, *, tiplu: Card | None, 
         def finishes(cards: Sequence[Card]) -> bool | None:  # any grouping: where the card goes is unknown
             verdict = judge_hand(cards, rules, tiplu=tiplu, turned=turned, players=players).search
             return verdict is not None and verdict.valid
-        doubts += missing_card_doubts(reading.card_names(), [d for d in doubts if d.kind == FAINT_CARD], finishes)
+        doubts += missing_card_doubts(reading.card_names(), [d for d in doubts if d.kind in PLACE_KINDS], finishes)
     return PhotoVerdict(reading, hand, maal, maal_error, tuple(doubts))
 
 

@@ -59,7 +59,7 @@ from vision.calibration import CALIBRATION_FIELDS, Calibration, calibration_of
 from vision.doubt_score import FEATURES, DoubtScore, feature_rows, fit_doubt_score
 from vision.detector import Detector, box_iou, load_detector, model_folder, read_model_json
 from vision.images import read_image
-from vision.doubts import FAINT_CARD, ONE_OR_TWO, SHORT_MELD, TOO_MANY_COPIES, Doubt, count_doubt
+from vision.doubts import FAINT_CARD, ONE_OR_TWO, PLACE_KINDS, SHORT_MELD, TOO_MANY_COPIES, Doubt, count_doubt
 from vision.pipeline import DEFAULT_CONF, PhotoReading, read_photo
 from vision.score import lay_out
 from vision.training.dataset import Sample, iter_samples
@@ -227,7 +227,7 @@ def pointed_at(doubts: Sequence[Doubt], missed: Sequence[Sequence[Sequence[float
                   for card in missed)
     faint = tuple((d.confidence, any(_inside(box, d.box, 0.0) or _inside(d.box, box, 0.0)
                                      for card in missed for box in card))
-                  for d in doubts if d.kind == FAINT_CARD and d.box is not None and d.confidence is not None)
+                  for d in doubts if d.kind in PLACE_KINDS and d.box is not None and d.confidence is not None)
     return cover, faint
 
 

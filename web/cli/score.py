@@ -71,7 +71,7 @@ def describe(verdict: PhotoVerdict) -> str:
         lines.append(f"check: {faint[0].message}")
     elif faint:
         guesses = " ".join(str(d.card) for d in faint)
-        lines.append(f"check: a card may have been missed in {len(faint)} places (perhaps {guesses}); "
+        lines.append(f"check: a card may lie in {len(faint)} places too faint to read (perhaps {guesses}); "
                      f"--json gives their boxes")
     if verdict.maal is not None:
         for item in verdict.maal.items:

@@ -7,6 +7,8 @@
 (function () {
   "use strict";
   var SVG = "http://www.w3.org/2000/svg";
+  /* Doubts that frame a place a card may be missing from (vision.doubts.PLACE_KINDS): a check sends them back. */
+  var PLACE_KINDS = ["faint_card", "stacked_copy"];
   var OUTLINE_COLOURS = ["#1f5fbf", "#7b3fa0", "#0b6e4f", "#c0262d", "#2a9d8f", "#d98e04", "#444"];
 
   function el(id) { return document.getElementById(id); }
@@ -295,7 +297,7 @@
       var payload = { cards: state.cards.map(function (c) { return c.card; }), purpose: state.purpose,
                       tiplu: fieldValue("tiplu"), turned: fieldValue("turned"),
                       alternatives: state.cards.map(function (c) { return doubtful(c) ? c.alternatives : []; }),
-                      faint: openNotes().filter(function (n) { return n.kind === "faint_card" && n.card; })
+                      faint: openNotes().filter(function (n) { return PLACE_KINDS.indexOf(n.kind) >= 0 && n.card; })
                         .map(function (n) { return { card: n.card, box: n.box }; }) };
       if (state.grouped && state.purpose === "hand") {
         var groups = {};
