@@ -203,3 +203,33 @@ def test_review_asks_about_the_doubtful_cards_first(page: Any, live_url: str, tm
     page.click("#photo-use")
     assert sorted(page.input_value('input[name="hand"]').split()) == sorted(expected["cards"])
     print(f"\ndeclared hand review: {len(doubtful)} doubtful of {len(found)} cards, {taps} taps to a valid hand")
+
+
+def test_a_tunnela_copy_blurred_away_is_asked_for_where_it_lies(page: Any, live_url: str,  # noqa: F811
+                                                                tmp_path: Path) -> None:
+    """One of the three stacked 6H indices of the tunnela photo blurred (a thumb, a shaken hand): two 6H are
+    read, and the review asks for the third where its index lies under the others, framed on the photo;
+    one tap on the grid adds it, and the tunnela's maal is counted."""
+    import cv2
+    image = cv2.imread(str(SAMPLES / "tunnela.jpg"))
+    x1, y1, x2, y2 = 427, 244, 518, 392  # the lowest copy's index, as the shipped model boxes it
+    image[y1:y2, x1:x2] = cv2.blur(image[y1:y2, x1:x2], (25, 25))
+    photo = tmp_path / "tunnela_blurred.jpg"
+    cv2.imwrite(str(photo), image)
+    reading = detect(page, live_url, photo)
+    assert [c["card"] for c in reading["cards"]] == ["6H", "6H"]
+    stacked = [d for d in reading["doubts"] if d["kind"] == "stacked_copy"]
+    assert [d["card"] for d in stacked] == ["6H"], reading["doubts"]
+
+    page.request.post(live_url + "/api/sessions", data={"players": ["Anna", "Ben", "Carla", "Dan"]})
+    photograph_into_round(page, live_url + "/sessions/1/rounds/new", photo)
+    note = page.locator("#photo-doubts .doubt-note.stacked_copy")
+    assert note.inner_text() == "another 6H may lie under the one read here: count them, and add it from the grid if so"
+    assert page.locator("#photo-doubts .doubt-note.faint_card").count() == 0, "no place is called too faint"
+    assert page.locator("#photo-overlay .look-here").count() >= 1
+    check_fits(page, tmp_path, "17-stacked-copy")
+    page.locator('#photo-grid .card[data-card="6H"]').click()
+    assert [t.split()[0] for t in page.locator("#photo-cards .photo-card").all_inner_texts()] == ["6H"] * 3
+    maal = maal_points(parse_cards(["6H"] * 3), get_rules("nepali"), parse_card("JC"), seen=True)
+    page.wait_for_function("() => document.querySelector('#photo-answer .verdict') !== null")
+    assert page.inner_text("#photo-answer .verdict").endswith(str(maal.total))
