@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from pathlib import Path
 from dataclasses import replace
 from typing import Any, Callable
@@ -23,7 +24,7 @@ from vision.doubts import (FAINT_CARD, HAND_COUNT, PLACE_KINDS, SHORT_MELD, STAC
 from vision.doubt_score import FEATURES
 from vision.images import read_image
 from vision.pairing import PhysicalCard, pair_corners
-from vision.pipeline import PhotoReading, read_photo
+from vision.pipeline import PhotoReading, in_play, read_photo
 from vision.score import score_reading
 from web_support import calibration_folders, expected_uncertain, shipped_model_files
 from web_support import tiplu_in_process as tiplu
@@ -261,7 +262,8 @@ def test_a_corner_stacked_on_a_card_of_its_name_marks_a_place(corner: Corner, co
     unless the decks in play hold no more copies of that card than were read."""
     cards = [PhysicalCard("7H", 0.9, (100.0, 100.0, 200.0, 250.0), (0, 1))]
     cards += [PhysicalCard("7H", 0.9, (400.0 + 50 * k, 0.0, 420.0 + 50 * k, 30.0), ()) for k in range(copies_read - 1)]
-    doubts = faint_doubts(cards, [corner], TOP, decks)
+    named = in_play(corner, decks, 0, Counter(c.card for c in cards))  # as the pipeline names faint corners
+    doubts = faint_doubts(cards, [named] if named else [], TOP)
     assert [(d.kind, d.card, d.box) for d in doubts] == ([(STACKED_COPY, "7H", corner.box)] if place else [])
     assert all(d.to_dict()["message"] == "another 7H may lie under the one read here: count them, and add it from "
                "the grid if so" for d in doubts)

@@ -183,15 +183,16 @@ def layout_doubts(cards: Sequence[PhysicalCard], groups: Sequence[Sequence[int]]
 
 
 def faint_doubts(cards: Sequence[PhysicalCard], faint: Sequence[Corner],
-                 corners: Sequence[Corner] = (), decks: int | None = None) -> list[Doubt]:
+                 corners: Sequence[Corner] = ()) -> list[Doubt]:
     """Places a card may be missed: corners no card was read from, lying on no card read
     (:data:`FAINT_CARD`), or stacked on a card of their name (:data:`STACKED_COPY`).
 
     ``faint`` are the corners too faint to count and those pairing left out; ``corners`` the
     reading's, which the cards' ``corners`` index. One lying on a card read is a place only
     where it lies stacked on a corner of its name (:func:`vision.pairing.stacked_on`): a
-    tunnela's lower copy, boxed faintly or taken for its top copy's index; and not where that
-    card is already read as often as the ``decks`` in play hold it. Corners close together
+    tunnela's lower copy, boxed faintly or taken for its top copy's index. (The pipeline names
+    each corner within the decks in play first, :func:`vision.pipeline.in_play`: one of a card
+    already read as often as the decks hold it is no copy of it.) Corners close together
     (centres within an index size) are one place, the surest kept.
 
     >>> read = [PhysicalCard("7H", 0.9, (0.0, 0.0, 60.0, 90.0), (0,))]
@@ -208,8 +209,7 @@ def faint_doubts(cards: Sequence[PhysicalCard], faint: Sequence[Corner],
     for corner in sorted(faint, key=lambda c: -c.confidence):
         x, y = centre(corner.box)
         on_card = centre_inside(corner.box, [c.box for c in cards])
-        if on_card and (not any(stacked_on(corner, under) for under in read) or (
-                decks is not None and sum(c.card == corner.card for c in cards) >= decks)):
+        if on_card and not any(stacked_on(corner, under) for under in read):
             continue
         size = max(corner.box[2] - corner.box[0], corner.box[3] - corner.box[1])
         if any(abs(x - centre(p.box)[0]) < size and abs(y - centre(p.box)[1]) < size for p, _ in places):

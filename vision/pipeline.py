@@ -25,7 +25,8 @@ each card lists the corner indexes it was built from; ``groups`` hold card index
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -116,10 +117,11 @@ def read_photo(image_bgr: np.ndarray, detector: Detector, conf: float = DEFAULT_
     decks, jokers = copy_limits(rules)
     taken = {i for c in cards for i in c.corners} | {i for c in pairing.dropped for i in c.corners}
     left_out = [c for i, c in enumerate(corners) if i not in taken]
-    under = [in_play(c, jokers) for c in found if c.confidence >= calibration.faint_above and c not in used]
-    faint = [c for c in under + [in_play(c, jokers) for c in left_out] if c is not None]
+    copies = Counter(c.card for c in cards)
+    under = [c for c in found if c.confidence >= calibration.faint_above and c not in used] + left_out
+    faint = [c for c in (in_play(c, decks, jokers, copies) for c in under) if c is not None]
     doubts = (copy_doubts(cards, pairing.dropped, decks, jokers) + apart_doubts(cards, apart)
-              + layout_doubts(cards, laid) + faint_doubts(cards, faint, corners, decks))
+              + layout_doubts(cards, laid) + faint_doubts(cards, faint, corners))
     timings = {"detect_ms": (t1 - t0) * 1000, "pair_ms": (t2 - t1) * 1000, "group_ms": (t3 - t2) * 1000}
     return PhotoReading(name, corners, cards, laid, pairing.clamped, timings, tuple(doubts))
 
@@ -138,18 +140,24 @@ def scored(corners: Sequence[Corner], cards: Sequence[PhysicalCard],
             for c, row in zip(cards, rows)]
 
 
-def in_play(corner: Corner, jokers: int) -> Corner | None:
-    """A faint corner as a doubt names it: one that looks like a printed joker, in a game without them,
-    by its likeliest other card (the place may still hold a missed card), or none when it has no other.
+def in_play(corner: Corner, decks: int, jokers: int, read: Mapping[str, int]) -> Corner | None:
+    """A faint corner as a doubt names it: by its card while the decks in play hold a copy more than
+    the ``read`` cards show (``decks`` of a face, ``jokers`` printed jokers), else by its likeliest
+    other card that they do (the place may still hold a missed card), or none without one.
 
-    >>> in_play(Corner("JOKER", 0.2, (0, 0, 9, 9), alternatives=(("JOKER", 0.1), ("QH", 0.05))), 0).card
-    'QH'
-    >>> in_play(Corner("JOKER", 0.2, (0, 0, 9, 9)), 0) is None, in_play(Corner("JOKER", 0.2, (0, 0, 9, 9)), 3).card
-    (True, 'JOKER')
+    >>> joker = Corner("JOKER", 0.2, (0, 0, 9, 9), alternatives=(("JOKER", 0.1), ("QH", 0.05)))
+    >>> in_play(joker, 3, 0, {}).card, in_play(joker, 3, 3, {}).card, in_play(Corner("JOKER", 0.2, (0, 0, 9, 9)), 3, 0, {})
+    ('QH', 'JOKER', None)
+    >>> six = Corner("6H", 0.2, (0, 0, 9, 9), alternatives=(("5H", 0.1),))
+    >>> in_play(six, 3, 0, {"6H": 2}).card, in_play(six, 3, 0, {"6H": 3}).card, in_play(six, 2, 0, {"6H": 2, "5H": 2})
+    ('6H', '5H', None)
     """
-    if jokers or corner.card != str(JOKER):
+    def held(card: str) -> int:
+        return jokers if card == str(JOKER) else decks
+
+    if read.get(corner.card, 0) < held(corner.card):
         return corner
-    others = [(name, p) for name, p in corner.alternatives if name != str(JOKER)]
+    others = [(name, p) for name, p in corner.alternatives if name != corner.card and read.get(name, 0) < held(name)]
     return replace(corner, card=others[0][0], alternatives=tuple(others[1:])) if others else None
 
 
