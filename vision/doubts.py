@@ -215,13 +215,12 @@ def faint_doubts(cards: Sequence[PhysicalCard], faint: Sequence[Corner],
         if any(abs(x - centre(p.box)[0]) < size and abs(y - centre(p.box)[1]) < size for p, _ in places):
             continue
         places.append((corner, on_card))
-    return [Doubt(STACKED_COPY, (), Message(N_("another %(card)s may lie under the one read here: count them, and "
-                                               "add it from the grid if so"), card=c.card),
-                  box=union_box([c.box]), card=c.card, confidence=c.confidence) if on_card else
-            Doubt(FAINT_CARD, (), Message(N_("a card may lie here, too faint to read (perhaps %(card)s): "
-                                             "add it from the grid if so"), card=c.card),
-                  box=union_box([c.box]), card=c.card, confidence=c.confidence)
-            for c, on_card in places]
+    stacked = (STACKED_COPY, N_("another %(card)s may lie under the one read here: count them, and add it from the "
+                                "grid if so"))
+    faint_place = (FAINT_CARD, N_("a card may lie here, too faint to read (perhaps %(card)s): add it from the grid "
+                                  "if so"))
+    return [Doubt(kind, (), Message(text, card=c.card), box=union_box([c.box]), card=c.card, confidence=c.confidence)
+            for c, on_card in places for kind, text in [stacked if on_card else faint_place]]
 
 
 def missing_card_doubts(names: Sequence[str], faint: Sequence[Doubt],

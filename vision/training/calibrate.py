@@ -21,8 +21,9 @@ cards flagged, and the share of photos with no **silent error** (every wrong car
 flagged, by the detector or by a doubt that marks it (a fourth copy, two copies that may
 be one card), and ``no_silent_error``: nothing
 missed; ``no_silent_error_pointed``: every missed card inside a doubt's box, a faint
-corner's included), the share of missed cards pointed at, and how many faint-corner
-doubts a photo gets and how many of them lie on a missed card.
+corner's included), the share of missed cards pointed at, and how many places to look
+(:data:`vision.doubts.PLACE_KINDS`: faint corners and stacked copies; the ``faint_doubts_*``
+figures) a photo gets and how many of them lie on a missed card.
 
 Every split is read counting the corners the app counts: the model's ``named_above`` and
 ``named_floor`` (faint corners the classifier names clearly, :meth:`Calibration.named_clearly`),
@@ -67,7 +68,7 @@ from vision.training.dataset import Sample, iter_samples
 #: Nothing flagged, every faint corner down to the detector's floor kept as a place to look.
 NOTHING_FLAGGED = Calibration(uncertain_below=0.0, alternative_above=1.0, faint_above=0.1)
 FAINT_GRID = (0.1, 0.125, 0.15, 0.175, 0.2, 0.225)
-#: Share of the faint-corner doubts that must lie on a missed card for them to be shown.
+#: Share of the places to look (faint corners, stacked copies) that must lie on a missed card for them to be shown.
 FAINT_PRECISION = 0.4
 ALWAYS = float("inf")
 #: Doubts that mark their cards for checking whatever the detector's numbers say.
@@ -135,8 +136,8 @@ class CardCase:
 @dataclass(frozen=True)
 class PhotoCase:
     """One photo: its cards; per missed card what points at it (:data:`ALWAYS`: a rule
-    doubt's box, a number: the surest faint corner on it, -1: nothing); and per faint
-    corner doubt its confidence and whether it lies on a missed card."""
+    doubt's box, a number: the surest faint corner on it, -1: nothing); and per place to look
+    (:data:`vision.doubts.PLACE_KINDS`) its confidence and whether it lies on a missed card."""
 
     cards: tuple[CardCase, ...]
     missed_cover: tuple[float, ...]
@@ -212,11 +213,11 @@ def photo_case(reading: PhotoReading, geometry: dict[str, Any]) -> PhotoCase:
 
 def pointed_at(doubts: Sequence[Doubt], missed: Sequence[Sequence[Sequence[float]]],
                ) -> tuple[tuple[float, ...], tuple[tuple[float, bool], ...]]:
-    """What points at each missed card (its labelled boxes in ``missed``), and each faint corner's aim.
+    """What points at each missed card (its labelled boxes in ``missed``), and each place's aim.
 
     Per missed card, the surest doubt whose box holds one of its labelled boxes
-    (:data:`ALWAYS` for a rule's doubt, a faint corner's confidence, -1 for none); per
-    faint-corner doubt, its confidence and whether it lies on a missed card.
+    (:data:`ALWAYS` for a rule's doubt, a place's corner confidence, -1 for none); per
+    place to look (:data:`~vision.doubts.PLACE_KINDS`), its confidence and whether it lies on a missed card.
 
     >>> faint = Doubt(FAINT_CARD, (), "a card may lie here", box=(0, 0, 10, 10), confidence=0.2)
     >>> pointed_at([faint], [[(2, 2, 8, 8)], [(50, 50, 60, 60)]])
