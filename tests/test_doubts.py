@@ -282,8 +282,21 @@ def test_a_hand_one_card_short_names_the_faint_card_that_would_finish_it(
                                   "please check"}]
 
 
+def test_a_hand_one_copy_short_asks_to_count_the_stack_that_would_finish_it(
+        client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    short = VALID_HAND[:16] + VALID_HAND[17:]  # the 8D of 7D 8D JC lay under another card
+    faint = [{"card": "8D", "box": [500, 300, 530, 350], "kind": "stacked_copy"}]
+    body = check(client, sid, cards=short, purpose="hand", tiplu="JS", faint=faint).get_json()
+    assert body["verdict"]["valid"] is False, "the verdict is the cards', not the guess's"
+    assert [d for d in body["doubts"] if d["kind"] == VERDICT_HINGES] == [
+        {"kind": VERDICT_HINGES, "cards": [], "box": [500.0, 300.0, 530.0, 350.0], "card": "8D",
+         "message": "the hand finishes only if another 8D lies under the one framed here: please count them"}]
+
+
 @pytest.mark.parametrize("faint", ["10S", [{"card": "10S"}], [{"card": "XX", "box": [1, 2, 3, 4]}],
-                                   [{"card": "10S", "box": [1, 2, True, 4]}]])
+                                   [{"card": "10S", "box": [1, 2, True, 4]}],
+                                   [{"card": "10S", "box": [1, 2, 3, 4], "kind": "short_meld"}]])
 def test_bad_faint_places_are_explained(client: FlaskClient, make_session: Callable[..., int], faint: Any) -> None:
     response = check(client, make_session(), cards=VALID_HAND[:20], purpose="hand", tiplu="JS", faint=faint)
     assert response.status_code == 400

@@ -233,6 +233,9 @@ def missing_card_doubts(names: Sequence[str], faint: Sequence[Doubt],
     >>> place = Doubt(FAINT_CARD, (), "faint", box=(5.0, 5.0, 9.0, 9.0), card="10S")
     >>> [d.message for d in missing_card_doubts(["9S", "JS"], [place], lambda cards: len(cards) == 3)]
     ['the hand finishes only if the card framed here is 10S, too faint to read: please check']
+    >>> copy = Doubt(STACKED_COPY, (), "stacked", box=(5.0, 5.0, 9.0, 9.0), card="6H")
+    >>> [d.message for d in missing_card_doubts(["6H", "6H"], [copy], lambda cards: len(cards) == 3)]
+    ['the hand finishes only if another 6H lies under the one framed here: please count them']
     """
     cards = [parse_card(n) for n in names]
     if finishes(cards) is not False:
@@ -241,9 +244,10 @@ def missing_card_doubts(names: Sequence[str], faint: Sequence[Doubt],
     for place in faint[:MAX_HINGE_TRIES]:
         if place.card is None or not finishes(cards + [parse_card(place.card)]):
             continue
-        doubts.append(Doubt(VERDICT_HINGES, (), Message(N_("the hand finishes only if the card framed here is "
-                                                           "%(card)s, too faint to read: please check"),
-                                                        card=place.card), box=place.box, card=place.card))
+        text = (N_("the hand finishes only if another %(card)s lies under the one framed here: please count them")
+                if place.kind == STACKED_COPY else
+                N_("the hand finishes only if the card framed here is %(card)s, too faint to read: please check"))
+        doubts.append(Doubt(VERDICT_HINGES, (), Message(text, card=place.card), box=place.box, card=place.card))
     return doubts
 
 

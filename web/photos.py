@@ -38,7 +38,7 @@ from scorer.kinds import Scoring, WildSource
 from vision.detector import Detector, ModelError, load_detector
 from vision.images import decode_image
 from vision.pipeline import DEFAULT_CONF, read_photo
-from vision.doubts import FAINT_CARD, Doubt, count_doubt, missing_card_doubts
+from vision.doubts import FAINT_CARD, PLACE_KINDS, Doubt, count_doubt, missing_card_doubts
 from vision.score import declared_sizes, judge_hand, verdict_doubts
 from web.db import folder_beside_ledger, write
 from web.errors import NotFound, Unavailable
@@ -335,8 +335,9 @@ def check_cards(session: Mapping[str, Any], payload: Mapping[str, Any]) -> dict[
     ``payload``: ``{"cards": ["7H", ...], "purpose": "hand"|"maal"|"penalty"|"tiplu"|"turned",
     "tiplu": "JC", "turned": "7D", "seen": true, "groups": [[0, 1, 2], ...],
     "alternatives": [["8H", "6D"], [], ...], "faint": [{"card": "10S", "box": [x1, y1, x2, y2]}]}``
-    (per card, what a card not yet confirmed may be instead; the reading's faint corners
-    still open). Answers ``{"purpose", "cards", ...}`` plus ``verdict`` (a declared hand,
+    (per card, what a card not yet confirmed may be instead; the reading's places to look
+    still open, a stacked copy's with ``"kind": "stacked_copy"``). Answers ``{"purpose", "cards",
+    ...}`` plus ``verdict`` (a declared hand,
     the free search of :func:`vision.score.judge_hand`, which ``tiplu score`` uses too)
     and with ``groups`` ``as_laid`` (the same function's verdict on the hand as laid),
     ``maal`` (:func:`scorer.maal.maal_points`) or ``penalty``
@@ -429,10 +430,12 @@ def _doubtful(raw: Any, count: int) -> list[tuple[int, list[str]]]:
 
 
 def _faint(raw: Any) -> list[Doubt]:
-    """The payload's faint corners (``[{"card": "10S", "box": [x1, y1, x2, y2]}]``) as doubts.
+    """The payload's places to look (``[{"card": "10S", "box": [x1, y1, x2, y2]}]``, a stacked copy's
+    with ``"kind": "stacked_copy"``) as doubts of :data:`~vision.doubts.PLACE_KINDS`.
 
-    >>> [(d.card, d.box) for d in _faint([{"card": "10S", "box": [1, 2, 3, 4]}])]
-    [('10S', (1.0, 2.0, 3.0, 4.0))]
+    >>> [(d.kind, d.card, d.box) for d in _faint([{"card": "10S", "box": [1, 2, 3, 4]},
+    ...                                           {"card": "6H", "box": [5, 6, 7, 8], "kind": "stacked_copy"}])]
+    [('faint_card', '10S', (1.0, 2.0, 3.0, 4.0)), ('stacked_copy', '6H', (5.0, 6.0, 7.0, 8.0))]
     """
     if not raw:
         return []
@@ -448,8 +451,11 @@ def _faint(raw: Any) -> list[Doubt]:
         card = _one_card(item.get("card"), "faint")
         if card is None:
             raise PhotoError(message)
+        kind = item.get("kind", FAINT_CARD)
+        if kind not in PLACE_KINDS:
+            raise PhotoError(_('faint: a place\'s "kind" is "faint_card" or "stacked_copy"'))
         x1, y1, x2, y2 = (float(v) for v in box)
-        found.append(Doubt(FAINT_CARD, (), "", box=(x1, y1, x2, y2), card=str(card)))
+        found.append(Doubt(kind, (), "", box=(x1, y1, x2, y2), card=str(card)))
     return found
 
 

@@ -298,7 +298,7 @@
                       tiplu: fieldValue("tiplu"), turned: fieldValue("turned"),
                       alternatives: state.cards.map(function (c) { return doubtful(c) ? c.alternatives : []; }),
                       faint: openNotes().filter(function (n) { return PLACE_KINDS.indexOf(n.kind) >= 0 && n.card; })
-                        .map(function (n) { return { card: n.card, box: n.box }; }) };
+                        .map(function (n) { return { card: n.card, box: n.box, kind: n.kind }; }) };
       if (state.grouped && state.purpose === "hand") {
         var groups = {};
         state.cards.forEach(function (c, index) {
