@@ -336,9 +336,9 @@ def check_cards(session: Mapping[str, Any], payload: Mapping[str, Any]) -> dict[
     "tiplu": "JC", "turned": "7D", "seen": true, "groups": [[0, 1, 2], ...],
     "alternatives": [["8H", "6D"], [], ...], "faint": [{"card": "10S", "box": [x1, y1, x2, y2]}]}``
     (per card, what a card not yet confirmed may be instead; the reading's places to look
-    still open, a stacked copy's with ``"kind": "stacked_copy"``). Answers ``{"purpose", "cards",
-    ...}`` plus ``verdict`` (a declared hand,
-    the free search of :func:`vision.score.judge_hand`, which ``tiplu score`` uses too)
+    still open, a stacked copy's with ``"kind": "stacked_copy"``). Answers ``{"purpose", "cards", ...}``
+    plus ``verdict`` (a declared hand, the free search of :func:`vision.score.judge_hand`, which
+    ``tiplu score`` uses too)
     and with ``groups`` ``as_laid`` (the same function's verdict on the hand as laid),
     ``maal`` (:func:`scorer.maal.maal_points`) or ``penalty``
     (:func:`scorer.rummy.penalty_points`), and ``outline``: for each meld or item, the
