@@ -189,6 +189,10 @@ class Pairing:
     dropped: tuple[PhysicalCard, ...] = field(default=())
     apart: tuple[tuple[int, int], ...] = field(default=())
 
+    def taken(self) -> set[int]:
+        """The corner indexes its cards and its dropped copies were read from; any other corner no card took."""
+        return {i for card in self.cards + self.dropped for i in card.corners}
+
     def counts(self) -> dict[str, int]:
         """Copies per face, e.g. ``{"6H": 3}``."""
         out: dict[str, int] = defaultdict(int)

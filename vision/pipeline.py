@@ -115,11 +115,11 @@ def read_photo(image_bgr: np.ndarray, detector: Detector, conf: float = DEFAULT_
     card_of = {c.corners[0]: k for k, c in enumerate(cards) if len(c.corners) == 1}
     apart = [(card_of[i], card_of[j]) for i, j in pairing.apart if i in card_of and j in card_of]
     decks, jokers = copy_limits(rules)
-    taken = {i for c in cards for i in c.corners} | {i for c in pairing.dropped for i in c.corners}
-    left_out = [c for i, c in enumerate(corners) if i not in taken]
+    taken = pairing.taken()
+    untaken = [c for c in found if c not in used] + [c for i, c in enumerate(corners) if i not in taken]
     copies = Counter(c.card for c in cards)
-    under = [c for c in found if c.confidence >= calibration.faint_above and c not in used] + left_out
-    faint = [c for c in (in_play(c, decks, jokers, copies) for c in under) if c is not None]
+    faint = [c for c in (in_play(c, decks, jokers, copies) for c in untaken if c.confidence >= calibration.faint_above)
+             if c is not None]
     doubts = (copy_doubts(cards, pairing.dropped, decks, jokers) + apart_doubts(cards, apart)
               + layout_doubts(cards, laid) + faint_doubts(cards, faint, corners))
     timings = {"detect_ms": (t1 - t0) * 1000, "pair_ms": (t2 - t1) * 1000, "group_ms": (t3 - t2) * 1000}
@@ -189,7 +189,7 @@ def without_unused(corners: Sequence[Corner], pairing: Pairing, keep: int) -> tu
     >>> [c.card for c in kept], [card.corners for card in pairing.cards]
     (['7H', '9H'], [(0,), (1,)])
     """
-    taken = {i for card in pairing.cards + pairing.dropped for i in card.corners}
+    taken = pairing.taken()
     order = [i for i in range(len(corners)) if i < keep or i in taken]
     new = {old: k for k, old in enumerate(order)}
 
