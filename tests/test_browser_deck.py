@@ -26,6 +26,31 @@ SAMPLE = Path(__file__).resolve().parent.parent / "sample_images" / "declared_ha
 LEARNING = 240_000  # ms: a tiny enrolment takes about 15 s alone on 2 cores; CI runs beside other jobs
 
 
+def doubt_at_least_one(model: Path, photo: Path) -> None:
+    """Make the deck's doubt score mark the card of ``photo`` it doubts most, where it marks none.
+
+    Why: the walk taps a doubtful card, and one epoch of learning leaves the hand's doubts to
+    chance (the base model's level marks one card or none). The level is the model's own
+    setting in ``model.json``; the reading that applies it is the real one, in the server.
+    """
+    from vision.calibration import calibration_of
+    from vision.detector import load_detector
+    from vision.doubt_score import feature_rows
+    from vision.images import read_image
+    from vision.pipeline import read_photo
+
+    detector = load_detector(model)
+    reading = read_photo(read_image(photo), detector)
+    score = calibration_of(detector).score
+    assert score is not None and reading.cards
+    if reading.uncertain:
+        return
+    level = max(score.probability(row) for row in feature_rows(reading.corners, reading.cards))
+    info = json.loads((model / "model.json").read_text())
+    info["calibration"]["doubt_score"]["flag_above"] = int(level * 1e6) / 1e6
+    (model / "model.json").write_text(json.dumps(info, indent=2) + "\n")
+
+
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[Server, Path]]:
     server = Server(tmp_path / "deck.db", env={"TIPLU_DECK_EPOCHS": "1", "TIPLU_DECK_COPIES": "2",
@@ -55,6 +80,7 @@ def test_teach_a_deck_use_it_correct_a_photo_and_improve(served: tuple[Server, P
         assert page.inner_text("#deck-job-message").startswith("Learnt Grandma from ")
         assert page.locator('.deck[data-deck="grandma"]').count() == 1
         assert (folder / "decks" / "grandma" / "v1" / "corner_classifier.onnx").is_file()
+        doubt_at_least_one(folder / "decks" / "grandma" / "v1", SAMPLE)
 
         page.goto(base + "/sessions/new")
         for seat, name in enumerate(["Anna", "Ben", "Carla", "Dan"]):

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from vision.calibration import Calibration, CalibrationError, calibration_of
 from vision.detector import MODELS_DIR, Corner, load_detector, read_model_json
-from vision.doubt_score import FEATURES, DoubtScore, card_features, fit_doubt_score
+from vision.doubt_score import FEATURES, FORMS, DoubtScore, card_features, expanded, fit_doubt_score, term_count
 from vision.images import read_image
 from vision.pairing import PhysicalCard
 from vision.pipeline import read_photo
@@ -80,6 +80,51 @@ def test_a_lower_level_flags_everything_a_higher_one_does(row: list[float], low:
     assert not score.flags(row) or score.at(low).flags(row)
 
 
+def interaction_cases() -> list[PhotoCase]:
+    """Cards wrong only where two features are both high (a lone card that is also small, say):
+    no weight per feature says that, a product of the two does."""
+    cards = []
+    for a in range(6):
+        for b in range(6):
+            for k in range(3):
+                row = (float(a), float(b)) + (float(k),) * (N - 2)
+                cards.append(CardCase(0.9, 0.0, not (a >= 4 and b >= 4), False, False, row))
+    return [PhotoCase(tuple(cards), ())]
+
+
+def test_products_of_features_flag_fewer_where_doubt_lies_in_two_at_once() -> None:
+    linear = fit_doubt_score([c.features for c in interaction_cases()[0].cards],
+                             [not c.right for c in interaction_cases()[0].cards])
+    chosen = choose_score(interaction_cases(), 1.0)
+    assert chosen.score is not None and chosen.score.terms == "quadratic"
+    found = scores(interaction_cases(), chosen)
+    assert found["wrong_flagged"] == 1.0
+    at_linear = choose_score(interaction_cases(), 1.0, weights=linear)
+    assert found["all_flagged"] < scores(interaction_cases(), at_linear)["all_flagged"]
+
+
+def test_a_linear_form_is_kept_where_products_flag_no_fewer() -> None:
+    chosen = choose_score(CASES, 0.9)
+    assert chosen.score is not None and chosen.score.terms == "linear" and FORMS[0][0] == "linear"
+
+
+@pytest.mark.parametrize("terms", ["linear", "quadratic"])
+def test_the_score_travels_through_model_json_in_each_form(terms: str) -> None:
+    rows = [(c,) + (1.0 + c % 3,) * (N - 1) for c in range(12)]
+    score = fit_doubt_score(rows, [c < 4 for c in range(12)], flag_above=0.2, terms=terms)
+    assert len(score.weights) == len(expanded(rows[0], terms)) == term_count(terms)
+    raw = {"calibration": {"uncertain_below": 0.0, "doubt_score": score.to_json()}}
+    back = Calibration.from_model_json(json.loads(json.dumps(raw))).score
+    assert back is not None and back.terms == terms and back.flag_above == 0.2
+    assert all(abs(back.probability(r) - score.probability(r)) < 1e-4 for r in rows)
+
+
+def test_a_score_written_before_terms_existed_reads_as_linear() -> None:
+    old = {k: v for k, v in GOOD.items() if k != "terms"}
+    back = Calibration.from_model_json({"calibration": {"doubt_score": old}}).score
+    assert back is not None and back.terms == "linear" and back.to_json() == GOOD
+
+
 def test_the_score_travels_through_model_json() -> None:
     score = fit_doubt_score([(c,) + (1.0,) * (N - 1) for c in range(10)], [c < 4 for c in range(10)], flag_above=0.2)
     raw = {"calibration": {"uncertain_below": 0.0, "doubt_score": score.to_json()}}
@@ -98,6 +143,8 @@ GOOD = DoubtScore((0.0,) * N, (1.0,) * N, (0.5,) * N, 0.0, 0.5).to_json()
     ({"scale": [0.0] * N}, "above 0"),
     ({"flag_above": 1.5}, "from 0 to 1"),
     ({"bias": "high"}, "bias"),
+    ({"terms": "cubic"}, "give one of ['linear', 'quadratic']"),
+    ({"terms": "quadratic"}, f"give {term_count('quadratic')} numbers, one per quadratic term"),
 ])
 def test_a_bad_doubt_score_is_a_clear_error(change: dict[str, object], needle: str) -> None:
     with pytest.raises(CalibrationError, match="doubt_score") as raised:
@@ -163,7 +210,8 @@ def test_calibrate_fits_a_score_that_the_model_then_uses(tmp_path: Path) -> None
                  str(tmp_path / "test"), "--write", str(model / "model.json"))
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
-    assert report["method"].startswith("doubt score (logistic regression over 8 features) fitted")
+    assert report["method"].startswith("doubt score (logistic regression over 8 features")
+    assert " fitted on the calibration splits' cards" in report["method"]
     assert report["doubt_score"]["features"] == list(FEATURES)
     written = calibration_of(load_detector(model))
     assert written.score is not None and written.score.to_json() == report["doubt_score"]

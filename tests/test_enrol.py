@@ -144,8 +144,11 @@ def test_enrol_recalibrates_doubt_on_scenes_of_its_own_deck(enrolled: tuple[Path
     base = json.loads((MODELS_DIR / INFO_FILE).read_text())["calibration"]
     calibration = json.loads((out / INFO_FILE).read_text())["calibration"]
     assert summary["calibration_scenes"] == CALIBRATION_SCENES
-    assert calibration["method"].startswith("doubt score (logistic regression over 8 features) kept from the base model")
+    terms = "" if base["doubt_score"].get("terms", "linear") == "linear" else " and their products"
+    assert calibration["method"].startswith(f"doubt score (logistic regression over 8 features{terms}) kept from "
+                                            "the base model")
     assert calibration["doubt_score"]["weights"] == base["doubt_score"]["weights"], "weights kept, level chosen"
+    assert calibration["doubt_score"]["terms"] == base["doubt_score"]["terms"]
     assert (calibration["uncertain_below"], calibration["alternative_above"]) == (0.0, 1.0)
     (chosen_on, chosen), = calibration["calibration_splits"].items()
     (tested_on, tested), = calibration["test_splits"].items()

@@ -9,7 +9,10 @@ much smaller than the photo's others. :class:`DoubtScore` is a logistic regressi
 :data:`FEATURES`, fitted on held-out photos (``tiplu calibrate``,
 :mod:`vision.training.calibrate`) and kept in ``model.json``'s ``"calibration"`` under
 ``"doubt_score"``; a card whose probability of being wrong is at least ``flag_above`` is
-marked ``uncertain`` (:func:`vision.pipeline.read_photo`).
+marked ``uncertain`` (:func:`vision.pipeline.read_photo`). Since session 25 the regression may
+also read every product of two features (``terms`` ``"quadratic"``, :func:`expanded`): one index
+seen alone weighs more where a card of its name lies right beside it, which one weight per feature
+cannot say.
 
 >>> from vision.detector import Corner
 >>> from vision.pairing import PhysicalCard
@@ -23,7 +26,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from itertools import combinations_with_replacement
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -45,6 +49,30 @@ FEATURES = ("confidence_logit", "runner_up", "lone", "relative_size_log", "same_
 
 #: Index sides over which nearness falls to 1/e.
 NEAR_SCALE = 1.5
+
+#: What the regression reads of :data:`FEATURES`: ``"linear"`` the features alone (v0.8.3 to v0.8.5),
+#: ``"quadratic"`` the features and the product of every two of them, squares included (:func:`expanded`).
+TERMS = ("linear", "quadratic")
+
+
+def expanded(row: Sequence[float], terms: str) -> tuple[float, ...]:
+    """A card's :data:`FEATURES` as the regression of ``terms`` reads them.
+
+    >>> expanded((2.0, 3.0), "linear"), expanded((2.0, 3.0), "quadratic")
+    ((2.0, 3.0), (2.0, 3.0, 4.0, 6.0, 9.0))
+    """
+    if terms == "linear":
+        return tuple(row)
+    return tuple(row) + tuple(row[i] * row[j] for i, j in combinations_with_replacement(range(len(row)), 2))
+
+
+def term_count(terms: str) -> int:
+    """How many weights a regression of ``terms`` over :data:`FEATURES` has.
+
+    >>> term_count("linear"), term_count("quadratic")
+    (8, 44)
+    """
+    return len(expanded((0.0,) * len(FEATURES), terms))
 
 
 class DoubtScoreError(ValueError):
@@ -96,7 +124,8 @@ def feature_rows(corners: Sequence[Corner], cards: Sequence[PhysicalCard]) -> li
 
 @dataclass(frozen=True)
 class DoubtScore:
-    """A fitted logistic regression: P(card wrong) from its standardised :data:`FEATURES`.
+    """A fitted logistic regression: P(card wrong) from its standardised :data:`FEATURES`
+    (and, with ``terms`` ``"quadratic"``, their products: :func:`expanded`).
 
     >>> score = DoubtScore(mean=(0.0,) * 8, scale=(1.0,) * 8, weights=(-1.0,) + (0.0,) * 7, bias=0.0, flag_above=0.4)
     >>> round(score.probability((0.0,) * 8), 2), score.flags((2.0,) + (0.0,) * 7), score.flags((-2.0,) + (0.0,) * 7)
@@ -108,9 +137,11 @@ class DoubtScore:
     weights: tuple[float, ...]
     bias: float
     flag_above: float
+    terms: str = TERMS[0]
 
     def probability(self, row: Sequence[float]) -> float:
-        z = self.bias + sum(w * (x - m) / s for w, x, m, s in zip(self.weights, row, self.mean, self.scale))
+        z = self.bias + sum(w * (x - m) / s for w, x, m, s in zip(self.weights, expanded(row, self.terms),
+                                                                   self.mean, self.scale))
         return 1.0 / (1.0 + math.exp(-max(min(z, 50.0), -50.0)))
 
     def flags(self, row: Sequence[float]) -> bool:
@@ -118,16 +149,17 @@ class DoubtScore:
         return self.probability(row) >= self.flag_above
 
     def at(self, flag_above: float) -> DoubtScore:
-        return DoubtScore(self.mean, self.scale, self.weights, self.bias, flag_above)
+        return replace(self, flag_above=flag_above)
 
     def to_json(self) -> dict[str, Any]:
-        return {"features": list(FEATURES), "mean": [round(v, 6) for v in self.mean],
+        return {"features": list(FEATURES), "terms": self.terms, "mean": [round(v, 6) for v in self.mean],
                 "scale": [round(v, 6) for v in self.scale], "weights": [round(v, 6) for v in self.weights],
                 "bias": round(self.bias, 6), "flag_above": round(self.flag_above, 6)}
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any]) -> DoubtScore:
-        """Read ``model.json``'s ``"doubt_score"``, checking it fits this tiplu's :data:`FEATURES`.
+        """Read ``model.json``'s ``"doubt_score"``, checking it fits this tiplu's :data:`FEATURES`
+        (without ``"terms"``, a linear score, as v0.8.3 to v0.8.5 wrote it).
 
         >>> DoubtScore.from_json({"features": ["confidence_logit"], "mean": [0], "scale": [1], "weights": [1],
         ...                       "bias": 0, "flag_above": 0.5})
@@ -141,13 +173,17 @@ class DoubtScore:
         if list(raw.get("features", [])) != list(FEATURES):
             raise DoubtScoreError(f"{where}: its features are {raw.get('features')!r}, this tiplu reads "
                                   f"{list(FEATURES)!r}; calibrate the model again (tiplu calibrate)")
-        values: dict[str, Any] = {}
+        terms = raw.get("terms", TERMS[0])
+        if terms not in TERMS:
+            raise DoubtScoreError(f"{where}.terms: give one of {list(TERMS)}, not {terms!r}")
+        count = term_count(terms)
+        values: dict[str, Any] = {"terms": terms}
         for name in ("mean", "scale", "weights"):
             seq = raw.get(name)
-            if (not isinstance(seq, list) or len(seq) != len(FEATURES)
+            if (not isinstance(seq, list) or len(seq) != count
                     or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
                                for v in seq)):
-                raise DoubtScoreError(f"{where}.{name}: give {len(FEATURES)} numbers, one per feature")
+                raise DoubtScoreError(f"{where}.{name}: give {count} numbers, one per {terms} term")
             values[name] = tuple(float(v) for v in seq)
         if any(s <= 0 for s in values["scale"]):
             raise DoubtScoreError(f"{where}.scale: every scale must be above 0")
@@ -162,27 +198,32 @@ class DoubtScore:
 
 #: The ridge (L2) penalty of :func:`fit_doubt_score`, on standardised features.
 RIDGE = 1.0
+#: The forms :func:`vision.training.calibrate.choose_score` fits, in this order (a later one is
+#: kept only where it flags fewer of the calibration cards): the terms and the ridge penalty.
+FORMS: tuple[tuple[str, float], ...] = (("linear", RIDGE),) + tuple(("quadratic", r) for r in (1.0, 3.0, 10.0, 30.0, 100.0))
 
 
 def fit_doubt_score(rows: Sequence[Sequence[float]], wrong: Sequence[bool], ridge: float = RIDGE,
-                    flag_above: float = 0.5) -> DoubtScore:
+                    flag_above: float = 0.5, terms: str = TERMS[0]) -> DoubtScore:
     """Fit :class:`DoubtScore` by Newton's method (ridge-penalised logistic regression).
 
-    The features are standardised first, so the penalty treats them alike and the weights
+    The terms are standardised first, so the penalty treats them alike and the weights
     say how much each one matters.
 
     >>> rows = [(x, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0) for x in (-3, -2, -1, 1, 2, 3)]
     >>> score = fit_doubt_score(rows, [True, True, False, True, False, False])
     >>> score.weights[0] < 0, score.probability(rows[0]) > score.probability(rows[-1])
     (True, True)
+    >>> len(fit_doubt_score(rows, [True, True, False, True, False, False], terms="quadratic").weights)
+    44
     """
-    x = np.asarray(rows, dtype=float).reshape(len(rows), len(FEATURES))
+    x = np.asarray([expanded(row, terms) for row in rows], dtype=float).reshape(len(rows), term_count(terms))
     y = np.asarray(wrong, dtype=float)
     mean = x.mean(axis=0)
     scale = x.std(axis=0)
     scale[scale < 1e-9] = 1.0
     z = np.c_[np.ones(len(x)), (x - mean) / scale]
-    penalty = ridge * np.diag([0.0] + [1.0] * len(FEATURES))
+    penalty = ridge * np.diag([0.0] + [1.0] * x.shape[1])
     w = np.zeros(z.shape[1])
     for _ in range(100):
         p = 1.0 / (1.0 + np.exp(-np.clip(z @ w, -50, 50)))
@@ -193,4 +234,4 @@ def fit_doubt_score(rows: Sequence[Sequence[float]], wrong: Sequence[bool], ridg
         if float(np.abs(step).max()) < 1e-8:
             break
     return DoubtScore(tuple(float(v) for v in mean), tuple(float(v) for v in scale),
-                      tuple(float(v) for v in w[1:]), float(w[0]), flag_above)
+                      tuple(float(v) for v in w[1:]), float(w[0]), flag_above, terms)

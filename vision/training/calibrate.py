@@ -57,7 +57,7 @@ import numpy as np
 
 from scorer import JOKER, RuleSet, get_rules
 from vision.calibration import CALIBRATION_FIELDS, Calibration, calibration_of
-from vision.doubt_score import FEATURES, DoubtScore, feature_rows, fit_doubt_score
+from vision.doubt_score import FEATURES, FORMS, DoubtScore, feature_rows, fit_doubt_score
 from vision.detector import Detector, box_iou, load_detector, model_folder, read_model_json
 from vision.images import read_image
 from vision.doubts import FAINT_CARD, ONE_OR_TWO, PLACE_KINDS, SHORT_MELD, TOO_MANY_COPIES, Doubt, count_doubt
@@ -375,7 +375,10 @@ def choose_score(cases: Sequence[PhotoCase], catch: float, reading: Calibration 
     flagging from the probability that flags at least ``catch`` of the wrong cards with the
     fewest flagged; the confidence thresholds off. Faint corners as :func:`choose` shows them.
 
-    A card the reading or a rule marks anyway counts as flagged whatever its score.
+    Each form of :data:`~vision.doubt_score.FORMS` (linear, or with the features' products at
+    several ridge penalties) is fitted and set so; the one that flags the fewest of the cases'
+    cards is kept, the earlier on a tie. A card the reading or a rule marks anyway counts as
+    flagged whatever its score.
     """
     cards = [c for p in cases for c in p.cards]
     counted = counting_as(Calibration(), reading)
@@ -383,17 +386,26 @@ def choose_score(cases: Sequence[PhotoCase], catch: float, reading: Calibration 
     if not cards:
         return with_faint(off, cases)
     wrong = np.array([not c.right for c in cards])
-    score = weights or fit_doubt_score([c.features for c in cards], wrong.tolist())
-    probability = np.array([score.probability(c.features) for c in cards])
     already = np.array([c.flagged(off) for c in cards])
-    flag_above = 1.0
-    if wrong.any():
-        for level in np.unique(probability)[::-1]:
-            flag_above = float(level)
-            if (already | (probability >= level))[wrong].mean() >= catch:
-                break
-    # Stored to 6 places: rounded down, so the card at the chosen level stays flagged.
-    return with_faint(replace(off, score=score.at(math.floor(flag_above * 1e6) / 1e6)), cases)
+    rows = [c.features for c in cards]
+    fitted = [weights] if weights else [fit_doubt_score(rows, wrong.tolist(), ridge, terms=terms)
+                                        for terms, ridge in FORMS]
+    best: tuple[float, DoubtScore] | None = None
+    for score in fitted:
+        probability = np.array([score.probability(row) for row in rows])
+        flag_above = 1.0
+        if wrong.any():
+            for level in np.unique(probability)[::-1]:
+                flag_above = float(level)
+                if (already | (probability >= level))[wrong].mean() >= catch:
+                    break
+        # Stored to 6 places: rounded down, so the card at the chosen level stays flagged.
+        flag_above = math.floor(flag_above * 1e6) / 1e6
+        flagged = float((already | (probability >= flag_above)).mean())
+        if best is None or flagged < best[0]:
+            best = (flagged, score.at(flag_above))
+    assert best is not None
+    return with_faint(replace(off, score=best[1]), cases)
 
 
 def split_name(spec: str) -> str:
@@ -476,8 +488,9 @@ def calibration_report(calib: Mapping[str, Sequence[PhotoCase]], test: Mapping[s
     elif method == "score":
         cal = choose_score([p for cases in calib.values() for p in cases], catch, reading, weights)
         fitted = "kept from the base model" if weights else "fitted on the calibration splits' cards"
-        how = (f"doubt score (logistic regression over {len(FEATURES)} features) {fitted}, flagging from the "
-               f"probability that flags >= {catch:.0%} of wrong cards there, fewest cards flagged; {faint}")
+        terms = " and their products" if cal.score is not None and cal.score.terms == "quadratic" else ""
+        how = (f"doubt score (logistic regression over {len(FEATURES)} features{terms}) {fitted}, flagging from "
+               f"the probability that flags >= {catch:.0%} of wrong cards there, fewest cards flagged; {faint}")
     else:
         cal = choose([p for cases in calib.values() for p in cases], catch, reading)
         how = f"flag >= {catch:.0%} of wrong cards on the calibration splits, fewest cards flagged; {faint}"
