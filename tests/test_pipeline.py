@@ -530,7 +530,7 @@ def test_read_photo_api_on_a_sample() -> None:
     reading = read_photo(image, shipped_detector(), 0.25, name="tunnela.jpg")
     data = reading.to_dict()
     assert list(data) == ["image", "cards", "corners", "groups", "doubts"]
-    assert set(reading.timings) == {"detect_ms", "pair_ms", "group_ms"}
+    assert set(reading.timings) == {"detect_ms", "pair_ms", "group_ms", "look_ms"}
     assert all(isinstance(c, PhysicalCard) for c in reading.cards)
 
 

@@ -86,6 +86,9 @@ MAX_TILES = 12
 #: Stage 1's other looks at the photo at ``imgsz`` (the pass for close-ups and a table's big corners), by
 #: name: which axes each flips (x, y). ``"mirror"``: mirrored left to right; ``"turn180"``: upside down.
 VIEW_FLIPS: dict[str, tuple[bool, bool]] = {"mirror": (True, False), "turn180": (True, True)}
+#: A window read by :meth:`CardDetector.look_around` is skipped where its centre lies within this share of
+#: its half-side of a window already chosen about the same size (surer corners first).
+LOOK_MERGE = 1.0
 #: The looks a newly exported model takes (``model.json``'s ``"views"``). A ``model.json`` without the
 #: key reads one view, as before v0.8.4; v0.8.4's ``"mirror_view": true`` reads ``("mirror",)``.
 VIEWS = ("mirror", "turn180")
@@ -173,6 +176,9 @@ class ModelInfo:
     orientation: str | None = None
     #: Stage 1's other looks at the photo at ``imgsz`` (:data:`VIEW_FLIPS`, :meth:`CardDetector._stage1`).
     views: tuple[str, ...] = ()
+    #: :meth:`CardDetector.look_around`'s windows: their side in index sides (0: none) and stage 1's input size.
+    look_window: float = 0.0
+    look_size: int = 256
 
 
 def model_crop_size(folder: str | os.PathLike[str]) -> tuple[int, int]:
@@ -461,7 +467,8 @@ def _read_info(folder: Path) -> ModelInfo:
                      scale_split=number("scale_split", SCALE_SPLIT), classes=classes,
                      big_share=number("big_share", 0.5), crop_turns=tuple(float(t) for t in turns) or (0.0,),
                      tile_below=number("tile_below", 0.0), classifiers=tuple(members), orientation=orientation,
-                     views=views)
+                     views=views, look_window=max(0.0, number("look_window", 0.0)),
+                     look_size=max(32, number("look_size", 256, int)))
 
 
 def _views(info: dict[str, Any], folder: Path) -> tuple[str, ...]:
@@ -776,6 +783,72 @@ class CardDetector:
                        round(float(angles[i]), 1) if angles is not None and inside_photo(boxes[i], width, height)
                        else None)
                 for i in order]
+
+    def look_around(self, image_bgr: np.ndarray, corners: Sequence[Corner], conf: float,
+                    known: Sequence[Sequence[float]] = (), known_iou: float = 0.3) -> list[Corner]:
+        """Corners stage 1 finds in windows about ``corners`` (the reading's), each window read on its own,
+        but for those on a ``known`` box (their centre inside it, or overlapping it at ``known_iou``).
+
+        Why: most cards a whole table loses are copies stacked under a read card of their name,
+        whose index the photo's own passes box faintly or not at all (session 24). Read alone, a
+        window of ``look_window`` index sides around a read corner (``model.json``; 0: no windows),
+        at ``look_size`` px, shows the indices at about the size stage 1 was trained on, and it
+        finds such a copy's index more often than the passes over the whole photo (session 25:
+        more of the test tables' missed cards pointed at). The corners are places to look, never
+        cards: read as cards they also box one index twice as often as they find a copy. Windows
+        of about one place and size are read once (:data:`LOOK_MERGE`, surer corners first); a box
+        cut by a window's inner edge is left out, and what is left goes through one NMS; those on no
+        ``known`` box are named as :meth:`detect` names a corner, down to ``conf``.
+        """
+        window = self.info.look_window
+        if not window or not corners or not self._members:
+            return []
+        height, width = image_bgr.shape[:2]
+        chosen: list[tuple[float, float, float]] = []
+        for corner in sorted(corners, key=lambda c: -c.confidence):
+            x0, y0, x1, y1 = corner.box
+            half = window * max(x1 - x0, y1 - y0) / 2
+            cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+            if not any(abs(cx - x) < LOOK_MERGE * h and abs(cy - y) < LOOK_MERGE * h and 0.7 < half / h < 1.4
+                       for x, y, h in chosen):
+                chosen.append((cx, cy, half))
+        parts = []
+        for cx, cy, half in chosen:
+            x0, y0 = int(max(0, cx - half)), int(max(0, cy - half))
+            x1, y1 = int(min(width, cx + half)), int(min(height, cy + half))
+            if x1 - x0 < 8 or y1 - y0 < 8:
+                continue
+            piece = image_bgr[y0:y1, x0:x1]
+            boxes, scores, _ = self._stage1_at(piece, conf, self.info.look_size)
+            ph, pw = piece.shape[:2]
+            cut = (((boxes[:, 0] <= 1) & (x0 > 0)) | ((boxes[:, 1] <= 1) & (y0 > 0))
+                   | ((boxes[:, 2] >= pw - 1) & (x1 < width)) | ((boxes[:, 3] >= ph - 1) & (y1 < height)))
+            parts.append((boxes[~cut] + [x0, y0, x0, y0], scores[~cut]))
+        if not parts:
+            return []
+        boxes, scores = (np.concatenate(p) for p in zip(*parts))
+        keep = nms(boxes, scores, self.info.nms_iou)
+        boxes, scores = boxes[keep], scores[keep]
+        if len(known) and len(boxes):
+            known_boxes = np.asarray(known, dtype=float).reshape(-1, 4)
+            centres = (boxes[:, :2] + boxes[:, 2:]) / 2
+            on_known = ((known_boxes[None, :, 0] <= centres[:, None, 0]) & (centres[:, None, 0] <= known_boxes[None, :, 2])
+                        & (known_boxes[None, :, 1] <= centres[:, None, 1])
+                        & (centres[:, None, 1] <= known_boxes[None, :, 3])).any(1)
+            new = ~on_known & (box_iou(boxes, known_boxes).max(1) < known_iou)
+            boxes, scores = boxes[new], scores[new]
+        if len(boxes) == 0:
+            return []
+        probs = self.classify(image_bgr, boxes)
+        cls = probs.argmax(1)
+        final = scores * probs[np.arange(len(cls)), cls]
+        ok = np.flatnonzero((cls < len(self.classes)) & (final >= conf))
+        angles = self.angles(image_bgr, boxes[ok])
+        return [Corner(self.classes[int(cls[i])], round(float(final[i]), 4), _pixel_box(boxes[i]),
+                       top_alternatives(probs[i], int(cls[i]), self.classes), round(float(probs[i, int(cls[i])]), 4),
+                       round(float(angles[k]), 1) if angles is not None and inside_photo(boxes[i], width, height)
+                       else None)
+                for k, i in enumerate(ok)]
 
     def angles(self, image_bgr: np.ndarray, boxes: np.ndarray) -> np.ndarray | None:
         """Which way the index in each pixel box faces (degrees, :mod:`vision.orientation`); None without the network.
