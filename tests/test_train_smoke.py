@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("ultralytics")
 pytest.importorskip("torch")
 
-from vision.detector import CardDetector  # noqa: E402
+from vision.detector import LOOK_SIZE, LOOK_WINDOW, CardDetector  # noqa: E402
 from vision.training.dataset import import_real  # noqa: E402
 
 REAL = Path(__file__).resolve().parent / "data" / "real_val"
@@ -45,6 +45,8 @@ def test_one_epoch_each_stage_offline_then_onnx(tmp_path: Path, monkeypatch: pyt
     assert resumed.is_file()
     written = export_models(det, cls, tmp_path / "models", imgsz=64)
     assert {p.name for p in written} == {"corners.onnx", "corner_classifier.onnx", "classes.txt", "model.json"}
-    corners = CardDetector(tmp_path / "models").detect(np.full((120, 160, 3), 200, np.uint8), conf=0.0)
+    exported = CardDetector(tmp_path / "models")
+    assert (exported.info.look_window, exported.info.look_size) == (LOOK_WINDOW, LOOK_SIZE), "looks around as shipped"
+    corners = exported.detect(np.full((120, 160, 3), 200, np.uint8), conf=0.0)
     assert all(c.card for c in corners)
     assert attempts == []

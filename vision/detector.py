@@ -86,6 +86,11 @@ MAX_TILES = 12
 #: Stage 1's other looks at the photo at ``imgsz`` (the pass for close-ups and a table's big corners), by
 #: name: which axes each flips (x, y). ``"mirror"``: mirrored left to right; ``"turn180"``: upside down.
 VIEW_FLIPS: dict[str, tuple[bool, bool]] = {"mirror": (True, False), "turn180": (True, True)}
+#: A newly exported model looks around each card read in windows of this many index sides, read at this
+#: size (``model.json``'s ``"look_window"`` and ``"look_size"``; a ``model.json`` without them looks at no window,
+#: as before v0.8.6).
+LOOK_WINDOW = 8.0
+LOOK_SIZE = 320
 #: A window read by :meth:`CardDetector.look_around` is skipped where its centre lies within this share of
 #: its half-side of a window already chosen about the same size (surer corners first).
 LOOK_MERGE = 1.0

@@ -35,7 +35,8 @@ import numpy as np
 
 from scorer import CLASS_NAMES
 from vision.detector import (BIG_SHARE, CLASSIFIER_FILE, CROP_H, CROP_MARGIN, CROP_TURNS, CROP_W, DETECTOR_FILE,
-                             NMS_IOU, SCALE_SPLIT, TILE_BELOW, VIEWS, box_iou, crop_corner)
+                             NMS_IOU, SCALE_SPLIT, TILE_BELOW, VIEWS, LOOK_WINDOW, LOOK_SIZE, box_iou,
+                             crop_corner)
 from vision.orientation import ORIENTATION_FILE
 from vision.training.dataset import Sample, iter_samples, read_sample, write_class_names
 from vision.training.decks import Deck, load_decks
@@ -556,7 +557,8 @@ def export_models(detector: Path, classifier: Path | None, out: Path = Path("mod
     and the big pass reads a big photo at :data:`~vision.detector.BIG_SHARE` of its long side
     (:meth:`vision.detector.CardDetector.input_sizes`); a big photo of small corners is also read
     in tiles (:data:`~vision.detector.TILE_BELOW`, :meth:`vision.detector.CardDetector.tile_scale`).
-    The pass at ``imgsz`` also reads the photo mirrored and upside down (:data:`~vision.detector.VIEWS`).
+    The pass at ``imgsz`` also reads the photo mirrored and upside down (:data:`~vision.detector.VIEWS`), and
+    the reading looks around each card read for places a card may be missed (:data:`~vision.detector.LOOK_WINDOW`).
     """
     _, YOLO = _ultralytics()
     import torch
@@ -580,7 +582,8 @@ def export_models(detector: Path, classifier: Path | None, out: Path = Path("mod
     write_class_names(out)
     info = {"format": "tiplu-corners-v1", "stages": 2 if classifier is not None else 1, "imgsz": imgsz,
             "max_imgsz": max_imgsz or 3 * imgsz, "scale_split": SCALE_SPLIT, "big_share": BIG_SHARE,
-            "tile_below": TILE_BELOW, "views": list(VIEWS), "crop_w": crop_size[0], "crop_h": crop_size[1],
+            "tile_below": TILE_BELOW, "views": list(VIEWS), "look_window": LOOK_WINDOW, "look_size": LOOK_SIZE,
+            "crop_w": crop_size[0], "crop_h": crop_size[1],
             "crop_margin": CROP_MARGIN,
             "crop_turns": list(CROP_TURNS), "nms_iou": NMS_IOU, "opset": OPSET, "classifier_outputs": list(CLASS_NAMES) + ["BACKGROUND"],
             "metrics": metrics or {}}
