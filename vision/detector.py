@@ -183,7 +183,7 @@ class ModelInfo:
     views: tuple[str, ...] = ()
     #: :meth:`CardDetector.look_around`'s windows: their side in index sides (0: none) and stage 1's input size.
     look_window: float = 0.0
-    look_size: int = 256
+    look_size: int = LOOK_SIZE
 
 
 def model_crop_size(folder: str | os.PathLike[str]) -> tuple[int, int]:
@@ -473,7 +473,7 @@ def _read_info(folder: Path) -> ModelInfo:
                      big_share=number("big_share", 0.5), crop_turns=tuple(float(t) for t in turns) or (0.0,),
                      tile_below=number("tile_below", 0.0), classifiers=tuple(members), orientation=orientation,
                      views=views, look_window=max(0.0, number("look_window", 0.0)),
-                     look_size=max(32, number("look_size", 256, int)))
+                     look_size=max(32, number("look_size", LOOK_SIZE, int)))
 
 
 def _views(info: dict[str, Any], folder: Path) -> tuple[str, ...]:
