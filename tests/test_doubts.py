@@ -372,3 +372,13 @@ def test_calibrate_keeps_the_named_setting_it_read_with(tmp_path: Path) -> None:
     assert written.uncertain_below == report["uncertain_below"]
     shipped = read_model_json(MODELS_DIR)["calibration"]["vouched_above"]
     assert report["vouched_above"] == written.vouched_above == shipped < 1, "read as the app reads, and kept"
+
+
+def test_a_place_looked_around_for_never_renames_a_place_the_photo_showed() -> None:
+    """Corners found by looking around (``later``) are places only where the photo's own faint corners are not."""
+    read = [PhysicalCard("7H", 0.9, (0.0, 0.0, 60.0, 90.0), (0,))]
+    faint = [Corner("5D", 0.12, (200, 10, 210, 25))]
+    later = [Corner("5H", 0.3, (202, 12, 212, 27)), Corner("KS", 0.2, (400, 10, 410, 25))]
+    places = faint_doubts(read, faint, [Corner("7H", 0.9, (0, 0, 10, 15))], later)
+    assert [(d.card, d.confidence) for d in places] == [("5D", 0.12), ("KS", 0.2)]
+    assert [d.card for d in faint_doubts(read, [], [], later)] == ["5H", "KS"]

@@ -183,7 +183,7 @@ def layout_doubts(cards: Sequence[PhysicalCard], groups: Sequence[Sequence[int]]
 
 
 def faint_doubts(cards: Sequence[PhysicalCard], faint: Sequence[Corner],
-                 corners: Sequence[Corner] = ()) -> list[Doubt]:
+                 corners: Sequence[Corner] = (), later: Sequence[Corner] = ()) -> list[Doubt]:
     """Places a card may be missed: corners no card was read from, lying on no card read
     (:data:`FAINT_CARD`), or stacked on a card of their name (:data:`STACKED_COPY`).
 
@@ -193,7 +193,9 @@ def faint_doubts(cards: Sequence[PhysicalCard], faint: Sequence[Corner],
     tunnela's lower copy, boxed faintly or taken for its top copy's index. (The pipeline names
     each corner within the decks in play first, :func:`vision.pipeline.in_play`: one of a card
     already read as often as the decks hold it is no copy of it.) Corners close together
-    (centres within an index size) are one place, the surest kept.
+    (centres within an index size) are one place, the surest kept; the corners ``later`` (found by
+    looking around, :func:`vision.pipeline.looked_around`) are places only where none of ``faint`` is,
+    so that a place the photo showed keeps its name.
 
     >>> read = [PhysicalCard("7H", 0.9, (0.0, 0.0, 60.0, 90.0), (0,))]
     >>> faint = [Corner("8H", 0.2, (10, 10, 20, 25)), Corner("KS", 0.18, (200, 10, 210, 25)),
@@ -206,7 +208,7 @@ def faint_doubts(cards: Sequence[PhysicalCard], faint: Sequence[Corner],
 
     read = [corners[i] for card in cards for i in card.corners if i < len(corners)]
     places: list[tuple[Corner, bool]] = []
-    for corner in sorted(faint, key=lambda c: -c.confidence):
+    for corner in sorted(faint, key=lambda c: -c.confidence) + sorted(later, key=lambda c: -c.confidence):
         x, y = centre(corner.box)
         on_card = centre_inside(corner.box, [c.box for c in cards])
         if on_card and not any(stacked_on(corner, under) for under in read):

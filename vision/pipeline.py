@@ -116,14 +116,15 @@ def read_photo(image_bgr: np.ndarray, detector: Detector, conf: float = DEFAULT_
     apart = [(card_of[i], card_of[j]) for i, j in pairing.apart if i in card_of and j in card_of]
     decks, jokers = copy_limits(rules)
     taken = pairing.taken()
-    untaken = ([c for c in found if c not in used] + [c for i, c in enumerate(corners) if i not in taken]
-               + looked_around(image_bgr, detector, corners, cards, calibration.faint_above, found))
+    untaken = [c for c in found if c not in used] + [c for i, c in enumerate(corners) if i not in taken]
+    looked = looked_around(image_bgr, detector, corners, cards, calibration.faint_above)
     t4 = time.perf_counter()
     copies = Counter(c.card for c in cards)
-    faint = [c for c in (in_play(c, decks, jokers, copies) for c in untaken if c.confidence >= calibration.faint_above)
-             if c is not None]
+    faint, seen_around = ([c for c in (in_play(c, decks, jokers, copies) for c in candidates
+                                       if c.confidence >= calibration.faint_above) if c is not None]
+                          for candidates in (untaken, looked))
     doubts = (copy_doubts(cards, pairing.dropped, decks, jokers) + apart_doubts(cards, apart)
-              + layout_doubts(cards, laid) + faint_doubts(cards, faint, corners))
+              + layout_doubts(cards, laid) + faint_doubts(cards, faint, corners, seen_around))
     timings = {"detect_ms": (t1 - t0) * 1000, "pair_ms": (t2 - t1) * 1000, "group_ms": (t3 - t2) * 1000,
                "look_ms": (t4 - t3) * 1000}
     return PhotoReading(name, corners, cards, laid, pairing.clamped, timings, tuple(doubts))
@@ -135,10 +136,10 @@ LOOK_NEW_IOU = 0.3
 
 
 def looked_around(image_bgr: np.ndarray, detector: Detector, corners: Sequence[Corner],
-                  cards: Sequence[PhysicalCard], faint_above: float, found: Sequence[Corner] = ()) -> list[Corner]:
+                  cards: Sequence[PhysicalCard], faint_above: float) -> list[Corner]:
     """Corners the detector finds in windows about the cards read (``look_around``, where its model has
-    windows) that lie on none of the reading's ``corners`` and none the photo's own passes ``found``:
-    more places a card may be missed, where the photo showed none (a place already seen keeps its name).
+    windows) that lie on none of the reading's ``corners``: more places a card may be missed (where a
+    place the photo's own passes showed lies, that place is kept: :func:`vision.doubts.faint_doubts`).
 
     >>> looked_around(np.zeros((10, 10, 3), np.uint8), object(), [], [], 0.1)
     []
@@ -147,7 +148,7 @@ def looked_around(image_bgr: np.ndarray, detector: Detector, corners: Sequence[C
     read = [corners[i] for card in cards for i in card.corners]
     if look is None or not read:
         return []
-    return list(look(image_bgr, read, faint_above, [c.box for c in (*corners, *found)], LOOK_NEW_IOU))
+    return list(look(image_bgr, read, faint_above, [c.box for c in corners], LOOK_NEW_IOU))
 
 
 def scored(corners: Sequence[Corner], cards: Sequence[PhysicalCard],
