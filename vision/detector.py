@@ -662,14 +662,23 @@ class CardDetector:
         parts = []
         for y0 in tile_starts(sh, tile, overlap):
             for x0 in tile_starts(sw, tile, overlap):
-                piece = scaled[y0:y0 + tile, x0:x0 + tile]
-                boxes, scores, cls = self._stage1_at(piece, conf, tile)
-                ph, pw = piece.shape[:2]
-                cut = (((boxes[:, 0] <= 1) & (x0 > 0)) | ((boxes[:, 1] <= 1) & (y0 > 0))
-                       | ((boxes[:, 2] >= pw - 1) & (x0 + pw < sw)) | ((boxes[:, 3] >= ph - 1) & (y0 + ph < sh)))
-                parts.append(((boxes[~cut] + [x0, y0, x0, y0]) / scale, scores[~cut], cls[~cut]))
+                boxes, scores, cls = self._stage1_window(scaled, (x0, y0, x0 + tile, y0 + tile), conf, tile)
+                parts.append((boxes / scale, scores, cls))
         boxes, scores, cls = (np.concatenate(p) for p in zip(*parts))
         return boxes, scores, cls
+
+    def _stage1_window(self, image_bgr: np.ndarray, window: tuple[int, int, int, int], conf: float,
+                       size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Stage 1 at ``size`` on one window (x0, y0, x1, y1 px, cut to the image) of ``image_bgr``; boxes in
+        ``image_bgr``'s px, but for those touching one of the window's inner edges (a corner cut there, which
+        lies whole in a neighbouring tile or window)."""
+        height, width = image_bgr.shape[:2]
+        x0, y0 = max(0, window[0]), max(0, window[1])
+        x1, y1 = min(width, window[2]), min(height, window[3])
+        boxes, scores, cls = self._stage1_at(image_bgr[y0:y1, x0:x1], conf, size)
+        cut = (((boxes[:, 0] <= 1) & (x0 > 0)) | ((boxes[:, 1] <= 1) & (y0 > 0))
+               | ((boxes[:, 2] >= x1 - x0 - 1) & (x1 < width)) | ((boxes[:, 3] >= y1 - y0 - 1) & (y1 < height)))
+        return boxes[~cut] + [x0, y0, x0, y0], scores[~cut], cls[~cut]
 
     def _stage1_at(self, image_bgr: np.ndarray, conf: float, size: int,
                    views: Sequence[str] = ()) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -821,14 +830,8 @@ class CardDetector:
         for cx, cy, half in chosen:
             x0, y0 = int(max(0, cx - half)), int(max(0, cy - half))
             x1, y1 = int(min(width, cx + half)), int(min(height, cy + half))
-            if x1 - x0 < 8 or y1 - y0 < 8:
-                continue
-            piece = image_bgr[y0:y1, x0:x1]
-            boxes, scores, _ = self._stage1_at(piece, conf, self.info.look_size)
-            ph, pw = piece.shape[:2]
-            cut = (((boxes[:, 0] <= 1) & (x0 > 0)) | ((boxes[:, 1] <= 1) & (y0 > 0))
-                   | ((boxes[:, 2] >= pw - 1) & (x1 < width)) | ((boxes[:, 3] >= ph - 1) & (y1 < height)))
-            parts.append((boxes[~cut] + [x0, y0, x0, y0], scores[~cut]))
+            if x1 - x0 >= 8 and y1 - y0 >= 8:
+                parts.append(self._stage1_window(image_bgr, (x0, y0, x1, y1), conf, self.info.look_size)[:2])
         if not parts:
             return []
         boxes, scores = (np.concatenate(p) for p in zip(*parts))
