@@ -776,18 +776,24 @@ class CardDetector:
         if len(boxes) == 0:
             return []
         n_det_classes = int(cls.max()) + 1 if len(cls) else 1
+        keep = nms(boxes, scores, self.info.nms_iou)[:100]
         if self._members and n_det_classes <= 1:
-            keep = nms(boxes, scores, self.info.nms_iou)[:100]
-            boxes, scores = boxes[keep], scores[keep]
-            probs = self.classify(image_bgr, boxes)
-            cls = probs.argmax(1)
-            scores = scores * probs[np.arange(len(cls)), cls]
-            ok = (cls < len(self.classes)) & (scores >= conf)
-            boxes, scores, cls, probs = boxes[ok], scores[ok], cls[ok], probs[ok]
-        else:
-            keep = nms(boxes, scores, self.info.nms_iou)[:100]
-            boxes, scores, cls = boxes[keep], scores[keep], cls[keep]
-            probs = None
+            return self._named(image_bgr, boxes[keep], scores[keep], conf)
+        return self._corners(image_bgr, boxes[keep], scores[keep], cls[keep], None)
+
+    def _named(self, image_bgr: np.ndarray, boxes: np.ndarray, scores: np.ndarray, conf: float) -> list[Corner]:
+        """Stage 1's boxes (px) named by stage 2: the corners whose card (not "not a corner") reaches ``conf``
+        as box score times class probability, best first (:meth:`_corners`)."""
+        probs = self.classify(image_bgr, boxes)
+        cls = probs.argmax(1)
+        scores = scores * probs[np.arange(len(cls)), cls]
+        ok = (cls < len(self.classes)) & (scores >= conf)
+        return self._corners(image_bgr, boxes[ok], scores[ok], cls[ok], probs[ok])
+
+    def _corners(self, image_bgr: np.ndarray, boxes: np.ndarray, scores: np.ndarray, cls: np.ndarray,
+                 probs: np.ndarray | None) -> list[Corner]:
+        """:class:`Corner` objects, best first, with their alternatives (from stage 2's ``probs``, if any) and
+        the angle each index faces (none for a box whose crop reaches off the photo)."""
         order = np.argsort(-scores)
         angles = self.angles(image_bgr, boxes)
         height, width = image_bgr.shape[:2]
@@ -812,7 +818,7 @@ class CardDetector:
         cards: read as cards they also box one index twice as often as they find a copy. Windows
         of about one place and size are read once (:data:`LOOK_MERGE`, surer corners first); a box
         cut by a window's inner edge is left out, and what is left goes through one NMS; those on no
-        ``known`` box are named as :meth:`detect` names a corner, down to ``conf``.
+        ``known`` box are named as :meth:`detect` names a corner (:meth:`_named`), down to ``conf``, best first.
         """
         window = self.info.look_window
         if not window or not corners or not self._members:
@@ -845,18 +851,7 @@ class CardDetector:
                         & (centres[:, None, 1] <= known_boxes[None, :, 3])).any(1)
             new = ~on_known & (box_iou(boxes, known_boxes).max(1) < known_iou)
             boxes, scores = boxes[new], scores[new]
-        if len(boxes) == 0:
-            return []
-        probs = self.classify(image_bgr, boxes)
-        cls = probs.argmax(1)
-        final = scores * probs[np.arange(len(cls)), cls]
-        ok = np.flatnonzero((cls < len(self.classes)) & (final >= conf))
-        angles = self.angles(image_bgr, boxes[ok])
-        return [Corner(self.classes[int(cls[i])], round(float(final[i]), 4), _pixel_box(boxes[i]),
-                       top_alternatives(probs[i], int(cls[i]), self.classes), round(float(probs[i, int(cls[i])]), 4),
-                       round(float(angles[k]), 1) if angles is not None and inside_photo(boxes[i], width, height)
-                       else None)
-                for k, i in enumerate(ok)]
+        return self._named(image_bgr, boxes, scores, conf) if len(boxes) else []
 
     def angles(self, image_bgr: np.ndarray, boxes: np.ndarray) -> np.ndarray | None:
         """Which way the index in each pixel box faces (degrees, :mod:`vision.orientation`); None without the network.
