@@ -75,7 +75,8 @@ def main() -> int:
     from scorer import get_rules, parse_card
     from scorer.declare import check_hand
     from scorer.maal import maal_points
-    from vision.detector import CardDetector, Corner
+    from vision.detector import CardDetector
+    from vision.geometry import Corner
     from vision.images import decode_image
     from vision.layout import group_cards
     from vision.pairing import pair_corners
@@ -200,7 +201,8 @@ def nms_study(per_layout: int) -> int:
     import numpy as np
 
     from vision.training.decks import load_decks
-    from vision.detector import NMS_IOU, box_iou, nms
+    from vision.detector import NMS_IOU
+    from vision.geometry import box_iou, nms
     from vision.training.scenes import render_scene
 
     decks = load_decks("all")

@@ -20,9 +20,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scorer import CLASS_NAMES
-from vision.detector import (BACKENDS, CROP_TURNS, VIEW_FLIPS, VIEWS, CardDetector, Corner, ModelError, box_iou,
-                             crop_corner, flipped_boxes, letterbox, load_detector, long_sides, network_input, nms,
-                             read_model_json, tile_starts, turned_crop)
+from vision.detector import (BACKENDS, CROP_TURNS, VIEW_FLIPS, VIEWS, CardDetector, ModelError, crop_corner, letterbox,
+                             load_detector, network_input, read_model_json, turned_crop)
+from vision.geometry import Corner, box_iou, flipped_boxes, long_sides, nms, tile_starts
 from vision.pipeline import read_photo
 from vision.training.dataset import Box, iter_samples, map_class_name, parse_label_line, split_bursts
 from vision.training.report import far_photo

@@ -16,7 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vision.calibration import Calibration, CalibrationError, calibration_of
-from vision.detector import MODELS_DIR, Corner, load_detector, read_model_json
+from vision.detector import MODELS_DIR, load_detector, read_model_json
+from vision.geometry import Corner
 from vision.doubt_score import FEATURES, FORMS, DoubtScore, card_features, expanded, fit_doubt_score, term_count
 from vision.images import read_image
 from vision.pairing import PhysicalCard

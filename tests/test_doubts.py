@@ -18,7 +18,8 @@ from flask.testing import FlaskClient
 
 from scorer import get_rules, parse_card
 from vision.calibration import Calibration, CalibrationError
-from vision.detector import MAX_ALTERNATIVES, MODELS_DIR, Corner, ModelError, load_detector, read_model_json
+from vision.detector import MODELS_DIR, ModelError, load_detector, read_model_json
+from vision.geometry import MAX_ALTERNATIVES, Corner
 from vision.doubts import (FAINT_CARD, HAND_COUNT, PLACE_KINDS, SHORT_MELD, STACKED_COPY, TOO_MANY_COPIES, VERDICT_HINGES,
                            copy_doubts, count_doubt, faint_doubts, layout_doubts)
 from vision.doubt_score import FEATURES

@@ -13,7 +13,7 @@ import pytest
 from scorer import CLASS_NAMES
 from vision.detector import MODELS_DIR, CardDetector, crop_corner, model_crop_size
 from vision.training.dataset import iter_samples
-from vision.detector import box_iou
+from vision.geometry import box_iou
 from vision.training.hard_crops import (BACKGROUND_FLOOR, BACKGROUND_IOU, MAX_BACKGROUND, ON_PHOTO, PhotoCrops,
                                         hard_crops, load_hard_crops, photo_crops, read_hard_crops, save_hard_crops,
                                         share_on_photo)

@@ -15,10 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vision.detector import MODELS_DIR, CardDetector, ModelError, box_iou
+from vision.detector import MODELS_DIR, CardDetector, ModelError
 from vision.doubts import PLACE_KINDS
 from vision.images import read_image
-from vision.pairing import centre_inside
+from vision.geometry import box_iou, centre_inside
 from vision.pipeline import LOOK_NEW_IOU, read_photo
 from vision.training.calibrate import photo_case, scene_rules
 from web_support import shipped_model_files

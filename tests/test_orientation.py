@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vision.detector import INFO_FILE, MODELS_DIR, CardDetector, Corner, ModelError, read_model_json
+from vision.detector import INFO_FILE, MODELS_DIR, CardDetector, ModelError, read_model_json
+from vision.geometry import Corner
 from vision.doubts import FAINT_CARD
 from vision.images import read_image
 from vision.pipeline import counted_corners, read_photo, tentative_corners

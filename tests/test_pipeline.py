@@ -23,7 +23,8 @@ import pytest
 
 from scorer import Card, RuleSet, get_rules, parse_card, parse_cards
 from vision.calibration import Calibration
-from vision.detector import MODELS_DIR, CardDetector, Corner, read_model_json
+from vision.detector import MODELS_DIR, CardDetector, read_model_json
+from vision.geometry import Corner
 from vision.doubts import FAINT_CARD, ONE_OR_TWO, TOO_MANY_COPIES
 from vision.layout import group_cards
 from vision.pairing import PhysicalCard, facing_score, pair_corners, typical_ratio

@@ -32,8 +32,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from vision.geometry import Corner, box_iou
+
 if TYPE_CHECKING:  # vision.pairing reads vision.calibration, which reads this module
-    from vision.detector import Corner
     from vision.pairing import PhysicalCard
 
 #: What the score reads of each card, in the order of its weights:
@@ -86,8 +87,6 @@ def _logit(p: float) -> float:
 
 def card_features(corners: Sequence[Corner], cards: Sequence[PhysicalCard]) -> list[dict[str, float]]:
     """:data:`FEATURES` of every card of a reading (``cards`` index ``corners``)."""
-    from vision.detector import box_iou  # here: vision.detector reads this module through vision.calibration
-
     if not cards:
         return []
     boxes = np.array([c.box for c in corners], dtype=float).reshape(-1, 4)

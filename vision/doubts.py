@@ -14,7 +14,8 @@ may have been missed there), :data:`STACKED_COPY` (a corner no card took, stacke
 tunnela's or dublee's lower copy may have been missed) and :data:`ONE_OR_TWO` (two copies of a card that may be
 one card's two corners). :data:`PLACE_KINDS` are the doubts that frame a place a card may be missing from.
 
->>> from vision.pairing import PhysicalCard, centre_inside
+>>> from vision.pairing import PhysicalCard
+>>> from vision.geometry import centre_inside
 >>> cards = [PhysicalCard(n, 0.9, (10.0 * i, 0.0, 10.0 * i + 8, 12.0), (i,)) for i, n in enumerate("3S 4S 5S 7H 8H".split())]
 >>> [d.kind for d in layout_doubts(cards, [(0, 1, 2), (3, 4)])]
 ['short_meld']
@@ -28,8 +29,8 @@ from typing import Any
 
 from scorer import JOKER, Card, TipluError, parse_card
 from scorer.messages import Message, N_, either
-from vision.detector import Corner
-from vision.pairing import PhysicalCard, centre_inside, stacked_on
+from vision.geometry import Box, Corner, centre_inside, union_box
+from vision.pairing import PhysicalCard, stacked_on
 
 TOO_MANY_COPIES = "too_many_copies"
 SHORT_MELD = "short_meld"
@@ -45,7 +46,6 @@ COUNT_SLACK = 2
 #: declare check), the least confident first.
 MAX_HINGE_TRIES = 8
 
-Box = tuple[float, float, float, float]
 
 
 @dataclass(frozen=True)
@@ -83,16 +83,6 @@ class Doubt:
         if self.instead is not None:
             out["instead"] = self.instead
         return out
-
-
-def union_box(boxes: Sequence[Sequence[float]]) -> Box:
-    """The smallest box around all of ``boxes``.
-
-    >>> union_box([(0, 0, 5, 5), (3, 1, 9, 4)])
-    (0.0, 0.0, 9.0, 5.0)
-    """
-    return (float(min(b[0] for b in boxes)), float(min(b[1] for b in boxes)),
-            float(max(b[2] for b in boxes)), float(max(b[3] for b in boxes)))
 
 
 def copy_doubts(cards: Sequence[PhysicalCard], dropped: Sequence[PhysicalCard], decks: int,

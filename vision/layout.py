@@ -25,7 +25,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from vision.detector import Corner
+from vision.geometry import Corner
 from vision.pairing import PhysicalCard
 
 #: Link distance between corner centres, in median index sizes.

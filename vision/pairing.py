@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -60,7 +60,7 @@ import numpy as np
 
 from scorer import JOKER, RULE_FAMILIES, RuleSet, get_rules
 from vision.calibration import Calibration
-from vision.detector import MAX_ALTERNATIVES, Corner
+from vision.geometry import MAX_ALTERNATIVES, Corner
 from vision.orientation import diagonal_error, wrap_degrees
 
 #: Centre distance of a card's two indices, in index sizes (sqrt of box area).
@@ -531,16 +531,6 @@ def cover(inner: Sequence[float], outer: Sequence[float]) -> float:
     h = min(inner[3], outer[3]) - max(inner[1], outer[1])
     area = max(inner[2] - inner[0], 1e-6) * max(inner[3] - inner[1], 1e-6)
     return max(w, 0.0) * max(h, 0.0) / area
-
-
-def centre_inside(box: Sequence[float], around: Iterable[Sequence[float]]) -> bool:
-    """Whether ``box``'s centre lies inside one of the boxes ``around`` (edges included).
-
-    >>> centre_inside((0, 0, 10, 10), [(4, 4, 20, 20)]), centre_inside((0, 0, 10, 10), [(6, 6, 20, 20)])
-    (True, False)
-    """
-    x, y = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
-    return any(a[0] <= x <= a[2] and a[1] <= y <= a[3] for a in around)
 
 
 def stacked_on(corner: Corner, under: Corner) -> bool:

@@ -34,11 +34,12 @@ import numpy as np
 
 from scorer import JOKER, RuleSet
 from vision.calibration import Calibration, calibration_of
-from vision.detector import Corner, Detector
+from vision.detector import Detector
 from vision.doubt_score import feature_rows
 from vision.doubts import Doubt, apart_doubts, copy_doubts, faint_doubts, layout_doubts
+from vision.geometry import Corner, centre_inside
 from vision.layout import group_cards
-from vision.pairing import Pairing, PhysicalCard, centre_inside, copy_limits, pair_corners
+from vision.pairing import Pairing, PhysicalCard, copy_limits, pair_corners
 
 DEFAULT_CONF = 0.25
 

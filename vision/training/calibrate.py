@@ -58,7 +58,8 @@ import numpy as np
 from scorer import JOKER, RuleSet, get_rules
 from vision.calibration import CALIBRATION_FIELDS, Calibration, calibration_of
 from vision.doubt_score import FEATURES, FORMS, DoubtScore, feature_rows, fit_doubt_score
-from vision.detector import Detector, box_iou, load_detector, model_folder, read_model_json
+from vision.detector import Detector, load_detector, model_folder, read_model_json
+from vision.geometry import box_iou
 from vision.images import read_image
 from vision.doubts import FAINT_CARD, ONE_OR_TWO, PLACE_KINDS, SHORT_MELD, TOO_MANY_COPIES, Doubt, count_doubt
 from vision.pipeline import DEFAULT_CONF, PhotoReading, read_photo

@@ -27,7 +27,7 @@ import cv2
 import numpy as np
 
 from scorer import CLASS_NAMES
-from vision.detector import tile_starts
+from vision.geometry import tile_starts
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp")
 _ALIASES = {"BLACK JOKER": "JOKER", "RED JOKER": "JOKER", "JOKER": "JOKER", "JK": "JOKER",

@@ -29,7 +29,8 @@ from pathlib import Path
 import numpy as np
 
 from scorer import CLASS_NAMES
-from vision.detector import Corner, Detector, box_iou, load_detector
+from vision.detector import Detector, load_detector
+from vision.geometry import Corner, box_iou
 from vision.training.dataset import iter_samples, read_sample
 
 IOU_THRESHOLDS = np.linspace(0.5, 0.95, 10)

@@ -44,8 +44,8 @@ from typing import Any
 import numpy as np
 
 from scorer import CLASS_NAMES
-from vision.detector import (CLASSIFIER_FILE, CROP_H, CROP_W, CardDetector, ModelError, box_iou, crop_corner,
-                             read_model_json)
+from vision.detector import CLASSIFIER_FILE, CROP_H, CROP_W, CardDetector, ModelError, crop_corner, read_model_json
+from vision.geometry import box_iou
 from vision.training.dataset import DatasetError, iter_samples, read_sample
 from vision.training.report import LOCATE_CONF, MATCH_IOU, match_boxes, stage1_boxes
 from vision.training.train import BACKGROUND, TrainError

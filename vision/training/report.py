@@ -43,7 +43,8 @@ import numpy as np
 
 from scorer import get_rules, parse_card
 from scorer.declare import check_grouping
-from vision.detector import CardDetector, ModelError, box_iou, nms
+from vision.detector import CardDetector, ModelError
+from vision.geometry import box_iou, nms
 from vision.pipeline import DEFAULT_CONF, read_photo
 from vision.score import score_reading
 from vision.training.dataset import DatasetError, iter_samples, read_sample

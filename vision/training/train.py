@@ -35,8 +35,8 @@ import numpy as np
 
 from scorer import CLASS_NAMES
 from vision.detector import (BIG_SHARE, CLASSIFIER_FILE, CROP_H, CROP_MARGIN, CROP_TURNS, CROP_W, DETECTOR_FILE,
-                             NMS_IOU, SCALE_SPLIT, TILE_BELOW, VIEWS, LOOK_WINDOW, LOOK_SIZE, box_iou,
-                             crop_corner)
+                             NMS_IOU, SCALE_SPLIT, TILE_BELOW, VIEWS, LOOK_WINDOW, LOOK_SIZE, crop_corner)
+from vision.geometry import box_iou
 from vision.orientation import ORIENTATION_FILE
 from vision.training.dataset import Sample, iter_samples, read_sample, write_class_names
 from vision.training.decks import Deck, load_decks
