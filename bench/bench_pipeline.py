@@ -40,7 +40,7 @@ def _interleaved_ms(fns: Sequence[Callable[[], Any]], runs: int) -> list[tuple[f
     """Median ms and last result of each function, timed in turns (one call of each per round).
 
     Why: timed one after the other, two models' medians drift apart with the machine's load over
-    the run (session 20 saw 1.26 between two models that measure 1.01-1.08 in turns); in turns,
+    the run (a ratio of 1.26 between two models that measure 1.01-1.08 in turns); in turns,
     the drift falls on all of them alike and the ratio is what it means.
     """
     results = [fn() for fn in fns]
@@ -191,7 +191,7 @@ def compare_detect(detector: Any, image: Any, detect_ms: float, found: int, base
         print(f"detect, {name}: {ms:.1f} ms, {len(theirs)} corners; shipped / this = {shipped_ms / ms:.2f}")
     spinning = CardDetector(threads=threads, spin=True)
     spin_ms, theirs = _median_ms(partial(spinning.detect, image, 0.25), runs)
-    print(f"detect, threads spinning between runs (ONNX Runtime's default, tiplu's before session 21), timed alone "
+    print(f"detect, threads spinning between runs (ONNX Runtime's default), timed alone "
           f"(in turns its spinning threads would slow the shipped one): {spin_ms:.1f} ms, {len(theirs)} corners; "
           f"shipped alone / this = {detect_ms / spin_ms:.2f}")
 

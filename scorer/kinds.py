@@ -1,7 +1,7 @@
 """The named kinds the scorer speaks of: rule family, route, finish and meld kind.
 
 They are :class:`enum.StrEnum` members, so each *is* its plain string: JSON, the
-ledger and templates see ``"melds"`` or ``"pure sequence"`` exactly as before, while
+ledger and templates see the plain strings ``"melds"`` or ``"pure sequence"``, while
 code compares against a member instead of a bare string that a typo could break.
 
 >>> Route.DUBLEES == "dublees", Route("melds") is Route.MELDS

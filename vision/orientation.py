@@ -9,7 +9,7 @@ least one of them sees the other somewhere else, mostly flatter. The test is cen
 :data:`DIAGONAL`, 54 degrees, chosen on the calibration scenes (46, 50, 54 and 58 tried):
 it spares more of the steep side, where copies seldom lie.
 
-Since v0.8 a small network (``corner_orientation.onnx``, :data:`ORIENTATION_FILE`) says
+A small network (``corner_orientation.onnx``, :data:`ORIENTATION_FILE`) says
 the angle each index faces from a square gray crop around it (:func:`orientation_crop`):
 the angle by which the photo must be turned, counter-clockwise on screen, for the index to
 stand upright. :func:`diagonal_error` turns two corners' angles into the worse of their
@@ -29,7 +29,7 @@ from collections.abc import Sequence
 import cv2
 import numpy as np
 
-ORIENTATION_FILE = "corner_orientation.onnx"
+from vision.settings import ORIENTATION_FILE
 #: The crop's side, in the box's long sides: enough to show the card's corner around the index.
 ORIENTATION_SIDE = 1.6
 ORIENTATION_SIZE = 32

@@ -38,7 +38,7 @@ from web.i18n import _
 from web.photos import PHOTO_ID
 
 CORRECTIONS_DIR = "corrections"
-#: Kept crops are cut at the biggest crop a tiplu classifier takes (v0.6: 48x72); "Improve
+#: Kept crops are cut at the biggest crop a tiplu classifier takes (48x72); "Improve
 #: from corrections" resizes them to the size of the model it improves.
 KEPT_CROP = (48, 72)
 #: At most this many corrected cards per photo (a whole table holds about 60 cards).

@@ -8,7 +8,7 @@ page with the same message, in the request's language (a scorer error through
 :func:`web.i18n.translate`, like the web layer's own texts). Unexpected failures
 answer 500 and are logged, never shown.
 
->>> NotFound("session 9 does not exist").status
+>>> NotFound("no such session").status
 404
 >>> status_of(TipluError("bad card")), status_of(KeyReused("used"))
 (400, 409)
@@ -39,7 +39,7 @@ class HttpError(Exception):
     ``details`` go into the JSON answer beside ``error`` (the current state of what
     the request was about); ``retry_after`` (seconds) becomes the ``Retry-After`` header.
 
-    >>> Gone("round 3 was deleted", details={"rounds": 2}).details
+    >>> Gone("that round was deleted", details={"rounds": 2}).details
     {'rounds': 2}
     """
 

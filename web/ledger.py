@@ -474,7 +474,7 @@ def restore_round(db: sqlite_utils.Database, session_id: int, audit_id: int, *, 
 
 def update_session(db: sqlite_utils.Database, session_id: int, changes: SessionChanges, *,
                    source: str = "") -> dict[str, Any]:
-    """Change a session's title, planned rounds or deck any time; rules, options and players only before round 1."""
+    """Change a session's title, planned rounds or deck any time; rules, options and players only before the first round."""
     with write(db):
         session = _session_row(db, session_id)
         before = get_session(db, session["id"])
