@@ -6,6 +6,7 @@ the shipped detector. ``TIPLU_SCREENSHOTS=/some/dir`` keeps the screenshots.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ import pytest
 from scorer import get_rules, parse_card, parse_cards
 from scorer.maal import maal_points
 from test_browser import check_fits, live_url, page, photograph_into_round, tap_cards  # noqa: F401  (fixtures)
-from web_support import CHROMIUM
+from web_support import CHROMIUM, tiplu_in_process
 from test_photos import REAL_VAL, SAMPLES, sample_photos
 from test_pipeline import EXPECTED
 
@@ -160,6 +161,14 @@ def test_review_asks_about_the_doubtful_cards_first(page: Any, live_url: str, tm
     short = [d for d in reading["doubts"] if d["kind"] == "short_meld"]
     notes = page.locator("#photo-doubts .doubt-note.short_meld")
     assert notes.count() == len(short) and page.locator("#photo-overlay .look-here").count() >= len(short)
+    page.wait_for_selector("#photo-answer .verdict")
+    score = json.loads(tiplu_in_process("score", str(photo), "--tiplu", expected["tiplu"], "--players", "3",
+                                        "--json").stdout)
+    assert page.locator("#photo-answer .verdict.valid").count() == int(score["declare"]["valid"])
+    shown = page.locator("#photo-doubts .doubt-note").evaluate_all(
+        "ns => ns.filter(n => !n.classList.contains('faint_card')).map(n => [n.classList[1], n.textContent])")
+    assert shown == [[d["kind"], d["message"]] for d in score["doubts"] if d["kind"] != "faint_card"], \
+        "the page shows the doubts tiplu score gives"
     faint = [d["card"] for d in reading["doubts"] if d["kind"] == "faint_card"]
     if len(add) == 1 and add[0] in faint and not replace and not remove:
         hinge = page.locator("#photo-doubts .doubt-note.verdict_hinges",

@@ -496,13 +496,16 @@ def test_a_hand_judged_as_laid_out(client: FlaskClient, make_session: Callable[.
 @pytest.mark.parametrize("sizes", [[3] * 7 + [1], [3] * 6 + [2, 2], [3] * 6 + [1, 1, 2]])
 def test_the_photo_review_judges_as_tiplu_score_does(client: FlaskClient, make_session: Callable[..., int],
                                                      sizes: list[int]) -> None:
-    """One path: the web's verdicts are vision.score.judge_hand's, which tiplu score uses too."""
+    """One path: the page's headline is the one tiplu score shows (vision.score.judge_hand's ``declare``:
+    the hand as laid when the photo shows a declaration, else the free search); tests/test_one_verdict.py
+    runs both paths on the same cards."""
     hand = VALID_HAND.split() + ["9C"]
     groups = laid_out(hand, sizes)
     body = check(client, make_session(), cards=hand, purpose="hand", tiplu="JS", groups=groups).get_json()
     verdict = judge_hand(parse_cards(hand), get_rules("nepali"), groups=groups, tiplu=parse_card("JS"), players=4)
-    assert verdict.search is not None and verdict.as_laid is not None and verdict.laid is not None
-    assert {k: body["verdict"][k] for k in verdict.search.to_dict()} == verdict.search.to_dict()
+    assert verdict.declare is not None and verdict.as_laid is not None and verdict.laid is not None
+    assert body["grouping"] == verdict.grouping
+    assert {k: body["verdict"][k] for k in verdict.declare.to_dict()} == verdict.declare.to_dict()
     assert body["as_laid"] == {"valid": verdict.as_laid.valid, "groups": [list(m) for m in verdict.laid.melds],
                                "discard": None if verdict.as_laid.discard is None else str(verdict.as_laid.discard),
                                "reason": verdict.as_laid.reason}

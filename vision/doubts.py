@@ -137,6 +137,17 @@ def apart_doubts(cards: Sequence[PhysicalCard], apart: Sequence[tuple[int, int]]
 
 
 def layout_doubts(cards: Sequence[PhysicalCard], groups: Sequence[Sequence[int]]) -> list[Doubt]:
+    """Groups of two where three are expected (:func:`short_meld_doubts`), framed on the photo.
+
+    >>> cards = [PhysicalCard(n, 0.9, (10.0 * i, 0.0, 10.0 * i + 8, 12.0), (i,)) for i, n in enumerate("2D 2D 7S".split())]
+    >>> [(d.message, d.box) for d in layout_doubts(cards, [(0, 1), (2,)])]
+    [('2D 2D lie together: a tunnela is three of one card; is a third 2D hidden or missed here?', (0.0, 0.0, 18.0, 12.0))]
+    """
+    return short_meld_doubts([c.card for c in cards], groups, [c.box for c in cards])
+
+
+def short_meld_doubts(names: Sequence[str], groups: Sequence[Sequence[int]],
+                      boxes: Sequence[Box | None] | None = None) -> list[Doubt]:
     """Groups of two where three are expected: a card of that meld may be hidden or missed.
 
     A group of two among melds of three or more (not on a photo of dublees, which shows
@@ -144,32 +155,39 @@ def layout_doubts(cards: Sequence[PhysicalCard], groups: Sequence[Sequence[int]]
     tunnela is three of one card, and stage 1 most often misses the middle index of
     three copies cascaded (their indices lie closest). Two or more such pairs and nothing
     longer are a dublee show, and a photo of just the two copies shows a pair, so nothing
-    is flagged.
+    is flagged. Only names and groups decide, so the photo review finds the same doubts
+    from the cards it sends as the reading did; ``boxes`` (per card) frame each pair.
 
-    >>> cards = [PhysicalCard(n, 0.9, (10.0 * i, 0.0, 10.0 * i + 8, 12.0), (i,)) for i, n in enumerate("2D 2D 7S".split())]
-    >>> [d.message for d in layout_doubts(cards, [(0, 1), (2,)])]
-    ['2D 2D lie together: a tunnela is three of one card; is a third 2D hidden or missed here?']
+    >>> [d.message for d in short_meld_doubts("3S 4S 5S 7H 8H".split(), [(0, 1, 2), (3, 4)])]
+    ['7H 8H lie together as a meld of two; a meld needs three: is a card of it hidden or missed here?']
+    >>> short_meld_doubts(["2D", "2D", "7S", "7S"], [(0, 1), (2, 3)])
+    []
     """
     sizes = [len(g) for g in groups]
     melds = any(n >= 3 for n in sizes)
-    copies = [tuple(g) for g in groups if len(g) == 2 and cards[g[0]].card == cards[g[1]].card]
-    if not melds and (len(copies) != 1 or len(cards) <= 2):
+    copies = [tuple(g) for g in groups if len(g) == 2 and names[g[0]] == names[g[1]]]
+    if not melds and (len(copies) != 1 or len(names) <= 2):
         return []
-    doubts = []
-    for group in groups:
-        if len(group) != 2:
-            continue
-        names = " ".join(cards[i].card for i in group)
-        if tuple(group) in copies:
-            message = Message(N_("%(cards)s lie together: a tunnela is three of one card; is a third %(card)s "
-                                 "hidden or missed here?"), cards=names, card=cards[group[0]].card)
-        elif melds:
-            message = Message(N_("%(cards)s lie together as a meld of two; a meld needs three: "
-                                 "is a card of it hidden or missed here?"), cards=names)
-        else:
-            continue
-        doubts.append(Doubt(SHORT_MELD, tuple(group), message, box=union_box([cards[i].box for i in group])))
-    return doubts
+    return [short_meld_doubt(names, group, boxes) for group in groups
+            if len(group) == 2 and (melds or tuple(group) in copies)]
+
+
+def short_meld_doubt(names: Sequence[str], pair: Sequence[int], boxes: Sequence[Box | None] | None = None) -> Doubt:
+    """The :data:`SHORT_MELD` doubt on two cards lying together: a missed third copy when they are
+    two of one card, else a missed card of the meld.
+
+    >>> short_meld_doubt(["7H", "8H"], (0, 1), [(0.0, 0.0, 5.0, 5.0), (4.0, 0.0, 9.0, 5.0)]).box
+    (0.0, 0.0, 9.0, 5.0)
+    """
+    text = " ".join(names[i] for i in pair)
+    if names[pair[0]] == names[pair[1]]:
+        message = Message(N_("%(cards)s lie together: a tunnela is three of one card; is a third %(card)s "
+                             "hidden or missed here?"), cards=text, card=names[pair[0]])
+    else:
+        message = Message(N_("%(cards)s lie together as a meld of two; a meld needs three: "
+                             "is a card of it hidden or missed here?"), cards=text)
+    framed = [box for box in (boxes[i] for i in pair) if box is not None] if boxes is not None else []
+    return Doubt(SHORT_MELD, tuple(pair), message, box=union_box(framed) if framed else None)
 
 
 def faint_doubts(cards: Sequence[PhysicalCard], faint: Sequence[Corner],
@@ -207,12 +225,23 @@ def faint_doubts(cards: Sequence[PhysicalCard], faint: Sequence[Corner],
         if any(abs(x - centre(p.box)[0]) < size and abs(y - centre(p.box)[1]) < size for p, _ in places):
             continue
         places.append((corner, on_card))
-    stacked = (STACKED_COPY, N_("another %(card)s may lie under the one read here: count them, and add it from the "
-                                "grid if so"))
-    faint_place = (FAINT_CARD, N_("a card may lie here, too faint to read (perhaps %(card)s): add it from the grid "
-                                  "if so"))
-    return [Doubt(kind, (), Message(text, card=c.card), box=union_box([c.box]), card=c.card, confidence=c.confidence)
-            for c, on_card in places for kind, text in [stacked if on_card else faint_place]]
+    return [place_doubt(STACKED_COPY if on_card else FAINT_CARD, c.card, union_box([c.box]), c.confidence)
+            for c, on_card in places]
+
+
+def place_doubt(kind: str, card: str, box: Box, confidence: float | None = None) -> Doubt:
+    """A place a card may be missing from (``kind`` one of :data:`PLACE_KINDS`), with its message.
+
+    The photo review sends its open places back with each check; this gives them the words
+    the reading gave them.
+
+    >>> place_doubt(STACKED_COPY, "6H", (1.0, 2.0, 3.0, 4.0)).message
+    'another 6H may lie under the one read here: count them, and add it from the grid if so'
+    """
+    text = (N_("another %(card)s may lie under the one read here: count them, and add it from the grid if so")
+            if kind == STACKED_COPY else
+            N_("a card may lie here, too faint to read (perhaps %(card)s): add it from the grid if so"))
+    return Doubt(kind, (), Message(text, card=card), box=box, card=card, confidence=confidence)
 
 
 def missing_card_doubts(names: Sequence[str], faint: Sequence[Doubt],
@@ -263,8 +292,9 @@ def count_doubt(count: int, sizes: Sequence[int], short: Sequence[Doubt] = (),
                             "look at the melds of two marked"), n=count, wanted=wanted) if short else \
             Message(N_("the hand reads %(n)s cards; a declared hand has %(wanted)s: a card was missed, "
                        "count the cards in each meld"), n=count, wanted=wanted)
+        framed = [d.box for d in short if d.box is not None]
         return Doubt(HAND_COUNT, tuple(i for d in short for i in d.cards), missed,
-                     box=union_box([d.box for d in short if d.box is not None]) if short else None)
+                     box=union_box(framed) if framed else None)
     return Doubt(HAND_COUNT, tuple(uncertain),
                  Message(N_("the hand reads %(n)s cards; a declared hand has %(wanted)s: a card was read twice or "
                             "one from outside the hand was read; check the cards marked"), n=count, wanted=wanted))

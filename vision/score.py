@@ -7,6 +7,8 @@ not laid out as a declaration. :func:`judge_hand` runs the scorer's free search
 (:func:`scorer.declare.check_hand`) and, when the groups are known, the check of the melds
 as laid (:func:`scorer.declare.check_grouping`); a caller that shows one verdict takes
 :attr:`HandVerdict.declare`, which is the hand as laid when the photo shows a declaration.
+:func:`judge_cards` is the one path from a hand's cards to that verdict, its maal and its
+doubts: ``tiplu score`` and the photo review's check both call it, so they cannot disagree.
 
 >>> from scorer import get_rules, parse_card, parse_cards
 >>> hand = parse_cards("3S 4S 5S 6H 6H 6H 9D 10D JD 2C 3C 4C KS KH KD 7D 8D JC JH 5C 5D KC")
@@ -30,7 +32,8 @@ from scorer.kinds import Scoring
 from scorer.maal import MaalResult, maal_points
 from scorer.messages import Message, N_
 from vision.detector import Detector
-from vision.doubts import PLACE_KINDS, SHORT_MELD, Doubt, count_doubt, hinge_doubts, missing_card_doubts
+from vision.doubts import (PLACE_KINDS, SHORT_MELD, Doubt, count_doubt, hinge_doubts, missing_card_doubts,
+                           short_meld_doubts)
 from vision.pipeline import DEFAULT_CONF, PhotoReading, read_photo
 
 #: Which grouping a single verdict judged: the player's own (as laid) or any (the free search).
@@ -173,7 +176,8 @@ def verdict_doubts(names: Sequence[str], doubtful: Sequence[tuple[int, Sequence[
     """The doubtful cards an alternative of which would flip the verdict (:func:`vision.doubts.hinge_doubts`).
 
     The verdict is :attr:`HandVerdict.declare` of :func:`judge_hand`, the one that
-    ``tiplu score`` and the photo review show; the scorer decides each try.
+    ``tiplu score`` and the photo review show; the scorer decides each try. ``doubtful``
+    is tried in the order given (:func:`judge_cards` puts the least confident first).
 
     >>> from scorer import get_rules, parse_card
     >>> hand = "3S 4S 5S 6H 6H 6H 9D 10D JD 2C 3C 4C KS KH KD 7D 8D 9H QC QH 5C 5D".split()
@@ -187,21 +191,86 @@ def verdict_doubts(names: Sequence[str], doubtful: Sequence[tuple[int, Sequence[
     return hinge_doubts(names, doubtful, finishes)
 
 
-@dataclass(frozen=True)
-class PhotoVerdict:
-    """Reading, declaration verdict (on which grouping), maal and doubts of one photo.
+def missing_card_verdict_doubts(names: Sequence[str], places: Sequence[Doubt], rules: RuleSet, *,
+                                tiplu: Card | None = None, turned: Card | None = None,
+                                players: int | None = None) -> list[Doubt]:
+    """For a hand one card short of a declaration, the places whose card would make it finish.
 
-    ``maal`` is None when the rules score penalties, without a tiplu, or when the cards
-    cannot be valued (``maal_error`` says why, e.g. printed jokers seen but not in play).
-    ``doubts`` are the reading's, a card count no declared hand has, the doubtful cards
-    the verdict hangs on, and for a hand one card short the faint corner whose card
-    would finish it (:mod:`vision.doubts`); the verdict is the reading's.
+    Where the missing card would go is unknown, so each try is the free search.
+
+    >>> from scorer import get_rules, parse_card
+    >>> from vision.doubts import place_doubt, FAINT_CARD
+    >>> hand = "3S 4S 5S 6H 6H 6H 9D 10D JD 2C 2D 2S KS KH KD 7C 7D 7S 5C 5D".split()
+    >>> place = place_doubt(FAINT_CARD, "5S", (0.0, 0.0, 5.0, 5.0))
+    >>> [d.message for d in missing_card_verdict_doubts(hand, [place], get_rules(), tiplu=parse_card("AH"))]
+    ['the hand finishes only if the card framed here is 5S, too faint to read: please check']
+    """
+    if len(names) + 1 not in declared_sizes(rules):
+        return []
+
+    def finishes(cards: Sequence[Card]) -> bool:
+        verdict = judge_hand(cards, rules, tiplu=tiplu, turned=turned, players=players).search
+        return verdict is not None and verdict.valid
+
+    return missing_card_doubts(names, places, finishes)
+
+
+@dataclass(frozen=True)
+class DoubtfulCard:
+    """A card the player has not confirmed: its position, what it may be instead, and how sure the reading was.
+
+    Without a ``confidence`` (a card the page added, an old client) the card is tried after
+    those with one, in position order.
+
+    >>> sorted([DoubtfulCard(3, ("8H",)), DoubtfulCard(1, ("6D",), 0.6), DoubtfulCard(0, ("7S",), 0.4)],
+    ...        key=DoubtfulCard.try_order)
+    [DoubtfulCard(index=0, alternatives=('7S',), confidence=0.4), DoubtfulCard(index=1, alternatives=('6D',), confidence=0.6), DoubtfulCard(index=3, alternatives=('8H',), confidence=None)]
     """
 
-    reading: PhotoReading
+    index: int
+    alternatives: tuple[str, ...]
+    confidence: float | None = None
+
+    def try_order(self) -> tuple[bool, float, int]:
+        """Least confident first, to the 4 decimals the reading's JSON keeps (so that the page,
+        which has only those, tries the cards in the order ``tiplu score`` does)."""
+        return self.confidence is None, round(self.confidence or 0.0, 4), self.index
+
+
+def doubtful_cards(reading: PhotoReading) -> list[DoubtfulCard]:
+    """The reading's uncertain cards (those without alternatives only mark a count doubt)."""
+    return [DoubtfulCard(i, tuple(n for n, _ in reading.cards[i].alternatives), reading.cards[i].confidence)
+            for i in reading.uncertain]
+
+
+def declare_dict(declare: DeclareResult | None, error: str | None) -> dict[str, Any]:
+    """The JSON of a verdict (:meth:`DeclareResult.to_dict` with the cards ``unmatched``), or of no
+    verdict at all (a count no declared hand has, a fourth copy): not a finish, ``reason`` says why.
+
+    >>> declare_dict(None, "a declared hand has 21 cards")["valid"]
+    False
+    """
+    if declare is None:
+        return {"valid": False, "route": None, "melds": [], "discard": None, "reason": error, "unmatched": []}
+    return {**declare.to_dict(), "unmatched": [str(c) for c in declare.unmatched]}
+
+
+@dataclass(frozen=True)
+class CardsVerdict:
+    """What :func:`judge_cards` says of a hand's cards: the verdict, maal and every doubt.
+
+    ``hand`` holds both checks; :attr:`declare` is the one verdict to show (the hand as
+    laid when the cards show a declaration, else the free search). ``maal`` is None when
+    the rules score penalties, without a tiplu, or when the cards cannot be valued
+    (``maal_error`` says why). ``doubts``: the reading's own (copies, melds of two, places
+    to look), a card count no declared hand has, the doubtful cards the verdict hangs on,
+    and for a hand one card short the place whose card would finish it.
+    """
+
+    names: tuple[str, ...]
     hand: HandVerdict
-    maal: MaalResult | None
-    maal_error: str | None
+    maal: MaalResult | None = None
+    maal_error: str | None = None
     doubts: tuple[Doubt, ...] = ()
 
     @property
@@ -220,14 +289,97 @@ class PhotoVerdict:
     def valid(self) -> bool:
         return self.declare is not None and self.declare.valid
 
+    def declare_dict(self) -> dict[str, Any]:
+        """The headline's JSON, the same for ``tiplu score --json`` (``declare``) and the page (``verdict``)."""
+        return declare_dict(self.declare, self.declare_error)
+
+
+def judge_cards(cards: Sequence[Card | str], rules: RuleSet, *, tiplu: Card | None = None,
+                turned: Card | None = None, groups: Sequence[Sequence[int]] | None = None,
+                doubtful: Sequence[DoubtfulCard] = (), reading_doubts: Sequence[Doubt] | None = None,
+                seen: bool = True, players: int | None = None) -> CardsVerdict:
+    """The one way from a photographed hand's cards to a verdict, its maal and its doubts.
+
+    ``tiplu score`` (:func:`score_reading`) and the photo review's check
+    (:func:`web.photos.check_cards`) both call it, so they show the same headline and the
+    same doubts for the same cards. ``groups`` are the cards as laid (positions);
+    ``doubtful`` the cards not yet confirmed (those with alternatives are tried least
+    confident first, at most :data:`vision.doubts.MAX_HINGE_TRIES`); ``reading_doubts`` the reading's own doubts,
+    whose melds of two point the count doubt at a missed card and whose places to look may
+    hold the card that finishes the hand. Without them (None) the melds of two are found
+    from ``groups`` by the reading's own rule (:func:`vision.doubts.short_meld_doubts`).
+
+    >>> from scorer import get_rules, parse_card
+    >>> hand = "3S 4S 5S 6H 6H 6H 9D 10D JD 2C 3C 4C KS KH KD 7D 8D JC JH 5C".split()
+    >>> laid = [range(i, i + 3) for i in range(0, 18, 3)] + [[18, 19]]
+    >>> verdict = judge_cards(hand, get_rules(), tiplu=parse_card("JS"), groups=laid)
+    >>> verdict.valid, [d.kind for d in verdict.doubts]
+    (False, ['short_meld', 'hand_count'])
+    """
+    parsed = [card if isinstance(card, Card) else parse_card(card) for card in cards]
+    names = [str(card) for card in parsed]
+    hand = judge_hand(parsed, rules, groups=groups, tiplu=tiplu, turned=turned, players=players)
+    maal, maal_error = None, None
+    if rules.scoring is Scoring.MAAL and tiplu is not None:
+        maal, maal_error = _attempt(lambda: maal_points(parsed, rules, tiplu, seen=seen))
+    if reading_doubts is None:
+        reading_doubts = short_meld_doubts(names, groups or [])
+    doubts = list(reading_doubts)
+    count = count_doubt(len(names), declared_sizes(rules), [d for d in doubts if d.kind == SHORT_MELD],
+                        [d.index for d in doubtful])
+    doubts += [count] if count is not None else []
+    tried = [(d.index, list(d.alternatives)) for d in sorted(doubtful, key=DoubtfulCard.try_order) if d.alternatives]
+    doubts += verdict_doubts(names, tried, rules, groups=groups, tiplu=tiplu, turned=turned, players=players)
+    doubts += missing_card_verdict_doubts(names, [d for d in doubts if d.kind in PLACE_KINDS], rules,
+                                          tiplu=tiplu, turned=turned, players=players)
+    return CardsVerdict(tuple(names), hand, maal, maal_error, tuple(doubts))
+
+
+@dataclass(frozen=True)
+class PhotoVerdict:
+    """A photo's reading and what :func:`judge_cards` says of its cards (``tiplu score``)."""
+
+    reading: PhotoReading
+    judged: CardsVerdict
+
+    @property
+    def hand(self) -> HandVerdict:
+        return self.judged.hand
+
+    @property
+    def maal(self) -> MaalResult | None:
+        return self.judged.maal
+
+    @property
+    def maal_error(self) -> str | None:
+        return self.judged.maal_error
+
+    @property
+    def doubts(self) -> tuple[Doubt, ...]:
+        return self.judged.doubts
+
+    @property
+    def grouping(self) -> str:
+        return self.judged.grouping
+
+    @property
+    def declare(self) -> DeclareResult | None:
+        return self.judged.declare
+
+    @property
+    def declare_error(self) -> str | None:
+        return self.judged.declare_error
+
+    @property
+    def valid(self) -> bool:
+        return self.judged.valid
+
     def to_dict(self) -> dict[str, Any]:
         """The ``tiplu score --json`` shape; ``alternatives`` lie along ``cards``."""
         r = self.reading
-        declare = self.declare.to_dict() if self.declare is not None else \
-            {"valid": False, "route": None, "melds": [], "discard": None, "reason": self.declare_error}
         return {"image": r.image, "cards": r.card_names(), "groups": r.grouped_names(),
                 "uncertain": [r.cards[i].card for i in r.uncertain], "clamped": list(r.clamped),
-                "grouping": self.grouping, "declare": declare,
+                "grouping": self.grouping, "declare": self.judged.declare_dict(),
                 "maal": self.maal.to_dict() if self.maal is not None else None,
                 "maal_error": self.maal_error,
                 "alternatives": [[{"card": n, "p": p} for n, p in c.alternatives] for c in r.cards],
@@ -236,33 +388,18 @@ class PhotoVerdict:
 
 def score_reading(reading: PhotoReading, rules: RuleSet, *, tiplu: Card | None, turned: Card | None = None,
                   seen: bool = True, players: int | None = None) -> PhotoVerdict:
-    """Declaration check (as laid when the photo shows a declaration), maal and doubts of a photo already read."""
-    cards = [parse_card(n) for n in reading.card_names()]
-    hand = judge_hand(cards, rules, groups=reading.groups, tiplu=tiplu, turned=turned, players=players)
-    maal, maal_error = None, None
-    if rules.scoring is Scoring.MAAL and tiplu is not None:
-        maal, maal_error = _attempt(lambda: maal_points(cards, rules, tiplu, seen=seen))
-    doubts = list(reading.doubts)
-    count = count_doubt(len(reading.cards), declared_sizes(rules), [d for d in doubts if d.kind == SHORT_MELD],
-                        reading.uncertain)
-    doubts += [count] if count is not None else []
-    doubtful = sorted((i for i in reading.uncertain if reading.cards[i].alternatives),
-                      key=lambda i: reading.cards[i].confidence)
-    doubts += verdict_doubts(reading.card_names(), [(i, [n for n, _ in reading.cards[i].alternatives])
-                                                    for i in doubtful],
-                             rules, groups=reading.groups, tiplu=tiplu, turned=turned, players=players)
-    if len(reading.cards) + 1 in declared_sizes(rules):
-        def finishes(cards: Sequence[Card]) -> bool | None:  # any grouping: where the card goes is unknown
-            verdict = judge_hand(cards, rules, tiplu=tiplu, turned=turned, players=players).search
-            return verdict is not None and verdict.valid
-        doubts += missing_card_doubts(reading.card_names(), [d for d in doubts if d.kind in PLACE_KINDS], finishes)
-    return PhotoVerdict(reading, hand, maal, maal_error, tuple(doubts))
+    """Declaration check (as laid when the photo shows a declaration), maal and doubts of a photo already
+    read: :func:`judge_cards` on its cards, groups, doubtful cards and doubts."""
+    return PhotoVerdict(reading, judge_cards(reading.card_names(), rules, tiplu=tiplu, turned=turned,
+                                             groups=reading.groups, doubtful=doubtful_cards(reading),
+                                             reading_doubts=reading.doubts, seen=seen, players=players))
 
 
 def score_photo(image_bgr: np.ndarray, detector: Detector, rules: RuleSet, *, tiplu: Card | None,
                 turned: Card | None = None, seen: bool = True, conf: float = DEFAULT_CONF,
-                uncertain_below: float | None = None, name: str | None = None) -> PhotoVerdict:
+                uncertain_below: float | None = None, name: str | None = None,
+                players: int | None = None) -> PhotoVerdict:
     """Photo to verdict in one call: :func:`vision.pipeline.read_photo` (bounded by ``rules``: copies of a
     card, printed jokers), then :func:`score_reading`."""
     reading = read_photo(image_bgr, detector, conf, name=name, uncertain_below=uncertain_below, rules=rules)
-    return score_reading(reading, rules, tiplu=tiplu, turned=turned, seen=seen)
+    return score_reading(reading, rules, tiplu=tiplu, turned=turned, seen=seen, players=players)

@@ -338,7 +338,8 @@ def photo_file(session_id: int, photo_id: str) -> ResponseReturnValue:
 def check_cards(session: Mapping[str, Any]) -> ResponseReturnValue:
     """The scorer's verdict, maal or penalty for cards read from a photo (nothing is saved).
 
-    Send a JSON object, e.g. ``{"cards": ["10C", "JC"], "purpose": "hand"}``.
+    Send a JSON object, e.g. ``{"cards": ["10C", "JC"], "purpose": "hand"}``; a hand is judged
+    as ``tiplu score`` judges it (:func:`web.photos.check_cards`, web/API.md gives the fields).
     """
     try:
         payload = json_body()

@@ -24,7 +24,7 @@ import re
 import shutil
 import threading
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
@@ -38,8 +38,8 @@ from scorer.kinds import Scoring, WildSource
 from vision.detector import Detector, ModelError, load_detector
 from vision.images import decode_image
 from vision.pipeline import DEFAULT_CONF, read_photo
-from vision.doubts import FAINT_CARD, PLACE_KINDS, Doubt, count_doubt, missing_card_doubts
-from vision.score import declared_sizes, judge_hand, verdict_doubts
+from vision.doubts import FAINT_CARD, PLACE_KINDS, Doubt, place_doubt, short_meld_doubt, short_meld_doubts
+from vision.score import DoubtfulCard, judge_cards
 from web.db import folder_beside_ledger, write
 from web.errors import NotFound, Unavailable
 from web.i18n import _, translate
@@ -334,19 +334,23 @@ def check_cards(session: Mapping[str, Any], payload: Mapping[str, Any]) -> dict[
 
     ``payload``: ``{"cards": ["7H", ...], "purpose": "hand"|"maal"|"penalty"|"tiplu"|"turned",
     "tiplu": "JC", "turned": "7D", "seen": true, "groups": [[0, 1, 2], ...],
-    "alternatives": [["8H", "6D"], [], ...], "faint": [{"card": "10S", "box": [x1, y1, x2, y2]}]}``
-    (per card, what a card not yet confirmed may be instead; the reading's places to look
-    still open, a stacked copy's with ``"kind": "stacked_copy"``). Answers ``{"purpose", "cards", ...}``
-    plus ``verdict`` (a declared hand, the free search of :func:`vision.score.judge_hand`, which
-    ``tiplu score`` uses too)
-    and with ``groups`` ``as_laid`` (the same function's verdict on the hand as laid),
-    ``maal`` (:func:`scorer.maal.maal_points`) or ``penalty``
-    (:func:`scorer.rummy.penalty_points`), and ``outline``: for each meld or item, the
-    positions in ``cards`` to draw around. A hand of a count no declaration has is not a
-    finish (``verdict.reason`` says why), as ``tiplu score`` says too. For a hand,
-    ``doubts`` (:mod:`vision.doubts`): a card count no declared hand has, the doubtful
-    cards whose alternative would flip the verdict, and for a hand one card short the
-    faint corner whose card would finish it. The verdict stays the cards'.
+    "alternatives": [["8H", "6D"], [], ...], "confidences": [0.91, null, ...],
+    "short_melds": [{"cards": [18, 19], "box": [x1, y1, x2, y2]}],
+    "faint": [{"card": "10S", "box": [x1, y1, x2, y2], "confidence": 0.2}]}``: per card, what a
+    card not yet confirmed may be instead and how sure the reading was of it (the least sure is
+    tried first; without confidences, in position order); the reading's melds of two still open
+    (without ``short_melds``, found from ``groups`` as the reading finds them); and its places to
+    look still open (a stacked copy's with ``"kind": "stacked_copy"``).
+
+    A hand is judged by :func:`vision.score.judge_cards`, as ``tiplu score`` judges it:
+    ``verdict`` is the headline (the hand as laid when ``groups`` show a declaration, else
+    the free search; ``grouping`` says which), with ``outline``, for each meld, the positions
+    in ``cards`` to draw around; with ``groups``, ``as_laid`` is the verdict on the hand as
+    laid; ``doubts`` are the same as ``tiplu score`` gives for these cards (the melds of two,
+    the places to look, a card count no declared hand has, the doubtful cards whose
+    alternative would flip the verdict, and the place whose card would finish a hand one
+    card short). ``maal`` (:func:`scorer.maal.maal_points`) or ``penalty``
+    (:func:`scorer.rummy.penalty_points`) answer the other purposes.
     """
     purpose = _check_purpose(payload.get("purpose"))
     raw = payload.get("cards") or []
@@ -366,26 +370,19 @@ def check_cards(session: Mapping[str, Any], payload: Mapping[str, Any]) -> dict[
         if rules.wild_source is WildSource.TIPLU and tiplu is None:
             raise PhotoError(_("enter the tiplu first: it decides the wild cards"))
         laid = _laid_groups(payload.get("groups"), len(cards))
-        doubtful = _doubtful(payload.get("alternatives"), len(cards))
-        players = len(session["players"])
-        hand = judge_hand(cards, rules, groups=laid or None, tiplu=tiplu, turned=turned, players=players)
-        count = count_doubt(len(cards), declared_sizes(rules), uncertain=[i for i, _ in doubtful])
-        doubts = ([count] if count else []) + verdict_doubts(
-            names, doubtful, rules, groups=laid or None, tiplu=tiplu, turned=turned, players=players)
-        if len(cards) + 1 in declared_sizes(rules):
-            def finishes(hand: Sequence[Card]) -> bool:
-                free = judge_hand(hand, rules, tiplu=tiplu, turned=turned, players=players).search
-                return free is not None and free.valid
-            doubts += missing_card_doubts(names, _faint(payload.get("faint")), finishes)
-        answer["doubts"] = [d.to_dict() for d in doubts]
-        if hand.search is None:  # a count no declared hand has: not a finish, as tiplu score says
-            answer["verdict"] = {"valid": False, "route": None, "melds": [], "discard": None,
-                                 "reason": hand.search_error, "unmatched": []}
-            return answer
-        verdict = hand.search.to_dict()
-        verdict["unmatched"] = [str(c) for c in hand.search.unmatched]
-        answer["verdict"] = verdict
-        answer["outline"] = cards_to_indexes(names, verdict["melds"])
+        confidences = _confidences(payload.get("confidences"), len(cards))
+        doubtful = [DoubtfulCard(i, tuple(others), confidences[i])
+                    for i, others in _doubtful(payload.get("alternatives"), len(cards))]
+        short = _short_melds(payload.get("short_melds"), names, laid) if "short_melds" in payload else \
+            short_meld_doubts(names, laid)
+        judged = judge_cards(cards, rules, tiplu=tiplu, turned=turned, groups=laid or None, doubtful=doubtful,
+                             reading_doubts=short + _faint(payload.get("faint")),
+                             players=len(session["players"]))
+        hand = judged.hand
+        answer["grouping"] = judged.grouping
+        answer["verdict"] = judged.declare_dict()
+        answer["outline"] = cards_to_indexes(names, answer["verdict"]["melds"])
+        answer["doubts"] = [d.to_dict() for d in judged.doubts]
         if hand.laid is not None:
             as_laid = hand.as_laid
             answer["as_laid"] = {"valid": bool(as_laid and as_laid.valid), "groups": [list(m) for m in hand.laid.melds],
@@ -429,9 +426,23 @@ def _doubtful(raw: Any, count: int) -> list[tuple[int, list[str]]]:
     return [(i, list(names)) for i, names in enumerate(raw) if names]
 
 
+def _box(raw: Any) -> tuple[float, float, float, float] | None:
+    """Four numbers (x1, y1, x2, y2), else None.
+
+    >>> _box([1, 2, 3.5, 4]), _box([1, 2, 3]), _box([1, 2, 3, True])
+    ((1.0, 2.0, 3.5, 4.0), None, None)
+    """
+    if (not isinstance(raw, list) or len(raw) != 4
+            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in raw)):
+        return None
+    x1, y1, x2, y2 = (float(v) for v in raw)
+    return x1, y1, x2, y2
+
+
 def _faint(raw: Any) -> list[Doubt]:
-    """The payload's places to look (``[{"card": "10S", "box": [x1, y1, x2, y2]}]``, a stacked copy's
-    with ``"kind": "stacked_copy"``) as doubts of :data:`~vision.doubts.PLACE_KINDS`.
+    """The payload's places to look (``[{"card": "10S", "box": [x1, y1, x2, y2], "confidence": 0.2}]``, a
+    stacked copy's with ``"kind": "stacked_copy"``) as doubts of :data:`~vision.doubts.PLACE_KINDS`, in the
+    reading's words.
 
     >>> [(d.kind, d.card, d.box) for d in _faint([{"card": "10S", "box": [1, 2, 3, 4]},
     ...                                           {"card": "6H", "box": [5, 6, 7, 8], "kind": "stacked_copy"}])]
@@ -444,18 +455,56 @@ def _faint(raw: Any) -> list[Doubt]:
         raise PhotoError(message)
     found = []
     for item in raw:
-        box = item.get("box")
-        if (not isinstance(box, list) or len(box) != 4
-                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in box)):
-            raise PhotoError(message)
+        box = _box(item.get("box"))
         card = _one_card(item.get("card"), "faint")
-        if card is None:
+        confidence = item.get("confidence")
+        if box is None or card is None or not (confidence is None or _is_number(confidence)):
             raise PhotoError(message)
         kind = item.get("kind", FAINT_CARD)
         if kind not in PLACE_KINDS:
             raise PhotoError(_('faint: a place\'s "kind" is "faint_card" or "stacked_copy"'))
-        x1, y1, x2, y2 = (float(v) for v in box)
-        found.append(Doubt(kind, (), "", box=(x1, y1, x2, y2), card=str(card)))
+        found.append(place_doubt(kind, str(card), box, None if confidence is None else float(confidence)))
+    return found
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _confidences(raw: Any, count: int) -> list[float | None]:
+    """Per card, how sure the reading was (None for a card added by hand); all None when not sent.
+
+    >>> _confidences([0.9, None], 2), _confidences(None, 2)
+    ([0.9, None], [None, None])
+    """
+    if raw is None:
+        return [None] * count
+    if not isinstance(raw, list) or len(raw) != count or not all(v is None or _is_number(v) for v in raw):
+        raise PhotoError(_("confidences: give one number (or null) per card, e.g. [0.91, null] for 2 cards"))
+    return [None if v is None else float(v) for v in raw]
+
+
+def _short_melds(raw: Any, names: Sequence[str], groups: Sequence[Sequence[int]]) -> list[Doubt]:
+    """The reading's melds of two still open (``[{"cards": [18, 19], "box": [x1, y1, x2, y2]}]``), in the
+    reading's words: each two positions of one group of ``groups``.
+
+    >>> [d.message for d in _short_melds([{"cards": [1, 2]}], ["3S", "7H", "8H"], [[0], [1, 2]])]
+    ['7H 8H lie together as a meld of two; a meld needs three: is a card of it hidden or missed here?']
+    """
+    if raw is None:
+        return []
+    message = _('short_melds: give a list like [{"cards": [18, 19], "box": [x1, y1, x2, y2]}], '
+                'each two cards that lie together')
+    if not isinstance(raw, list) or not all(isinstance(item, dict) for item in raw):
+        raise PhotoError(message)
+    pairs = {tuple(group) for group in groups if len(group) == 2}
+    found = []
+    for item in raw:
+        pair, box = item.get("cards"), item.get("box")
+        if (not isinstance(pair, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in pair)
+                or tuple(pair) not in pairs or not (box is None or _box(box) is not None)):
+            raise PhotoError(message)
+        found.append(replace(short_meld_doubt(names, pair), box=_box(box)))
     return found
 
 

@@ -3,7 +3,9 @@
 The declaration is judged as laid when the photo shows a laid-out declaration, else by
 the free search (:mod:`vision.score`), and the maal is counted. The verdict is the
 reading's; below it come the doubts that could change it (a card it hangs on, a card
-count no declared hand has, a meld short of a card, a face read too often). Exit 0: the hand
+count no declared hand has, a meld short of a card, a face read too often): the photo review
+shows the same (:func:`vision.score.judge_cards`). ``--players`` gives the table's player count
+(the rules may close the dublee finish to a small table). Exit 0: the hand
 finishes; 1: it does not (or the photo does not show a full hand); 2: bad input
 (unreadable photo, unknown option or card), with the message on stderr.
 
@@ -36,6 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("photo", metavar="PHOTO", help="a JPEG, PNG or WebP photo of the laid-out hand")
     add_rules_arguments(parser, json_output=False, tiplu_help="the tiplu card (nepali; needed for maal), e.g. JC")
     parser.add_argument("--unseen", action="store_true", help="the player has not seen")
+    parser.add_argument("--players", type=int, help="players at the table (for dublee_min_players)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     add_detector_arguments(parser)
 
@@ -89,6 +92,8 @@ def run(args: argparse.Namespace, io: Streams) -> int:
         wild_card = tiplu if rules.wild_source is WildSource.TIPLU else turned
         if wild_card is None:
             raise UsageError(f"the {rules.name} rules need {NEEDED[rules.wild_source]}")
+        if args.players is not None:
+            rules.verify_players(args.players)
         detector = detector_from(args)
         image = read_image(args.photo)
     except ImageError as error:
@@ -96,7 +101,8 @@ def run(args: argparse.Namespace, io: Streams) -> int:
     except ModelError as error:
         return io.fail("score", error)
     verdict = score_photo(image, detector, rules, tiplu=tiplu, turned=turned, seen=not args.unseen,
-                          conf=args.conf, uncertain_below=args.uncertain_below, name=args.photo)
+                          conf=args.conf, uncertain_below=args.uncertain_below, name=args.photo,
+                          players=args.players)
     if args.json:
         io.emit(verdict.to_dict())
     else:

@@ -9,6 +9,9 @@
   var SVG = "http://www.w3.org/2000/svg";
   /* Doubts that frame a place a card may be missing from (vision.doubts.PLACE_KINDS): a check sends them back. */
   var PLACE_KINDS = ["faint_card", "stacked_copy"];
+  /* The reading's doubts a hand's check sends back and answers again, with the rest of its doubts
+     (vision.score.judge_cards, as tiplu score gives them): the page then shows the check's. */
+  var SENT_BACK = PLACE_KINDS.concat(["short_meld"]);
   var OUTLINE_COLOURS = ["#1f5fbf", "#7b3fa0", "#0b6e4f", "#c0262d", "#2a9d8f", "#d98e04", "#444"];
 
   function el(id) { return document.getElementById(id); }
@@ -20,7 +23,8 @@
     var removeButton = el("photo-remove"), live = el("camera-live"), view = el("camera-view");
     var doubtBox = el("photo-doubts");
     var state = { target: null, purpose: "hand", seat: "", photo: null, cards: [], selected: -1,
-                  outline: [], previewing: false, sequence: 0, notes: [], answerDoubts: [], added: 0 };
+                  outline: [], previewing: false, sequence: 0, notes: [], answerDoubts: [], added: 0,
+                  answered: false };
 
     function say(message) { status.textContent = message || ""; }
 
@@ -32,6 +36,7 @@
       state.cards = [];
       state.notes = [];
       state.answerDoubts = [];
+      state.answered = false;
       state.added = 0;
       state.selected = -1;
       panel.hidden = false;
@@ -98,6 +103,7 @@
       });
       state.notes = data.reading.doubts || [];
       state.answerDoubts = [];
+      state.answered = false;
       state.added = 0;
       state.selected = -1;
       image.src = data.photo.url;
@@ -122,11 +128,19 @@
     function doubtful(card) { return card.uncertain && !card.fixed; }
 
     /* The reading's doubts still open: none of their cards checked since (a meld of two
-       also closes once a card was added), then the doubts of the last check. */
-    function openNotes() {
-      var fromReading = state.notes.filter(function (note) {
+       also closes once a card was added). */
+    function readingNotes() {
+      return state.notes.filter(function (note) {
         if (note.kind === "short_meld" && state.added > 0) return false;
         return !note.cards.some(function (i) { return !state.cards[i] || state.cards[i].fixed; });
+      });
+    }
+
+    /* The doubts shown: the reading's still open, then the last check's. A hand's check
+       answers the ones it was sent again (SENT_BACK), so those are shown once, in its words. */
+    function openNotes() {
+      var fromReading = readingNotes().filter(function (note) {
+        return !state.answered || SENT_BACK.indexOf(note.kind) < 0;
       });
       return fromReading.concat(state.answerDoubts);
     }
@@ -294,11 +308,19 @@
 
     function check() {
       var mine = ++state.sequence;
+      var open = readingNotes();
       var payload = { cards: state.cards.map(function (c) { return c.card; }), purpose: state.purpose,
                       tiplu: fieldValue("tiplu"), turned: fieldValue("turned"),
                       alternatives: state.cards.map(function (c) { return doubtful(c) ? c.alternatives : []; }),
-                      faint: openNotes().filter(function (n) { return PLACE_KINDS.indexOf(n.kind) >= 0 && n.card; })
-                        .map(function (n) { return { card: n.card, box: n.box, kind: n.kind }; }) };
+                      confidences: state.cards.map(function (c) {
+                        return typeof c.confidence === "number" ? c.confidence : null;
+                      }),
+                      faint: open.filter(function (n) { return PLACE_KINDS.indexOf(n.kind) >= 0 && n.card; })
+                        .map(function (n) {
+                          var place = { card: n.card, box: n.box, kind: n.kind };
+                          if (typeof n.confidence === "number") place.confidence = n.confidence;
+                          return place;
+                        }) };
       if (state.grouped && state.purpose === "hand") {
         var groups = {};
         state.cards.forEach(function (c, index) {
@@ -306,6 +328,8 @@
           (groups[c.group] = groups[c.group] || []).push(index);
         });
         payload.groups = Object.keys(groups).map(function (g) { return groups[g]; });
+        payload.short_melds = open.filter(function (n) { return n.kind === "short_meld"; })
+          .map(function (n) { return n.box ? { cards: n.cards, box: n.box } : { cards: n.cards }; });
       }
       if (state.seat !== "") {
         var seen = fieldValue("p" + state.seat + "_seen");
@@ -330,6 +354,7 @@
       answerBox.textContent = "";
       state.outline = data.outline || [];
       state.answerDoubts = data.doubts || [];
+      state.answered = Array.isArray(data.doubts);
       if (data.error) {
         line(answerBox, data.error, "error");
       } else if (data.verdict) {
@@ -337,7 +362,7 @@
         line(answerBox, v.valid ? text.msgValid + " (" + (v.route === "dublees" ? text.msgRouteDublees : text.msgRouteMelds) + ")" : text.msgInvalid + ": " + v.reason,
              v.valid ? "verdict valid" : "verdict invalid");
         v.melds.forEach(function (meld) { line(answerBox, meld.join(" "), "meld"); });
-        if (data.as_laid) {
+        if (data.as_laid && data.grouping !== "player") {  /* the headline is the hand as laid already */
           line(answerBox, text.msgLaid + ": " + (data.as_laid.valid ? text.msgValid : data.as_laid.reason),
                data.as_laid.valid ? "valid" : "invalid");
         }
@@ -456,6 +481,7 @@
           return Object.assign({}, note, { cards: note.cards.map(function (i) { return i > removed ? i - 1 : i; }) });
         });
       state.answerDoubts = [];
+      state.answered = false;
       state.selected = -1;
       state.outline = [];
       render();
