@@ -1,15 +1,20 @@
 """The shape of the code: layers that depend one way and modules without import circles.
 
-Read from the source (``ast``), so a late import inside a function counts too.
-``web`` may use ``vision`` and ``scorer``; ``vision`` may use ``scorer``; ``scorer`` uses
+Read from the source (``ast``), so a late import inside a function counts too; only an
+import under ``if TYPE_CHECKING:`` (type hints, never run) and a module's script block do
+not. ``web`` may use ``vision`` and ``scorer``; ``vision`` may use ``scorer``; ``scorer`` uses
 nothing else of tiplu and no I/O library; runtime ``vision`` never reaches into
-``vision.training``.
+``vision.training``; and ``web`` reaches training only through ``vision.training.api``,
+the one documented interface (the Decks page's jobs and the ``tiplu`` training commands).
 """
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
+from typing import TypeGuard
 
 import pytest
 
@@ -31,16 +36,44 @@ def is_script_block(node: ast.stmt) -> bool:
             and isinstance(node.test.left, ast.Name) and node.test.left.id == "__name__")
 
 
-def imports_of(path: Path) -> set[str]:
-    """Every module ``path`` imports, absolute names, wherever the import stands (but the script block)."""
+def is_type_checking_block(node: ast.AST) -> TypeGuard[ast.If]:
+    """``if TYPE_CHECKING:`` (or ``typing.TYPE_CHECKING``): imports for type hints, never run."""
+    return isinstance(node, ast.If) and (
+        (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")
+        or (isinstance(node.test, ast.Attribute) and node.test.attr == "TYPE_CHECKING"))
+
+
+def import_nodes(path: Path, *, type_checking: bool = True) -> list[ast.Import | ast.ImportFrom]:
+    """Every import statement of ``path``, at module level or inside a function or class, but those
+    of the script block; with ``type_checking=False`` not those under ``if TYPE_CHECKING:`` either
+    (its ``else:`` runs, so it counts)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    tree.body = [node for node in tree.body if not is_script_block(node)]
+    found: list[ast.Import | ast.ImportFrom] = []
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            found.append(node)
+        for child in ast.iter_child_nodes(node):
+            if node is tree and isinstance(child, ast.stmt) and is_script_block(child):
+                continue
+            if not type_checking and is_type_checking_block(child):
+                for other in child.orelse:
+                    visit(other)
+                continue
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+def imports_of(path: Path, *, type_checking: bool = True) -> set[str]:
+    """Every module ``path`` imports, absolute names, wherever the import stands (but the script block)."""
     package = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(tree):
+    for node in import_nodes(path, type_checking=type_checking):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
+        else:
             base = node.module or ""
             if node.level:
                 anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
@@ -51,20 +84,14 @@ def imports_of(path: Path) -> set[str]:
 
 
 SOURCES = {module_name(p): p for package in PACKAGES for p in sorted((ROOT / package).rglob("*.py"))}
+#: The one module of ``vision.training`` that ``web`` may import (see its docstring).
+TRAINING_INTERFACE = "vision.training.api"
 
 
 def tiplu_imports(module: str) -> set[str]:
-    """The tiplu modules that ``module`` imports at module level (only those can form a circle)."""
-    tree = ast.parse(SOURCES[module].read_text(encoding="utf-8"))
-    names: set[str] = set()
-    for node in tree.body:
-        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
-            continue
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module)
-            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    """The tiplu modules that ``module`` imports when it runs: at module level and inside functions
+    (a late import is still a dependency, and still closes a circle), not under ``if TYPE_CHECKING:``."""
+    names = imports_of(SOURCES[module], type_checking=False)
     return {n for n in names if n in SOURCES and n != module}
 
 
@@ -75,6 +102,10 @@ def test_each_module_imports_only_its_own_layer_and_below(module: str) -> None:
     assert all(name.startswith(ALLOWED[layer]) for name in ours), sorted(ours)
     if layer == "vision" and not module.startswith("vision.training"):
         assert not any(name.startswith("vision.training") for name in ours), "runtime vision imports training code"
+    if layer == "web":
+        training = sorted(name for name in ours if name.startswith("vision.training")
+                          and name != TRAINING_INTERFACE and not name.startswith(TRAINING_INTERFACE + "."))
+        assert not training, f"web reaches training only through {TRAINING_INTERFACE}: {training}"
     if layer == "scorer":
         assert not {name.split(".")[0] for name in imports_of(SOURCES[module])} & set(NO_IO_IN_SCORER)
 
@@ -100,6 +131,28 @@ def test_no_import_circles() -> None:
     real = [c for c in circles if not any(c[i + 1].startswith(c[i] + ".") and SOURCES[c[i]].name == "__init__.py"
                                           for i in range(len(c) - 1))]
     assert real == []
+
+
+def test_the_training_interface_lists_what_it_offers() -> None:
+    """``vision.training.api``'s docstring is its contract: every name it offers is named there."""
+    from vision.training import api
+
+    assert api.__doc__ is not None
+    unnamed = [name for name in api.__all__ if f"`{name}`" not in api.__doc__]
+    assert not unnamed, f"name these in vision.training.api's docstring: {unnamed}"
+    offered = {name for name in vars(api) if not name.startswith(("_", "@")) and name != "annotations"}
+    assert set(api.__all__) == offered, "every name vision.training.api imports is in its __all__"
+
+
+def test_the_app_loads_no_training_until_a_job_runs() -> None:
+    """The app with every page (and the Decks page's checks) imports neither training nor torch."""
+    code = ("import sys; from web.app import create_app; import web.decks, web.views, vision.enrolment\n"
+            "create_app({'TESTING': True, 'DATABASE': ':memory:'})\n"
+            "print(sorted(m for m in sys.modules if m.startswith('vision.training') or m.split('.')[0] in "
+            "('torch', 'ultralytics', 'onnx')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"
 
 
 def test_browser_tests_wait_on_functions_not_expressions() -> None:

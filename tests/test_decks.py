@@ -509,8 +509,8 @@ def test_each_step_of_the_learner_is_named_in_the_pages_language(client: FlaskCl
 ])
 def test_a_failed_job_says_why_in_the_pages_language(client: FlaskClient, app: Flask, language: str,
                                                      words: str) -> None:
-    """The learner's own error (here: a blank photo, as :func:`vision.training.enrol.find_cards` reads it)."""
-    from vision.training.enrol import find_cards
+    """The learner's own error (here: a blank photo, as :func:`vision.enrolment.find_cards` reads it)."""
+    from vision.enrolment import find_cards
 
     blank = np.full((600, 800, 3), 255, np.uint8)
     decks.runner(app).start("enrol", "grandma", "Grandma", lambda progress: {"cards": find_cards(blank, "H",

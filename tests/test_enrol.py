@@ -23,8 +23,8 @@ import pytest
 
 from vision.calibration import CALIBRATION_FIELDS, Calibration, calibration_of
 from vision.detector import INFO_FILE, MODELS_DIR, CardDetector, load_detector, model_crop_size
-from vision.training.enrol import (EnrolError, card_names, corner_crops, correction_crops, find_cards, improve,
-                                   read_enrolment, table_crops)
+from vision.enrolment import EnrolError, card_names, find_cards
+from vision.training.enrol import corner_crops, correction_crops, improve, read_enrolment, table_crops
 from web.cli import main
 from web_support import suit_photos as make_suit_photos, write_suit_photos
 

@@ -3,7 +3,9 @@
 Why here: the web page lets a family teach tiplu its own deck (four suit photos, see
 :mod:`vision.training.enrol`) and improve it from the cards corrected in photo reviews,
 without a terminal. Learning takes minutes, so it runs in a background thread owned by
-the app (:class:`DeckRunner`, one job at a time); the page polls its status. A deck is
+the app (:class:`DeckRunner`, one job at a time); the page polls its status. The photos
+are checked before a job starts with :mod:`vision.enrolment` (runtime code); only the
+jobs' work imports training, through :mod:`vision.training.api`. A deck is
 a folder beside the ledger, never in ``models/``::
 
     decks/<name>/deck.json      {"title", "kind", "current": "v2", "versions": [...]}
@@ -394,7 +396,8 @@ _runner_lock = threading.Lock()
 @dataclass(frozen=True)
 class Schedule:
     """How the page's runs learn: epochs, crops per corner index, and the scenes doubt is recalibrated on
-    (0: the base model's calibration is kept; see :func:`vision.training.enrol.recalibrate`)."""
+    (0: the base model's calibration is kept; see :func:`vision.training.enrol.recalibrate`, which the job reaches
+    through :mod:`vision.training.api`)."""
 
     epochs: int
     copies: int
@@ -407,7 +410,7 @@ def schedule(app: Flask) -> Schedule:
     A calibration setting that is not 0 or a whole number from 2 is refused
     (:class:`~web.errors.BadRequest`) before a run starts, with the message ``tiplu enrol`` gives.
     """
-    from vision.training.enrol import CALIBRATION_SCENES, EnrolError, verify_calibration_scenes
+    from vision.enrolment import CALIBRATION_SCENES, EnrolError, verify_calibration_scenes
 
     configured = app.config.get("DECK_CALIBRATION_SCENES")
     try:
@@ -441,11 +444,11 @@ class Upload:
 def read_uploads(uploads: Sequence[Upload], *, max_bytes: int, max_pixels: int) -> list[np.ndarray]:
     """Decode and check the teach form's photos before anything is learnt; the CLI's messages when one is bad.
 
-    Each suit photo must show 13 cards (:func:`vision.training.enrol.find_cards`), the jokers
+    Each suit photo must show 13 cards (:func:`vision.enrolment.find_cards`), the jokers
     photo 1 to 6; the same file twice (a photo chosen for two suits) is refused.
     """
     from vision.images import decode_image
-    from vision.training.enrol import find_cards, find_jokers
+    from vision.enrolment import find_cards, find_jokers
 
     by_field = {u.field: u for u in uploads}
     missing = [suit for suit in SUITS if suit not in by_field]
@@ -477,7 +480,7 @@ def teach(title: str, uploads: Sequence[Upload], app: Flask | None = None) -> Jo
     Raises :class:`~web.errors.BadRequest` (a bad photo, a title taken or missing) or
     :class:`~web.errors.Conflict` (a job already running) before anything is kept.
     """
-    from vision.training.enrol import EnrolError, missing_train_extra
+    from vision.enrolment import EnrolError, missing_train_extra
 
     app = app or current_app
     title = " ".join(title.split())[:80]
@@ -509,7 +512,7 @@ def teach(title: str, uploads: Sequence[Upload], app: Flask | None = None) -> Jo
     base = base_model(app)
 
     def work(progress: Progress) -> Mapping[str, Any]:
-        from vision.training.enrol import enrol
+        from vision.training.api import enrol
 
         built = folder / ".new"
         try:
@@ -538,7 +541,7 @@ def improve(name: str, corrections: Sequence[tuple[Path, str]], cards: int, app:
     "standard + corrections" (:data:`STANDARD_CORRECTED`), is made or improved in the
     instance folder; ``models/`` is never written.
     """
-    from vision.training.enrol import missing_train_extra
+    from vision.enrolment import missing_train_extra
 
     app = app or current_app
     missing = missing_train_extra()
@@ -565,7 +568,7 @@ def improve(name: str, corrections: Sequence[tuple[Path, str]], cards: int, app:
     plan = schedule(app)
 
     def work(progress: Progress) -> Mapping[str, Any]:
-        from vision.training.enrol import improve as fine_tune
+        from vision.training.api import improve as fine_tune
 
         crops, names = [], []
         for path, card in corrections:

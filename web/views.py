@@ -34,7 +34,7 @@ from web.errors import USER_ERRORS, BadRequest, KeyReused, NotFound, status_of
 from web.i18n import LANGUAGE_COOKIE, N_, _, available_languages, current_language, translate
 from web.payloads import MAX_SEATS
 from web.security import code_exempt, code_link, is_table_code, safe_next, set_code_cookie, table_code_ok
-from web.serve import is_loopback_host, lan_addresses
+from web.network import is_loopback_host, lan_addresses
 
 bp = Blueprint("views", __name__)
 
@@ -416,7 +416,7 @@ def verify_hand(session_id: int) -> ResponseReturnValue:
 def decks_page(error: str | None = None, title: str = "", status: int = 200) -> tuple[str, int]:
     """The Decks page: the decks taught here, each with "Improve from corrections", the form to teach
     one, and the progress of the job running in the background."""
-    from vision.training.enrol import missing_train_extra
+    from vision.enrolment import missing_train_extra
 
     counts = corrections.correction_counts(get_db())
     found = decks.list_decks(decks.decks_folder())

@@ -1,11 +1,9 @@
-"""Teach tiplu a deck, first half: find the 13 cards of a suit photo and cut their corners.
+"""Teach tiplu a deck: cut the corners of the cards in its suit photos, and learn the design from them.
 
-For enrolment a family lays out one suit at a time, A, 2, ... 10, J, Q, K in reading
-order (rows from the top, each left to right), face up and not touching, and
-photographs it. The cards do not overlap, so their outlines are found from the picture
-alone (:func:`find_cards`), even for a design whose corners the detector does not know;
-each card is then straightened and its two corner indices cut out as the classifier sees
-them (:func:`corner_crops`), labelled by position.
+The cards of the four suit photos are found by :func:`vision.enrolment.find_cards` (the
+app checks its uploads with the same function, without this module); each card is then
+straightened and its two corner indices cut out as the classifier sees them
+(:func:`corner_crops`), labelled by position.
 
 :func:`enrol` learns the design from the four suit photos (and, optionally, one of the
 deck's printed jokers): each straightened card becomes a face (:func:`card_face`) that
@@ -21,15 +19,11 @@ fine-tunes it, rebuilt from the base ONNX (:func:`~vision.training.accumulate.de
 on whole-table scenes rendered from the enrolled faces (:func:`enrolment_scenes`).
 
 A photo that does not show 13 cards is refused with a message naming the photo and
-what was seen (:class:`EnrolError`).
-
->>> [card_names("S")[k] for k in (0, 9, 12)]
-['AS', '10S', 'KS']
+what was seen (:class:`~vision.enrolment.EnrolError`).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import logging
 import shutil
@@ -45,18 +39,14 @@ from typing import Any
 import cv2
 import numpy as np
 
-from scorer import CLASS_NAMES, Message, N_, TipluError
+from scorer import CLASS_NAMES
 from vision.detector import (CLASSIFIER_FILE, CROP_H, CROP_MARGIN, CROP_W, DETECTOR_FILE, INFO_FILE, MODELS_DIR,
                              crop_corner, model_classifiers, model_crop_size, read_model_json)
+from vision.enrolment import (CALIBRATION_SCENES, SUIT_NAMES, SUITS, EnrolError, FoundCard, card_names, find_cards,
+                              find_jokers, train_extra_message, verify_calibration_scenes)
 from vision.training.dataset import write_class_names
 from vision.training.faces import INK_BR, INK_TL, Face
 
-SUITS = ("S", "H", "D", "C")
-SUIT_NAMES = {"S": Message(N_("spades")), "H": Message(N_("hearts")), "D": Message(N_("diamonds")),
-              "C": Message(N_("clubs"))}
-RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
-#: A card is 63 x 88 mm; outlines whose long/short ratio is far from that are not cards.
-CARD_RATIO = (1.2, 1.75)
 #: Share of the straightened card (width, height) that holds the corner index.
 INDEX_REGION = (0.2, 0.3)
 CARD_PX = (250, 350)
@@ -67,84 +57,6 @@ INDEX_GAP = 0.1
 #: How much a photographed card is padded for the index finder (see :func:`index_box`).
 PAD = 0.2
 Box = tuple[float, float, float, float]
-
-
-class EnrolError(TipluError):
-    """An enrolment photo that cannot be used; the message names it and says what was seen."""
-
-
-@dataclass(frozen=True)
-class FoundCard:
-    """One card of an enrolment photo: its name (from its position) and outline (4 points, photo px)."""
-
-    card: str
-    outline: tuple[tuple[float, float], ...]
-
-
-def card_names(suit: str) -> list[str]:
-    """The 13 cards of a suit in enrolment order, A to K."""
-    return [rank + suit for rank in RANKS]
-
-
-def _outlines(image_bgr: np.ndarray) -> list[np.ndarray]:
-    """Card-shaped blobs, as 4-point rotated rectangles: the cards stand out from the table."""
-    gray = cv2.GaussianBlur(cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY), (5, 5), 0)
-    edges = cv2.Canny(gray, 40, 120)
-    edges = cv2.dilate(edges, np.ones((3, 3), np.uint8), iterations=2)
-    filled = np.zeros_like(gray)
-    contours, _ = cv2.findContours(edges, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-    cv2.drawContours(filled, contours, -1, 255, thickness=cv2.FILLED)
-    filled = cv2.erode(filled, np.ones((3, 3), np.uint8), iterations=2)
-    contours, _ = cv2.findContours(filled, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-    area = image_bgr.shape[0] * image_bgr.shape[1]
-    found = []
-    for contour in contours:
-        (cx, cy), (w, h), angle = rect = cv2.minAreaRect(contour)
-        if not 0.004 * area <= w * h <= 0.2 * area:
-            continue
-        ratio = max(w, h) / max(min(w, h), 1e-6)
-        if not CARD_RATIO[0] <= ratio <= CARD_RATIO[1] or cv2.contourArea(contour) < 0.85 * w * h:
-            continue
-        found.append(cv2.boxPoints(rect))
-    return found
-
-
-def reading_order(outlines: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """Outlines in reading order: rows from the top (a new row where the centre drops by
-    more than half a card height), each row left to right.
-
-    >>> boxes = [np.array([[x, y], [x + 10, y], [x + 10, y + 14], [x, y + 14]], float)
-    ...          for x, y in ((50, 2), (0, 0), (0, 30), (30, 31))]
-    >>> [b[0].tolist() for b in reading_order(boxes)]
-    [[0.0, 0.0], [50.0, 2.0], [0.0, 30.0], [30.0, 31.0]]
-    """
-    if not outlines:
-        return []
-    centres = [o.mean(axis=0) for o in outlines]
-    height = float(np.median([np.ptp(o[:, 1]) for o in outlines]))
-    order = sorted(range(len(outlines)), key=lambda i: centres[i][1])
-    rows: list[list[int]] = [[order[0]]]
-    for i in order[1:]:
-        if centres[i][1] - np.mean([centres[j][1] for j in rows[-1]]) > 0.5 * height:
-            rows.append([])
-        rows[-1].append(i)
-    return [outlines[i] for row in rows for i in sorted(row, key=lambda i: centres[i][0])]
-
-
-def find_cards(image_bgr: np.ndarray, suit: str, photo: str = "photo") -> list[FoundCard]:
-    """The 13 cards of one suit photo, named A to K by their place in reading order.
-
-    Raises :class:`EnrolError` naming ``photo`` when it does not show exactly 13 cards.
-    """
-    if suit not in SUITS:
-        raise EnrolError(f"{photo}: suit {suit!r}: use one of {', '.join(SUITS)}")
-    outlines = reading_order(_outlines(image_bgr))
-    if len(outlines) != len(RANKS):
-        raise EnrolError(N_("%(photo)s: %(n)s cards found, 13 needed: lay out the %(suit)s A to K face up in rows, "
-                            "not touching, on a plain table, and photograph them from above"),
-                         photo=photo, n=len(outlines), suit=SUIT_NAMES[suit])
-    return [FoundCard(name, tuple((float(x), float(y)) for x, y in outline))
-            for name, outline in zip(card_names(suit), outlines)]
 
 
 def card_transform(outline: Sequence[Sequence[float]]) -> np.ndarray:
@@ -226,7 +138,6 @@ BATCH = 128
 JPEG_SHARE = 0.5
 #: Share of the crops turned any way (cards on a table lie at every angle); the rest turn up to 45 degrees.
 TURN_ANY = 0.25
-MAX_JOKERS = 6
 #: Grey levels from the paper's at which a pixel of an index counts as ink.
 INK_CONTRAST = 50
 #: Stage 1 (optional): whole-table scenes rendered from the enrolled faces, and their kinds.
@@ -237,7 +148,6 @@ SCENE_KINDS = ("declared", "maal_spread", "tunnela", "table")
 #: 2-3 times as long, see models/HISTORY.md), and the seed offset of their scenes (never the calibration's).
 TABLE_SCENES = 0
 TABLE_SEED = 3003
-JOKER = "JOKER"
 
 
 @dataclass(frozen=True)
@@ -274,16 +184,6 @@ def read_image(path: Path) -> np.ndarray:
     if image is None:
         raise EnrolError(f"{path}: not an image OpenCV can read; give a JPEG or PNG photo")
     return image
-
-
-def find_jokers(image_bgr: np.ndarray, photo: str = "photo") -> list[FoundCard]:
-    """The printed jokers of a jokers photo (1 to :data:`MAX_JOKERS`, not touching)."""
-    outlines = reading_order(_outlines(image_bgr))
-    if not 1 <= len(outlines) <= MAX_JOKERS:
-        raise EnrolError(N_("%(photo)s: %(n)s cards found, 1 to %(most)s jokers needed: lay out the deck's printed "
-                            "jokers face up, not touching, on a plain table, and photograph them from above"),
-                         photo=photo, n=len(outlines), most=MAX_JOKERS)
-    return [FoundCard(JOKER, tuple((float(x), float(y)) for x, y in outline)) for outline in outlines]
 
 
 def card_face(image_bgr: np.ndarray, card: FoundCard, design: str) -> Face:
@@ -356,26 +256,10 @@ def enrolment_scenes(faces: Sequence[Face], folder: Path, count: int = SCENES, s
     return write_data_yaml(folder)
 
 
-#: Whole-table scenes of the enrolled cards that doubt is recalibrated on (half to choose, half to test),
-#: and the seeds of the two halves (never the stage-1 scenes' seed).
-CALIBRATION_SCENES = 100
+#: The seeds of the two halves of the scenes doubt is recalibrated on (never the stage-1 scenes' seed).
 CALIBRATION_SEEDS = (1001, 2002)
 #: Share of the wrong cards the recalibrated thresholds must flag (as ``tiplu calibrate --catch``).
 CALIBRATION_CATCH = 0.9
-
-
-def verify_calibration_scenes(scenes: int) -> None:
-    """Raise :class:`EnrolError` unless ``scenes`` is 0 (keep the base calibration) or at least 2.
-
-    >>> verify_calibration_scenes(0); verify_calibration_scenes(40)
-    >>> verify_calibration_scenes(1)
-    Traceback (most recent call last):
-    ...
-    vision.training.enrol.EnrolError: calibration scenes: 1 given; give 0 (keep the base model's calibration) or at least 2 (half to choose the thresholds, half to test them)
-    """
-    if scenes != 0 and scenes < 2:
-        raise EnrolError(f"calibration scenes: {scenes} given; give 0 (keep the base model's calibration) or at "
-                         "least 2 (half to choose the thresholds, half to test them)")
 
 
 def recalibrate(model: Path, faces: Sequence[Face], scenes: int, *, before: Path, design: str,
@@ -506,27 +390,6 @@ def table_crops(base: Path, faces: Sequence[Face], scenes: int, folder: Path, se
     write_data_yaml(folder)
     found = hard_crops(base, [folder], seed=seed, crop_size=model_crop_size(base))
     return found.crops, found.labels
-
-
-def train_extra_message(missing: str) -> str:
-    """What to install when ``missing`` (torch or onnx) cannot be imported: ``tiplu enrol`` and the web page say it.
-
-    >>> train_extra_message("torch")
-    "learning a deck needs the train extra (torch is missing): pip install -e '.[train]'"
-    """
-    return f"learning a deck needs the train extra ({missing} is missing): pip install -e '.[train]'"
-
-
-def missing_train_extra() -> str | None:
-    """:func:`train_extra_message` when torch or onnx is not installed, else None; imports neither
-    (a page can ask cheaply)."""
-    for name in ("onnx", "torch"):
-        if name in sys.modules:
-            if sys.modules[name] is None:
-                return train_extra_message(name)
-        elif importlib.util.find_spec(name) is None:
-            return train_extra_message(name)
-    return None
 
 
 def _torch() -> Any:

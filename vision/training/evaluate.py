@@ -29,12 +29,47 @@ from pathlib import Path
 import numpy as np
 
 from scorer import CLASS_NAMES
-from vision.detector import Detector, load_detector
-from vision.geometry import Corner, box_iou
+from vision.detector import CardDetector, Detector, load_detector
+from vision.geometry import Corner, box_iou, nms
 from vision.training.dataset import iter_samples, read_sample
 
 IOU_THRESHOLDS = np.linspace(0.5, 0.95, 10)
 APP_CONF = 0.25
+#: Stage-1 score at which a box counts for localisation recall, and the IoU at which it matches a label.
+LOCATE_CONF = 0.05
+MATCH_IOU = 0.5
+
+
+def match_boxes(pred: np.ndarray, truth: np.ndarray, iou: float = MATCH_IOU) -> list[tuple[int, int]]:
+    """Greedy one-to-one matching, predictions in the given order (best score first).
+
+    Returns ``(pred_index, truth_index)`` pairs whose IoU is at least ``iou``.
+
+    >>> match_boxes(np.array([[0, 0, 10, 10.], [50, 50, 60, 60]]), np.array([[1, 1, 10, 10.]]))
+    [(0, 0)]
+    """
+    if len(pred) == 0 or len(truth) == 0:
+        return []
+    ious = box_iou(pred, truth)
+    used = np.zeros(len(truth), bool)
+    pairs = []
+    for i in range(len(pred)):
+        cand = np.where((ious[i] >= iou) & ~used)[0]
+        if cand.size:
+            j = int(cand[np.argmax(ious[i, cand])])
+            used[j] = True
+            pairs.append((i, j))
+    return pairs
+
+
+def stage1_boxes(detector: CardDetector, image: np.ndarray, conf: float = LOCATE_CONF) -> tuple[np.ndarray, np.ndarray]:
+    """Stage 1's boxes (pixels) and scores on a photo, best first, after the detector's own NMS and top 100.
+
+    The boxes the classifier is handed at run time (:meth:`CardDetector.detect`), down to ``conf``.
+    """
+    boxes, scores, _ = detector._stage1(image, conf)
+    keep = nms(boxes, scores, detector.info.nms_iou)[:100]
+    return boxes[keep].reshape(-1, 4), scores[keep]
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ alarms (pips, court art, distractors) "not a corner". So this module runs a mode
 stage 1 over labelled photos, exactly as :class:`~vision.detector.CardDetector` does (its
 own input sizes, its NMS), and keeps:
 
-- every box matched one to one to a label at IoU >= 0.5 (:func:`~vision.training.report.match_boxes`),
+- every box matched one to one to a label at IoU >= 0.5 (:func:`~vision.training.evaluate.match_boxes`),
   as a crop of that label's card;
 - the best-scoring boxes that overlap no label (IoU < 0.1 with every one) and score at least
   :data:`BACKGROUND_FLOOR`, as BACKGROUND crops, at most ``max_background`` per photo, unless
@@ -47,7 +47,7 @@ from scorer import CLASS_NAMES
 from vision.detector import CLASSIFIER_FILE, CROP_H, CROP_W, CardDetector, ModelError, crop_corner, read_model_json
 from vision.geometry import box_iou
 from vision.training.dataset import DatasetError, iter_samples, read_sample
-from vision.training.report import LOCATE_CONF, MATCH_IOU, match_boxes, stage1_boxes
+from vision.training.evaluate import LOCATE_CONF, MATCH_IOU, match_boxes, stage1_boxes
 from vision.training.train import BACKGROUND, TrainError
 from vision.training.turned import random_turn, turn_photo
 

@@ -1,4 +1,4 @@
-"""One command that measures a model folder the way issue #11 asks, for the model card.
+"""One command that measures a model folder for the model card, each stage apart and the whole reading.
 
 ``python -m vision.training.report models --out runs/report_v02`` reads:
 
@@ -22,9 +22,6 @@ cards with a visible corner) and **declared-hand verdict accuracy** (``vision.sc
 with the scorer's verdict on the laid melds; ``finishing k/n`` counts the hands that do finish
 and were read as finishing, since a reading that misses cards gets "does not finish" right
 for free). Writes ``report.json`` and ``report.md``.
-
->>> match_boxes(np.array([[0, 0, 10, 10.], [50, 50, 60, 60]]), np.array([[1, 1, 10, 10.]]))
-[(0, 0)]
 """
 
 from __future__ import annotations
@@ -44,17 +41,13 @@ import numpy as np
 from scorer import get_rules, parse_card
 from scorer.declare import check_grouping
 from vision.detector import CardDetector, ModelError
-from vision.geometry import box_iou, nms
 from vision.pipeline import DEFAULT_CONF, read_photo
 from vision.score import score_reading
 from vision.training.dataset import DatasetError, iter_samples, read_sample
 from vision.training.decks import Deck
-from vision.training.evaluate import card_set_scores
+from vision.training.evaluate import card_set_scores, match_boxes, stage1_boxes
 from vision.training.turned import turn_photo
 
-#: Stage-1 score at which a box counts for localisation recall (as in issue #11).
-LOCATE_CONF = 0.05
-MATCH_IOU = 0.5
 ANGLES = (0, 30, 90, 135)
 TABLE_SIZE = (1280, 960)
 #: The far tables: a phone's 12-megapixel photo, the cards filling this share of it.
@@ -141,35 +134,6 @@ class SetScore:
 
     def to_dict(self) -> dict[str, object]:
         return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in asdict(self).items()}
-
-
-def match_boxes(pred: np.ndarray, truth: np.ndarray, iou: float = MATCH_IOU) -> list[tuple[int, int]]:
-    """Greedy one-to-one matching, predictions in the given order (best score first).
-
-    Returns ``(pred_index, truth_index)`` pairs whose IoU is at least ``iou``.
-    """
-    if len(pred) == 0 or len(truth) == 0:
-        return []
-    ious = box_iou(pred, truth)
-    used = np.zeros(len(truth), bool)
-    pairs = []
-    for i in range(len(pred)):
-        cand = np.where((ious[i] >= iou) & ~used)[0]
-        if cand.size:
-            j = int(cand[np.argmax(ious[i, cand])])
-            used[j] = True
-            pairs.append((i, j))
-    return pairs
-
-
-def stage1_boxes(detector: CardDetector, image: np.ndarray, conf: float = LOCATE_CONF) -> tuple[np.ndarray, np.ndarray]:
-    """Stage 1's boxes (pixels) and scores on a photo, best first, after the detector's own NMS and top 100.
-
-    The boxes the classifier is handed at run time (:meth:`CardDetector.detect`), down to ``conf``.
-    """
-    boxes, scores, _ = detector._stage1(image, conf)
-    keep = nms(boxes, scores, detector.info.nms_iou)[:100]
-    return boxes[keep].reshape(-1, 4), scores[keep]
 
 
 def score_photo(detector: CardDetector, image: np.ndarray, truth: Truth, conf: float = DEFAULT_CONF) -> PhotoScore:

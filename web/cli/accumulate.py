@@ -19,9 +19,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from vision.training.accumulate import (RESUME_DIR, STAGES, campaign, continue_classifier, continue_detector,
-                                        export_resume_point, extend_plan, init_from_onnx, read_state)
-from vision.training.train import TrainError
+from vision.training.api import (RESUME_DIR, STAGES, TrainError, campaign, continue_classifier, continue_detector,
+                                 export_resume_point, extend_plan, init_from_onnx, read_state)
 from web.cli._common import ExitCode, Streams, parse_size
 
 

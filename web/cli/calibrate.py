@@ -12,8 +12,7 @@ import argparse
 import json
 
 from vision.detector import ModelError
-from vision.training.calibrate import METHODS, CalibrationSplitError, calibrate, write_calibration
-from vision.training.dataset import DatasetError
+from vision.training.api import METHODS, CalibrationSplitError, DatasetError, calibrate, write_calibration
 from web.cli._common import ExitCode, Streams, model_json_file
 
 

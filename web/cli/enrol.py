@@ -17,7 +17,8 @@ import argparse
 from pathlib import Path
 
 from vision.detector import MODELS_DIR
-from vision.training.enrol import CALIBRATION_SCENES, COPIES, EPOCHS, SCENES, SUIT_NAMES, TABLE_SCENES, enrol
+from vision.enrolment import CALIBRATION_SCENES, SUIT_NAMES
+from vision.training.api import COPIES, EPOCHS, SCENES, TABLE_SCENES, enrol
 from web.cli._common import ExitCode, Streams
 
 

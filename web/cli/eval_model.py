@@ -12,8 +12,7 @@ from pathlib import Path
 
 from scorer import CLASS_NAMES
 from vision.detector import ModelError
-from vision.training.dataset import DatasetError
-from vision.training.evaluate import evaluate
+from vision.training.api import DatasetError, evaluate
 from web.cli._common import ExitCode, Streams
 
 

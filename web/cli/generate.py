@@ -10,9 +10,7 @@ import argparse
 import json
 from pathlib import Path
 
-from vision.training.decks import HOLDOUT_DECK
-from vision.training.generate import generate_dataset
-from vision.training.scenes import CROP_CARD_PX, MIN_VISIBLE, SCENE_TYPES, SceneError
+from vision.training.api import CROP_CARD_PX, HOLDOUT_DECK, MIN_VISIBLE, SCENE_TYPES, SceneError, generate_dataset
 from web.cli._common import ExitCode, Streams, parse_size
 
 

@@ -19,10 +19,9 @@ from pathlib import Path
 
 from vision.detector import ModelError
 from vision.pipeline import DEFAULT_CONF
-from vision.training.dataset import DatasetError
-from vision.training.enrol import EnrolError
-from vision.training.report import (ANGLES, FAR_SCENES, HELD_OUT_DESIGNS, LOCATE_CONF, MATCH_IOU, ReportError,
-                                    build_report, enrolled_rows, markdown_table, write_report_metrics)
+from vision.training.api import (ANGLES, FAR_SCENES, HELD_OUT_DESIGNS, LOCATE_CONF, MATCH_IOU, DatasetError,
+                                 EnrolError, ReportError, build_report, enrolled_rows, markdown_table,
+                                 write_report_metrics)
 from web.cli._common import ExitCode, Streams, model_json_file
 
 

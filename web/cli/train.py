@@ -26,13 +26,11 @@ from typing import TextIO
 
 import cv2
 
-from vision.training.dataset import DatasetError, import_real, pack_yolo, tile_yolo
-from vision.training.decks import DeckError, contact_sheet, installed_svg_decks, load_svg_faces, render_deck, svg_deck
-from vision.training.hard_crops import hard_crops, save_hard_crops
-from vision.training.train import (DEFAULT_DETECTOR_YAML, TrainError, average_classifiers, ensemble_model,
-                                   export_models, train_classifier, train_detector)
-from vision.training.orientation import OrientationError, train_orientation
-from vision.training.turned import turned_copies
+from vision.training.api import (DEFAULT_DETECTOR_YAML, DatasetError, DeckError, OrientationError, TrainError,
+                                 average_classifiers, contact_sheet, ensemble_model, export_models, hard_crops,
+                                 import_real, installed_svg_decks, load_svg_faces, pack_yolo, render_deck,
+                                 save_hard_crops, svg_deck, tile_yolo, train_classifier, train_detector,
+                                 train_orientation, turned_copies)
 from web.cli._common import ExitCode, Streams, parse_size
 
 

@@ -1,0 +1,91 @@
+"""The one door into training: what the app and the ``tiplu`` training commands may use of it.
+
+This is the only module of :mod:`vision.training` that ``web/`` imports
+(``tests/test_architecture.py`` holds it to that): the Decks page's background jobs
+(teaching a deck, improving one from corrections, in :mod:`web.decks`) and the training
+commands of :mod:`web.cli` (``tiplu train``, ``generate``, ``accumulate``, ``report``,
+``calibrate``, ``eval-model``, ``enrol``). The rest of the package can then be rearranged
+without touching the app, and anyone reading ``web/`` sees in one place what it asks of
+training.
+
+Why a door, and not a wall: learning a family's deck is the app's own feature, so the page
+must start it; but training needs the ``train`` extra (torch, onnx, Ultralytics), which
+``tiplu serve`` must never load. So ``web/`` imports this module only inside the functions
+that train (the jobs' work, each command's module, which :mod:`web.cli` imports when that
+command runs). What the page needs *before* a job starts (the 13 cards of a suit photo, the
+calibration setting, whether the train extra is installed) is no training: it lives in the
+runtime module :mod:`vision.enrolment`.
+
+It offers, by use:
+
+- **learning a deck** (:mod:`vision.training.enrol`): :func:`enrol` and its result
+  :class:`Enrolment`, :func:`improve` and :class:`Improvement`, their defaults
+  :data:`COPIES`, :data:`EPOCHS`, :data:`SCENES`, :data:`TABLE_SCENES`, and the error they
+  raise, :class:`EnrolError` (from :mod:`vision.enrolment`);
+- **data** (:mod:`~vision.training.dataset`, :mod:`~vision.training.decks`,
+  :mod:`~vision.training.generate`, :mod:`~vision.training.scenes`,
+  :mod:`~vision.training.turned`): :func:`import_real`, :func:`pack_yolo`, :func:`tile_yolo`,
+  :func:`turned_copies`, :func:`generate_dataset` with :data:`CROP_CARD_PX`,
+  :data:`MIN_VISIBLE`, :data:`SCENE_TYPES`, :data:`HOLDOUT_DECK`; the SVG decks
+  (:func:`svg_deck`, :func:`installed_svg_decks`, :func:`render_deck`,
+  :func:`load_svg_faces`, :func:`contact_sheet`); errors :class:`DatasetError`,
+  :class:`DeckError`, :class:`SceneError`;
+- **training and export** (:mod:`~vision.training.train`, :mod:`~vision.training.hard_crops`,
+  :mod:`~vision.training.orientation`): :func:`train_detector`, :func:`train_classifier`,
+  :func:`export_models`, :func:`average_classifiers`, :func:`ensemble_model`,
+  :data:`DEFAULT_DETECTOR_YAML`, :func:`hard_crops`, :func:`save_hard_crops`,
+  :func:`train_orientation`; errors :class:`TrainError`, :class:`OrientationError`;
+- **the campaign** (:mod:`~vision.training.accumulate`): :func:`init_from_onnx`,
+  :func:`continue_detector`, :func:`continue_classifier`, :func:`campaign`,
+  :func:`extend_plan`, :func:`export_resume_point`, :func:`read_state`, :data:`RESUME_DIR`,
+  :data:`STAGES`;
+- **measuring** (:mod:`~vision.training.evaluate`, :mod:`~vision.training.report`,
+  :mod:`~vision.training.calibrate`): :func:`evaluate`, :func:`build_report`,
+  :func:`enrolled_rows`, :func:`markdown_table`, :func:`write_report_metrics`,
+  :data:`ANGLES`, :data:`FAR_SCENES`, :data:`HELD_OUT_DESIGNS`, :data:`LOCATE_CONF`,
+  :data:`MATCH_IOU`, :func:`calibrate`, :func:`write_calibration`, :data:`METHODS`; errors
+  :class:`ReportError`, :class:`CalibrationSplitError`.
+
+Importing it loads the training modules but neither torch nor Ultralytics: those are
+imported by the functions that need them.
+"""
+
+from __future__ import annotations
+
+from vision.enrolment import EnrolError
+from vision.training.accumulate import (RESUME_DIR, STAGES, campaign, continue_classifier, continue_detector,
+                                        export_resume_point, extend_plan, init_from_onnx, read_state)
+from vision.training.calibrate import METHODS, CalibrationSplitError, calibrate, write_calibration
+from vision.training.dataset import DatasetError, import_real, pack_yolo, tile_yolo
+from vision.training.decks import (HOLDOUT_DECK, DeckError, contact_sheet, installed_svg_decks, load_svg_faces,
+                                   render_deck, svg_deck)
+from vision.training.enrol import COPIES, EPOCHS, SCENES, TABLE_SCENES, Enrolment, Improvement, enrol, improve
+from vision.training.evaluate import LOCATE_CONF, MATCH_IOU, evaluate
+from vision.training.generate import generate_dataset
+from vision.training.hard_crops import hard_crops, save_hard_crops
+from vision.training.orientation import OrientationError, train_orientation
+from vision.training.report import (ANGLES, FAR_SCENES, HELD_OUT_DESIGNS, ReportError, build_report, enrolled_rows,
+                                    markdown_table, write_report_metrics)
+from vision.training.scenes import CROP_CARD_PX, MIN_VISIBLE, SCENE_TYPES, SceneError
+from vision.training.train import (DEFAULT_DETECTOR_YAML, TrainError, average_classifiers, ensemble_model,
+                                   export_models, train_classifier, train_detector)
+from vision.training.turned import turned_copies
+
+__all__ = [
+    # learning a deck
+    "enrol", "Enrolment", "improve", "Improvement", "COPIES", "EPOCHS", "SCENES", "TABLE_SCENES", "EnrolError",
+    # data
+    "import_real", "pack_yolo", "tile_yolo", "turned_copies", "generate_dataset", "CROP_CARD_PX", "MIN_VISIBLE",
+    "SCENE_TYPES", "HOLDOUT_DECK", "svg_deck", "installed_svg_decks", "render_deck", "load_svg_faces",
+    "contact_sheet", "DatasetError", "DeckError", "SceneError",
+    # training and export
+    "train_detector", "train_classifier", "export_models", "average_classifiers", "ensemble_model",
+    "DEFAULT_DETECTOR_YAML", "hard_crops", "save_hard_crops", "train_orientation", "TrainError", "OrientationError",
+    # the campaign
+    "init_from_onnx", "continue_detector", "continue_classifier", "campaign", "extend_plan", "export_resume_point",
+    "read_state", "RESUME_DIR", "STAGES",
+    # measuring
+    "evaluate", "build_report", "enrolled_rows", "markdown_table", "write_report_metrics", "ANGLES", "FAR_SCENES",
+    "HELD_OUT_DESIGNS", "LOCATE_CONF", "MATCH_IOU", "calibrate", "write_calibration", "METHODS", "ReportError",
+    "CalibrationSplitError",
+]
