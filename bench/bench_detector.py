@@ -57,11 +57,11 @@ def main() -> int:
 
     photo = _photo()
     det = CardDetector(args.model, imgsz=args.imgsz)
-    sizes = det.input_sizes(*photo.shape[:2])
+    sizes = det.context(photo).sizes
     imgsz = sizes[-1]
     corners = det.detect(photo)
     full = _time(lambda: det.detect(photo), args.runs)
-    stage1 = _time(lambda: det._stage1_at(photo, 0.1, imgsz), args.runs)
+    stage1 = _time(lambda: det.stage1([photo], imgsz, 0.1), args.runs)
     print(f"photo 1280x960, detector inputs {' + '.join(map(str, sizes))} px, {len(corners)} corners found: "
           f"{sorted(c.card for c in corners)}")
     print(f"onnxruntime full pipeline (all sizes) : {full:7.1f} ms/photo")

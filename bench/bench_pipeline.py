@@ -161,7 +161,7 @@ def compare_far(detector: Any, image: Any, runs: int, threads: int | None) -> No
 
     frame = far_photo(image)
     untiled = CardDetector(threads=threads)
-    untiled.info = dataclasses.replace(untiled.info, tile_below=0.0)
+    untiled.settings = dataclasses.replace(untiled.settings, passes=tuple(p for p in untiled.settings.passes if p != "tiles"))
     tiled_ms, tiled = _median_ms(lambda: detector.detect(frame, 0.25), runs)
     plain_ms, plain = _median_ms(lambda: untiled.detect(frame, 0.25), runs)
     print(f"far photo {frame.shape[1]}x{frame.shape[0]}: detect with tiles {tiled_ms:.0f} ms, {len(tiled)} corners; "
@@ -179,13 +179,13 @@ def compare_detect(detector: Any, image: Any, detect_ms: float, found: int, base
     from vision.detector import CardDetector
 
     upright = CardDetector(threads=threads)
-    upright.info = dataclasses.replace(upright.info, crop_turns=(0.0,))
+    upright.settings = dataclasses.replace(upright.settings, crop_turns=(0.0,))
     rows = [("upright crops only", upright)]
     if baseline is not None:
         rows.append((f"baseline {baseline}", CardDetector(baseline, threads=threads)))
     timed = _interleaved_ms([partial(model.detect, image, 0.25) for model in [detector, *(m for _, m in rows)]], runs)
     shipped_ms = timed[0][0]
-    print(f"detect, shipped (crop_turns {list(detector.info.crop_turns)}): {shipped_ms:.1f} ms in turns with the "
+    print(f"detect, shipped (crop_turns {list(detector.settings.crop_turns)}): {shipped_ms:.1f} ms in turns with the "
           f"rows below ({detect_ms:.1f} ms alone above), {found} corners")
     for (name, _), (ms, theirs) in zip(rows, timed[1:]):
         print(f"detect, {name}: {ms:.1f} ms, {len(theirs)} corners; shipped / this = {shipped_ms / ms:.2f}")
@@ -200,10 +200,12 @@ def nms_study(per_layout: int) -> int:
     """How many true corners class-agnostic NMS (IoU 0.6 and stricter) would merge away."""
     import numpy as np
 
-    from vision.training.decks import load_decks
-    from vision.detector import NMS_IOU
     from vision.geometry import box_iou, nms
+    from vision.settings import ReaderSettings
+    from vision.training.decks import load_decks
     from vision.training.scenes import render_scene
+
+    NMS_IOU = ReaderSettings().nms_iou
 
     decks = load_decks("all")
     thresholds = (NMS_IOU, 0.5, 0.45, 0.7)

@@ -33,7 +33,6 @@ def doubt_at_least_one(model: Path, photo: Path) -> None:
     chance (the base model's level marks one card or none). The level is the model's own
     setting in ``model.json``; the reading that applies it is the real one, in the server.
     """
-    from vision.calibration import calibration_of
     from vision.detector import load_detector
     from vision.doubt_score import feature_rows
     from vision.images import read_image
@@ -41,7 +40,7 @@ def doubt_at_least_one(model: Path, photo: Path) -> None:
 
     detector = load_detector(model)
     reading = read_photo(read_image(photo), detector)
-    score = calibration_of(detector).score
+    score = detector.calibration.score
     assert score is not None and reading.cards
     if reading.uncertain:
         return

@@ -10,6 +10,7 @@ import dataclasses
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
 from io import StringIO
 from pathlib import Path
 
@@ -20,10 +21,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scorer import CLASS_NAMES
-from vision.detector import (BACKENDS, CROP_TURNS, VIEW_FLIPS, VIEWS, CardDetector, ModelError, crop_corner, letterbox,
-                             load_detector, network_input, read_model_json, turned_crop)
+from vision.detector import (BACKENDS, CardDetector, ModelError, crop_corner, letterbox, load_detector, network_input,
+                             read_model_json, turned_crop)
+from vision.calibration import Calibration
 from vision.geometry import Corner, box_iou, flipped_boxes, long_sides, nms, tile_starts
+from vision.passes import input_sizes, tile_scale
 from vision.pipeline import read_photo
+from vision.settings import VIEW_FLIPS, ReaderSettings
 from vision.training.dataset import Box, iter_samples, map_class_name, parse_label_line, split_bursts
 from vision.training.report import far_photo
 from vision.training.evaluate import ap_101, card_set_scores, evaluate, mean_average_precision
@@ -31,6 +35,12 @@ from web.cli import main
 from web_support import shipped_model_files
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def older_model_json() -> dict[str, object]:
+    """The shipped ``model.json`` as a folder written before schema 2 spelled it (no schema, no passes)."""
+    info = json.loads((ROOT / "models" / "model.json").read_text())
+    return {k: v for k, v in info.items() if k not in ("schema", "passes")}
 REAL = ROOT / "tests" / "data" / "real_val"
 
 
@@ -208,9 +218,8 @@ def test_only_squarish_boxes_are_read_turned(detector: CardDetector) -> None:
     h, w = img.shape[:2]
     b = sample.boxes[0]
     box = np.array([[b.x1 * w, b.y1 * h, b.x2 * w, b.y2 * h]], np.float32)
-    upright_only = dataclasses.replace(detector.info, crop_turns=(0.0,))
     plain = CardDetector()
-    plain.info = upright_only
+    plain.settings = dataclasses.replace(detector.settings, crop_turns=(0.0,))
     assert np.array_equal(detector.classify(img, box), plain.classify(img, box))
     m = cv2.getRotationMatrix2D((w / 2, h / 2), -45, 1.0)
     turned = cv2.warpAffine(img, m, (w, h))
@@ -223,31 +232,31 @@ def test_only_squarish_boxes_are_read_turned(detector: CardDetector) -> None:
 
 
 def test_crop_turns_come_from_model_json(tmp_path: Path) -> None:
-    """The shipped model cuts each box at every turn of ``CROP_TURNS``; a ``model.json`` without the
-    key (an older model, an older enrolled deck) cuts upright only, as it was measured."""
-    assert CardDetector().info.crop_turns == CROP_TURNS
+    """The shipped model cuts each box at the turns of its settings; a ``model.json`` of schema 1 without
+    the key (an older model, an older enrolled deck) cuts upright only, as it was measured."""
+    assert CardDetector().settings.crop_turns == ReaderSettings().crop_turns == (0.0, 45.0, -45.0)
     shipped_model_files(tmp_path)
-    info = json.loads((ROOT / "models" / "model.json").read_text())
+    info = older_model_json()
     del info["crop_turns"]
     (tmp_path / "model.json").write_text(json.dumps(info))
-    assert CardDetector(tmp_path).info.crop_turns == (0.0,)
+    assert CardDetector(tmp_path).settings.crop_turns == (0.0,)
 
 
 @pytest.mark.parametrize("view", ["mirror", "turn180"])
 def test_each_view_reads_a_photo_and_its_flipped_image_alike(detector: CardDetector, view: str) -> None:
     """With a view, the pass at ``imgsz`` reads the photo and the photo flipped that way, so a
     close-up flipped gives the same boxes flipped back; one view alone does not (the view adds boxes)."""
-    assert set(detector.info.views) == set(VIEWS) == set(VIEW_FLIPS)
+    assert set(detector.settings.views) == set(VIEW_FLIPS)
     photo = cv2.imread(str(ROOT / "sample_images" / "tunnela.jpg"))
     photo = cv2.resize(photo, (640, round(640 * photo.shape[0] / photo.shape[1])))
-    assert detector.input_sizes(*photo.shape[:2]) == (detector.info.imgsz,)
+    assert input_sizes(detector.settings, *photo.shape[:2]) == (detector.settings.imgsz,)
     height, width = photo.shape[:2]
     flip_x, flip_y = VIEW_FLIPS[view]
 
     def boxes(det: CardDetector, image: np.ndarray, flipped: bool = False) -> list[tuple[float, ...]]:
         if flipped:
             image = np.ascontiguousarray(image[::-1 if flip_y else 1, ::-1 if flip_x else 1])
-        found = det._stage1(image, 0.1)[0]
+        found = det.find_boxes(image, 0.1).xyxy
         if flipped:
             found = np.stack([width - found[:, 2] if flip_x else found[:, 0],
                               height - found[:, 3] if flip_y else found[:, 1],
@@ -256,8 +265,8 @@ def test_each_view_reads_a_photo_and_its_flipped_image_alike(detector: CardDetec
         return sorted(tuple(np.round(b, 2)) for b in found)
 
     one_view, with_view = CardDetector(), CardDetector()
-    one_view.info = dataclasses.replace(one_view.info, views=())
-    with_view.info = dataclasses.replace(with_view.info, views=(view,))
+    one_view.settings = dataclasses.replace(one_view.settings, views=())
+    with_view.settings = dataclasses.replace(with_view.settings, views=(view,))
     assert boxes(with_view, photo) == boxes(with_view, photo, flipped=True)
     assert boxes(one_view, photo) != boxes(one_view, photo, flipped=True)
     assert set(boxes(one_view, photo)) < set(boxes(with_view, photo)) < set(boxes(detector, photo))
@@ -268,7 +277,7 @@ def test_the_looks_in_one_batch_read_as_each_look_alone(detector: CardDetector) 
     boxes are exactly those of a run on that look alone, and the network input holds the same
     values as the plain numpy conversion."""
     photo = cv2.imread(str(ROOT / "sample_images" / "tunnela.jpg"))
-    size = detector.info.imgsz
+    size = detector.settings.imgsz
     looks = [photo, cv2.flip(photo, 1), cv2.flip(photo, -1)]
     padded = [letterbox(look, size)[0] for look in looks]
     batch = network_input(padded)
@@ -280,11 +289,11 @@ def test_the_looks_in_one_batch_read_as_each_look_alone(detector: CardDetector) 
         alone = detector._det.run(None, {detector._det_input: batch[k:k + 1]})[0][0]
         assert np.array_equal(together[k], alone)
     one_view = CardDetector()
-    one_view.info = dataclasses.replace(one_view.info, views=())
+    one_view.settings = dataclasses.replace(one_view.settings, views=())
     height, width = photo.shape[:2]
     for look, (flip_x, flip_y) in zip(looks[1:], VIEW_FLIPS.values()):
-        back = flipped_boxes(one_view._stage1(look, 0.1)[0], width, height, flip_x, flip_y)
-        assert set(map(tuple, np.round(back, 3))) <= set(map(tuple, np.round(detector._stage1(photo, 0.1)[0], 3)))
+        back = flipped_boxes(one_view.find_boxes(look, 0.1).xyxy, width, height, flip_x, flip_y)
+        assert set(map(tuple, np.round(back, 3))) <= set(map(tuple, np.round(detector.find_boxes(photo, 0.1).xyxy, 3)))
 
 
 def test_spinning_threads_change_the_speed_not_the_reading(detector: CardDetector) -> None:
@@ -299,18 +308,18 @@ def test_spinning_threads_change_the_speed_not_the_reading(detector: CardDetecto
                                             ({"views": ["turn180"]}, ("turn180",))])
 def test_model_json_says_which_views_stage_one_takes(tmp_path: Path, setting: dict[str, object],
                                                       views: tuple[str, ...]) -> None:
-    """Older model folders and enrolled decks keep the views they were measured with: none before
-    v0.8.4, v0.8.4's mirror (``"mirror_view": true``)."""
+    """Older model folders and enrolled decks (schema 1) keep the views they were measured with: none
+    without the key, the mirror where ``"mirror_view": true``."""
     shipped_model_files(tmp_path)
-    info = json.loads((ROOT / "models" / "model.json").read_text())
+    info = older_model_json()
     del info["views"]
     (tmp_path / "model.json").write_text(json.dumps({**info, **setting}))
-    assert CardDetector(tmp_path).info.views == views
+    assert CardDetector(tmp_path).settings.views == views
 
 
 def test_an_old_mirror_view_that_is_no_boolean_is_named(tmp_path: Path) -> None:
     shipped_model_files(tmp_path)
-    info = json.loads((ROOT / "models" / "model.json").read_text())
+    info = older_model_json()
     del info["views"]
     (tmp_path / "model.json").write_text(json.dumps({**info, "mirror_view": 1}))
     with pytest.raises(ModelError, match='"mirror_view" must be true or false, not 1'):
@@ -336,8 +345,8 @@ def test_stage_two_averages_the_classifiers_model_json_lists(tmp_path: Path) -> 
     image = cv2.imread(str(ROOT / "sample_images" / "declared_hand.jpg"))
     boxes = np.array([c.box for c in folders["both"].detect(image)[:12]], np.float32)
     one, two, both = (folders[n].classify(image, boxes) for n in ("first", "second", "both"))
-    plain = [folders[n].classify_crops(np.stack([crop_corner(image, b, size=(folders[n].info.crop_w,
-                                                                              folders[n].info.crop_h))
+    plain = [folders[n].classify_crops(np.stack([crop_corner(image, b, size=(folders[n].settings.crop_w,
+                                                                              folders[n].settings.crop_h))
                                                  for b in boxes])) for n in ("first", "second", "both")]
     assert np.allclose(plain[2], (plain[0] + plain[1]) / 2, atol=1e-5)
     assert both.shape == one.shape == two.shape and np.allclose(both.sum(1), 1, atol=1e-4)
@@ -403,9 +412,15 @@ class FixedCorners:
 
     def __init__(self, model_path: object = None, *, imgsz: int | None = None) -> None:
         self.model_path = model_path
+        self.settings = ReaderSettings(format="fixed-corners", passes=("base",))
+        self.calibration = Calibration()
 
     def detect(self, image_bgr: np.ndarray, conf: float = 0.25) -> list[Corner]:
         return [Corner("7H", 0.9, (10.0, 10.0, 20.0, 25.0)), Corner("KS", 0.8, (60.0, 10.0, 70.0, 25.0))]
+
+    def look_around(self, image_bgr: np.ndarray, corners: Sequence[Corner], conf: float,
+                    known: Sequence[Sequence[float]] = (), known_iou: float = 0.3) -> list[Corner]:
+        return []
 
 
 def test_a_second_backend_is_a_new_class_named_by_model_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -427,19 +442,22 @@ def test_a_bad_model_json_says_what_is_wrong(tmp_path: Path, text: str, words: s
 
 @pytest.mark.parametrize("key, value, words", [("crop_turns", "x", '"crop_turns" must be a list of numbers'),
                                                ("crop_turns", [45, "x"], '"crop_turns" must be a list of numbers'),
-                                               ("crop_w", "x", '"crop_w" must be a number'),
+                                               ("crop_w", "x", '"crop_w" must be a whole number'),
                                                ("big_share", None, '"big_share" must be a number'),
                                                ("tile_below", "18", '"tile_below" must be a number'),
-                                               ("views", "mirror", '"views" must list distinct views'),
+                                               ("passes", ["big", "base"], '"passes" must list passes'),
+                                               ("passes", ["base", "zoom"], '"passes" must list passes'),
+                                               ("schema", 9, "schema 9 is newer than this tiplu reads"),
+                                               ("views", "mirror", '"views" must be a list of names'),
                                                ("views", ["mirror", "x"], '"views" must list distinct views'),
                                                ("views", ["mirror", "mirror"], '"views" must list distinct views'),
-                                               ("mirror_view", True, '"views" alone; "mirror_view" is its older'),
+                                               ("mirror_view", True, '"mirror_view" is no setting of schema 2'),
                                                ("crop_h", 100, "crops; export the model again"),
-                                               ("classifiers", "x", '"classifiers" must list .onnx file names'),
+                                               ("classifiers", "x", '"classifiers" must be a list of names'),
                                                ("classifiers", ["corner_classifier.onnx", "../x.onnx"],
                                                 '"classifiers" must list .onnx file names'),
                                                ("classifiers", ["b.onnx", "corner_classifier.onnx"],
-                                                '"classifiers" must start with corner_classifier.onnx'),
+                                                '"classifiers" must list .onnx file names in the model folder, the first being corner_classifier.onnx'),
                                                ("classifiers", ["corner_classifier.onnx", "gone.onnx"],
                                                 '"classifiers" names gone.onnx, which is not in')])
 def test_a_bad_setting_in_model_json_names_the_key(tmp_path: Path, key: str, value: object, words: str) -> None:
@@ -502,7 +520,7 @@ def test_a_bigger_photo_finds_the_same_cards(detector: CardDetector) -> None:
     [sample] = [s for s in iter_samples(REAL) if s.image.name.startswith("IMG_7753_")]
     img = cv2.imread(str(sample.image))
     big = cv2.resize(img, (1280, 1280), interpolation=cv2.INTER_CUBIC)
-    assert detector.input_sizes(*big.shape[:2]) == (320, 960)
+    assert input_sizes(detector.settings, *big.shape[:2]) == (320, 960)
     small, large = detector.detect(img), detector.detect(big)
     assert {c.card for c in large} >= {c.card for c in small} == {"10C", "QC", "2D"}
     for a in small:
@@ -520,7 +538,7 @@ def test_a_bigger_photo_finds_the_same_cards(detector: CardDetector) -> None:
 def test_input_sizes_follow_the_photo(height: int, width: int, fixed: int | None, expected: tuple[int, ...]) -> None:
     info = json.loads((ROOT / "models" / "model.json").read_text())
     assert (info["imgsz"], info["max_imgsz"], info["big_share"]) == (320, 960, 0.75)
-    assert CardDetector(imgsz=fixed).input_sizes(height, width) == expected
+    assert CardDetector(imgsz=fixed).context(np.zeros((height, width, 3), np.uint8)).sizes == expected
 
 
 @given(length=st.integers(1, 9000), tile=st.integers(64, 1280), share=st.floats(0.0, 0.45))
@@ -538,10 +556,10 @@ def test_a_whole_table_in_a_big_photo_is_read_in_tiles(detector: CardDetector) -
     half its cards are lost; the tiles read all 21. The same photo without tiles shows the test can fail."""
     expected = json.loads((ROOT / "sample_images" / "expected.json").read_text())["declared_hand.jpg"]["cards"]
     frame = far_photo(cv2.imread(str(ROOT / "sample_images" / "declared_hand.jpg")))
-    assert detector.info.tile_below > 0
+    assert detector.settings.tile_below > 0
     assert sorted(c.card for c in read_photo(frame, detector).cards) == sorted(expected)
     untiled = CardDetector()
-    untiled.info = dataclasses.replace(untiled.info, tile_below=0.0)
+    untiled.settings = dataclasses.replace(untiled.settings, tile_below=0.0)
     assert len(read_photo(frame, untiled).cards) < len(expected) - 3
 
 
@@ -549,10 +567,10 @@ def test_a_whole_table_in_a_big_photo_is_read_in_tiles(detector: CardDetector) -
 def test_big_corners_in_a_big_photo_are_not_tiled(detector: CardDetector, name: str) -> None:
     """Close-ups must not pay for whole tables: corners already big at the big pass give no tiles."""
     frame = far_photo(cv2.imread(str(ROOT / "sample_images" / name)))
-    sizes = detector.input_sizes(*frame.shape[:2])
-    boxes = detector._stage1_at(frame, 0.1, sizes[-1])[0]
+    sizes = input_sizes(detector.settings, *frame.shape[:2])
+    boxes = detector.stage1([frame], sizes[-1], 0.1)[0].xyxy
     sides = long_sides(boxes) * sizes[-1] / 4000
-    assert len(sides) and detector.tile_scale(3000, 4000, sides) is None
+    assert len(sides) and tile_scale(detector.settings, 3000, 4000, sides) is None
 
 
 def test_blank_photo_has_no_cards(detector: CardDetector) -> None:

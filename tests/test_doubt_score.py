@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vision.calibration import Calibration, CalibrationError, calibration_of
+from vision.calibration import Calibration, CalibrationError
 from vision.detector import MODELS_DIR, load_detector, read_model_json
 from vision.geometry import Corner
 from vision.doubt_score import FEATURES, FORMS, DoubtScore, card_features, expanded, fit_doubt_score, term_count
@@ -174,7 +174,7 @@ def test_the_reading_marks_what_the_score_flags() -> None:
     assert plain.card_names() == flagged_all.card_names() == flagged_none.card_names() and plain.cards
     assert all(c.uncertain for c in flagged_all.cards)
     assert [c.uncertain for c in flagged_none.cards] == [c.uncertain for c in plain.cards]
-    shipped = calibration_of(detector)
+    shipped = detector.calibration
     assert shipped.score is not None, "the shipped model brings its doubt score"
     read = read_photo(image, detector, 0.25)
     assert [c.uncertain for c in read.cards] == expected_uncertain(read, shipped)
@@ -214,7 +214,7 @@ def test_calibrate_fits_a_score_that_the_model_then_uses(tmp_path: Path) -> None
     assert report["method"].startswith("doubt score (logistic regression over 8 features")
     assert " fitted on the calibration splits' cards" in report["method"]
     assert report["doubt_score"]["features"] == list(FEATURES)
-    written = calibration_of(load_detector(model))
+    written = load_detector(model).calibration
     assert written.score is not None and written.score.to_json() == report["doubt_score"]
     assert (written.uncertain_below, written.alternative_above) == (0.0, 1.0)
     thresholds = tiplu("calibrate", "--model", str(model), "--calibrate", str(tmp_path / "calib"), "--test",

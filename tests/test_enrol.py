@@ -21,7 +21,7 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.calibration import CALIBRATION_FIELDS, Calibration, calibration_of
+from vision.calibration import CALIBRATION_FIELDS, Calibration
 from vision.detector import INFO_FILE, MODELS_DIR, CardDetector, load_detector, model_crop_size
 from vision.enrolment import EnrolError, card_names, find_cards
 from vision.training.enrol import corner_crops, correction_crops, improve, read_enrolment, table_crops
@@ -162,7 +162,7 @@ def test_enrol_recalibrates_doubt_on_scenes_of_its_own_deck(enrolled: tuple[Path
         assert 0 <= calibration[name] <= 1
     assert ((calibration["named_above"], calibration["named_floor"], calibration["vouched_above"])
             == (base["named_above"], base["named_floor"], base["vouched_above"]))
-    assert Calibration.from_model_json({"calibration": calibration}) == calibration_of(load_detector(out))
+    assert Calibration.from_model_json({"calibration": calibration}) == load_detector(out).calibration
     assert "recalibrating doubt: 6/6 scenes read" in stderr and "doubt recalibrated: doubt score from" in stderr
 
 

@@ -61,8 +61,8 @@ def test_each_card_crop_is_named_by_the_label_it_overlaps(detector: CardDetector
         assert [labels[j] for j in best] == found.labels[cards].tolist()
         assert len(set(best.tolist())) == len(best), "one crop per labelled corner"
         for crop, box in zip(found.crops, found.boxes):
-            assert np.array_equal(crop, crop_corner(image, box, detector.info.crop_margin,
-                                                    (detector.info.crop_w, detector.info.crop_h)))
+            assert np.array_equal(crop, crop_corner(image, box, detector.settings.crop_margin,
+                                                    (detector.settings.crop_w, detector.settings.crop_h)))
         matched += int(cards.sum())
         labelled += len(labels)
     # measured: 49 of 63 (v0.2 misses every small corner of the stacked-hearts photo)

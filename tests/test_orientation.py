@@ -179,8 +179,8 @@ def test_the_diagonal_error_is_symmetric_and_zero_along_the_diagonal() -> None:
 
 @pytest.mark.parametrize("value, words", [
     ("missing.onnx", "which is not in"),
-    ("../corner_orientation.onnx", "must name an .onnx file"),
-    (3, "must name an .onnx file"),
+    ("../corner_orientation.onnx", "must be the name of an .onnx file"),
+    (3, "must be the name of an .onnx file"),
 ])
 def test_a_bad_orientation_entry_says_what_to_fix(tmp_path: Path, value: object, words: str) -> None:
     folder = shipped_model_files(tmp_path / "model", with_json=True)
@@ -193,8 +193,7 @@ def test_a_bad_orientation_entry_says_what_to_fix(tmp_path: Path, value: object,
 def test_a_folder_without_the_network_reads_with_the_crops_facing_test(tmp_path: Path) -> None:
     folder = shipped_model_files(tmp_path / "model", with_json=True)
     info = json.loads((folder / INFO_FILE).read_text())
-    del info["orientation"]
-    (folder / INFO_FILE).write_text(json.dumps(info))
+    (folder / INFO_FILE).write_text(json.dumps(info | {"orientation": None}))
     (folder / ORIENTATION_FILE).unlink()
     corners = CardDetector(folder).detect(read_image(SAMPLES / "tunnela.jpg"))
     assert corners and all(c.angle is None for c in corners)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
@@ -24,12 +25,13 @@ import pytest
 from scorer import Card, RuleSet, get_rules, parse_card, parse_cards
 from vision.calibration import Calibration
 from vision.detector import MODELS_DIR, CardDetector, read_model_json
-from vision.geometry import Corner
 from vision.doubts import FAINT_CARD, ONE_OR_TWO, TOO_MANY_COPIES
+from vision.geometry import Corner
 from vision.layout import group_cards
 from vision.pairing import PhysicalCard, facing_score, pair_corners, typical_ratio
 from vision.pipeline import PhotoReading, read_photo
 from vision.score import FREE, PLAYER, judge_hand, lay_out, score_reading
+from vision.settings import ReaderSettings
 from vision.training.decks import Deck, load_decks
 from vision.training.scenes import RenderedScene, render_scene
 from web_support import expected_uncertain
@@ -272,9 +274,15 @@ class CornersGiven:
 
     def __init__(self, corners: list[Corner]) -> None:
         self.corners = corners
+        self.settings = ReaderSettings(format="corners-given", passes=("base",))
+        self.calibration = Calibration()
 
     def detect(self, image_bgr: np.ndarray, conf: float = 0.25) -> list[Corner]:
         return [c for c in self.corners if c.confidence >= conf]
+
+    def look_around(self, image_bgr: np.ndarray, corners: Sequence[Corner], conf: float,
+                    known: Sequence[Sequence[float]] = (), known_iou: float = 0.3) -> list[Corner]:
+        return []
 
 
 def test_two_copies_that_may_be_one_card_are_both_marked_with_a_doubt() -> None:

@@ -6,6 +6,7 @@ pipeline runs end to end without touching the network, not that the model is any
 
 from __future__ import annotations
 
+import json
 import socket
 from pathlib import Path
 
@@ -15,7 +16,8 @@ import pytest
 pytest.importorskip("ultralytics")
 pytest.importorskip("torch")
 
-from vision.detector import LOOK_SIZE, LOOK_WINDOW, CardDetector  # noqa: E402
+from vision.detector import CardDetector  # noqa: E402
+from vision.settings import SCHEMA, ReaderSettings  # noqa: E402
 from vision.training.dataset import import_real  # noqa: E402
 
 REAL = Path(__file__).resolve().parent / "data" / "real_val"
@@ -46,7 +48,11 @@ def test_one_epoch_each_stage_offline_then_onnx(tmp_path: Path, monkeypatch: pyt
     written = export_models(det, cls, tmp_path / "models", imgsz=64)
     assert {p.name for p in written} == {"corners.onnx", "corner_classifier.onnx", "classes.txt", "model.json"}
     exported = CardDetector(tmp_path / "models")
-    assert (exported.info.look_window, exported.info.look_size) == (LOOK_WINDOW, LOOK_SIZE), "looks around as shipped"
+    shipped = ReaderSettings()
+    assert json.loads((tmp_path / "models" / "model.json").read_text())["schema"] == SCHEMA
+    assert (exported.settings.passes, exported.settings.look_window) == (shipped.passes, shipped.look_window), \
+        "reads with every pass, as shipped"
+    assert exported.settings.classifiers == ("corner_classifier.onnx",) and exported.settings.orientation is None
     corners = exported.detect(np.full((120, 160, 3), 200, np.uint8), conf=0.0)
     assert all(c.card for c in corners)
     assert attempts == []

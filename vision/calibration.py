@@ -62,6 +62,9 @@ class Calibration:
     vouched_above: float = VOUCHED_ABOVE
     #: The fitted doubt score (None: the thresholds alone decide).
     score: DoubtScore | None = None
+    #: What the numbers were fitted on: :func:`vision.pipeline.reading_fingerprint` of the reader then
+    #: (None: not recorded). A reader whose fingerprint differs reads otherwise: calibrate again.
+    fingerprint: str | None = None
 
     def doubtful(self, confidence: float, alternatives: Sequence[tuple[str, float]]) -> bool:
         """Should the player check this card?"""
@@ -116,10 +119,9 @@ class Calibration:
                 score = DoubtScore.from_json(raw["doubt_score"])
             except DoubtScoreError as exc:
                 raise CalibrationError(str(exc)) from None
-        return cls(**values, score=score)
+        fingerprint = raw.get("fingerprint")
+        if fingerprint is not None and not isinstance(fingerprint, str):
+            raise CalibrationError(f"model.json calibration.fingerprint: give the text tiplu calibrate wrote, "
+                                   f"not {fingerprint!r}")
+        return cls(**values, score=score, fingerprint=fingerprint)
 
-
-def calibration_of(detector: object) -> Calibration:
-    """The calibration a detector's model brought, or the defaults for a backend without one."""
-    found = getattr(detector, "calibration", None)
-    return found if isinstance(found, Calibration) else Calibration()

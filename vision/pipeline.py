@@ -24,22 +24,25 @@ each card lists the corner indexes it was built from; ``groups`` hold card index
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from scorer import JOKER, RuleSet
-from vision.calibration import Calibration, calibration_of
+from vision.calibration import Calibration
 from vision.detector import Detector
 from vision.doubt_score import feature_rows
 from vision.doubts import Doubt, apart_doubts, copy_doubts, faint_doubts, layout_doubts
 from vision.geometry import Corner, centre_inside
 from vision.layout import group_cards
 from vision.pairing import Pairing, PhysicalCard, copy_limits, pair_corners
+from vision.settings import DETECTOR_FILE, ReaderSettings, fingerprint
 
 DEFAULT_CONF = 0.25
 
@@ -87,7 +90,7 @@ class PhotoReading:
 def read_photo(image_bgr: np.ndarray, detector: Detector, conf: float = DEFAULT_CONF, *,
                name: str | None = None, uncertain_below: float | None = None,
                rules: RuleSet | None = None, calibration: Calibration | None = None) -> PhotoReading:
-    """Detect, pair and group the cards of one decoded BGR photo (see :mod:`vision.images`).
+    """Detect, pair and group the cards of one decoded BGR photo (see :mod:`vision.images`): :class:`Reader`.
 
     The web app calls this with the same detector for every upload. ``rules`` bound the
     copies of each face (:func:`vision.pairing.copy_limits`; default: any rule family).
@@ -95,40 +98,98 @@ def read_photo(image_bgr: np.ndarray, detector: Detector, conf: float = DEFAULT_
     and which corners under ``conf`` still mark a place to look; ``uncertain_below``
     overrides its confidence threshold.
     """
-    calibration = calibration or calibration_of(detector)
-    t0 = time.perf_counter()
-    found = detector.detect(image_bgr, min(conf, calibration.faint_above, calibration.named_floor))
-    counted = counted_corners(found, conf, calibration)
-    corners = counted + tentative_corners(found, counted, calibration)
-    t1 = time.perf_counter()
-    pairing = pair_corners(corners, image_bgr, rules=rules, calibration=calibration, uncertain_below=uncertain_below,
-                           tentative=range(len(counted), len(corners)))
-    corners, pairing = without_unused(corners, pairing, len(counted))
-    used = set(corners)
-    # A card read only from corners under ``conf`` is one to check, whatever ``uncertain_below`` says.
-    read = [replace(c, uncertain=True) if all(corners[i].confidence < conf for i in c.corners) else c
-            for c in pairing.cards]
-    read = scored(corners, read, calibration)
-    t2 = time.perf_counter()
-    groups = group_cards(read, corners)
-    t3 = time.perf_counter()
-    cards, laid = _renumber(read, groups)
-    card_of = {c.corners[0]: k for k, c in enumerate(cards) if len(c.corners) == 1}
-    apart = [(card_of[i], card_of[j]) for i, j in pairing.apart if i in card_of and j in card_of]
-    decks, jokers = copy_limits(rules)
-    taken = pairing.taken()
-    untaken = [c for c in found if c not in used] + [c for i, c in enumerate(corners) if i not in taken]
-    looked = looked_around(image_bgr, detector, corners, cards, calibration.faint_above)
-    t4 = time.perf_counter()
-    copies = Counter(c.card for c in cards)
-    faint, seen_around = ([c for c in (in_play(c, decks, jokers, copies) for c in candidates
-                                       if c.confidence >= calibration.faint_above) if c is not None]
-                          for candidates in (untaken, looked))
-    doubts = (copy_doubts(cards, pairing.dropped, decks, jokers) + apart_doubts(cards, apart)
-              + layout_doubts(cards, laid) + faint_doubts(cards, faint, corners, seen_around))
-    timings = {"detect_ms": (t1 - t0) * 1000, "pair_ms": (t2 - t1) * 1000, "group_ms": (t3 - t2) * 1000,
-               "look_ms": (t4 - t3) * 1000}
-    return PhotoReading(name, corners, cards, laid, pairing.clamped, timings, tuple(doubts))
+    return Reader(detector, conf, rules=rules, calibration=calibration or detector.calibration,
+                  uncertain_below=uncertain_below).read(image_bgr, name)
+
+
+@dataclass(frozen=True)
+class Reader:
+    """What happens to a photo, in order (:meth:`read`; each step a method):
+
+    1. :meth:`detect`: the detector's corners (:meth:`vision.detector.Detector.detect`: stage 1's passes
+       over the photo, :mod:`vision.passes`, one NMS, naming by stage 2 and its ensemble, orientation).
+    2. :meth:`count`: which corners count as cards, and which faint ones pairing may take where the
+       indices' angles vouch for them (:mod:`vision.calibration`).
+    3. :meth:`pair`: corners into physical cards (:func:`vision.pairing.pair_corners`), copies bounded by the decks.
+    4. :meth:`flag`: the cards the doubt score marks to check (:mod:`vision.doubt_score`).
+    5. :meth:`lay_out`: the cards in groups as laid (:func:`vision.layout.group_cards`).
+    6. :meth:`look_around`: the look-around pass about the cards read (:class:`vision.passes.LookAroundPass`).
+    7. :meth:`doubt`: what the rules find (:mod:`vision.doubts`): copies, cards apart, short melds, places to look.
+    """
+
+    detector: Detector
+    conf: float = DEFAULT_CONF
+    rules: RuleSet | None = None
+    calibration: Calibration = field(default_factory=Calibration)
+    uncertain_below: float | None = None
+
+    def read(self, image_bgr: np.ndarray, name: str | None = None) -> PhotoReading:
+        """Every step, timed (``detect_ms``, ``pair_ms`` with the flagging, ``group_ms``, ``look_ms``)."""
+        t0 = time.perf_counter()
+        found = self.detect(image_bgr)
+        counted, corners = self.count(found)
+        t1 = time.perf_counter()
+        corners, pairing = self.pair(image_bgr, corners, len(counted))
+        read = self.flag(corners, pairing.cards)
+        t2 = time.perf_counter()
+        groups = group_cards(read, corners)
+        t3 = time.perf_counter()
+        cards, laid = _renumber(read, groups)
+        looked = self.look_around(image_bgr, corners, cards)
+        t4 = time.perf_counter()
+        doubts = self.doubt(found, corners, cards, laid, pairing, looked)
+        timings = {"detect_ms": (t1 - t0) * 1000, "pair_ms": (t2 - t1) * 1000, "group_ms": (t3 - t2) * 1000,
+                   "look_ms": (t4 - t3) * 1000}
+        return PhotoReading(name, corners, cards, laid, pairing.clamped, timings, tuple(doubts))
+
+    def detect(self, image_bgr: np.ndarray) -> list[Corner]:
+        """The detector's corners, down to the faintest the calibration still uses."""
+        calibration = self.calibration
+        return self.detector.detect(image_bgr, min(self.conf, calibration.faint_above, calibration.named_floor))
+
+    def count(self, found: Sequence[Corner]) -> tuple[tuple[Corner, ...], tuple[Corner, ...]]:
+        """The corners counted as cards, and those followed by the tentative ones (:func:`counted_corners`,
+        :func:`tentative_corners`)."""
+        counted = counted_corners(found, self.conf, self.calibration)
+        return counted, counted + tentative_corners(found, counted, self.calibration)
+
+    def pair(self, image_bgr: np.ndarray, corners: Sequence[Corner], counted: int) -> tuple[tuple[Corner, ...],
+                                                                                             Pairing]:
+        """Corners into cards; the tentative corners no card took are left out (:func:`without_unused`).
+        A card read only from corners under ``conf`` is one to check, whatever ``uncertain_below`` says."""
+        pairing = pair_corners(corners, image_bgr, rules=self.rules, calibration=self.calibration,
+                               uncertain_below=self.uncertain_below, tentative=range(counted, len(corners)))
+        kept, pairing = without_unused(corners, pairing, counted)
+        cards = tuple(replace(c, uncertain=True) if all(kept[i].confidence < self.conf for i in c.corners) else c
+                      for c in pairing.cards)
+        return kept, replace(pairing, cards=cards)
+
+    def flag(self, corners: Sequence[Corner], cards: Sequence[PhysicalCard]) -> list[PhysicalCard]:
+        """The cards with those the doubt score flags marked uncertain (:func:`scored`)."""
+        return scored(corners, cards, self.calibration)
+
+    def look_around(self, image_bgr: np.ndarray, corners: Sequence[Corner],
+                    cards: Sequence[PhysicalCard]) -> list[Corner]:
+        """Corners found about the cards read that lie on none of ``corners`` (:func:`looked_around`)."""
+        return looked_around(image_bgr, self.detector, corners, cards, self.calibration.faint_above)
+
+    def doubt(self, found: Sequence[Corner], corners: Sequence[Corner], cards: Sequence[PhysicalCard],
+              laid: Sequence[Sequence[int]], pairing: Pairing, looked: Sequence[Corner]) -> list[Doubt]:
+        """What the rules find: more copies than the decks hold, two copies that may be one card, short
+        melds, and the places a card may be missed (corners no card took, and those looked around for),
+        each named within the decks in play (:func:`in_play`)."""
+        card_of = {c.corners[0]: k for k, c in enumerate(cards) if len(c.corners) == 1}
+        apart = [(card_of[i], card_of[j]) for i, j in pairing.apart if i in card_of and j in card_of]
+        decks, jokers = copy_limits(self.rules)
+        taken = pairing.taken()
+        used = set(corners)
+        untaken = [c for c in found if c not in used] + [c for i, c in enumerate(corners) if i not in taken]
+        copies = Counter(c.card for c in cards)
+        faint, seen_around = ([c for c in (in_play(c, decks, jokers, copies) for c in candidates
+                                           if c.confidence >= self.calibration.faint_above) if c is not None]
+                              for candidates in (untaken, looked))
+        return (copy_doubts(cards, pairing.dropped, decks, jokers) + apart_doubts(cards, apart)
+                + layout_doubts(cards, laid) + faint_doubts(cards, faint, corners, seen_around))
 
 
 #: A corner found by looking around (:func:`looked_around`) overlapping one of the reading's at this IoU or
@@ -138,18 +199,62 @@ LOOK_NEW_IOU = 0.3
 
 def looked_around(image_bgr: np.ndarray, detector: Detector, corners: Sequence[Corner],
                   cards: Sequence[PhysicalCard], faint_above: float) -> list[Corner]:
-    """Corners the detector finds in windows about the cards read (``look_around``, where its model has
-    windows) that lie on none of the reading's ``corners``: more places a card may be missed (where a
-    place the photo's own passes showed lies, that place is kept: :func:`vision.doubts.faint_doubts`).
-
-    >>> looked_around(np.zeros((10, 10, 3), np.uint8), object(), [], [], 0.1)
-    []
+    """Corners the detector finds in windows about the cards read (:meth:`vision.detector.Detector.look_around`)
+    that lie on none of the reading's ``corners``: more places a card may be missed (where a place the
+    photo's own passes showed lies, that place is kept: :func:`vision.doubts.faint_doubts`).
     """
-    look = getattr(detector, "look_around", None)
     read = [corners[i] for card in cards for i in card.corners]
-    if look is None or not read:
+    if not read:
         return []
-    return list(look(image_bgr, read, faint_above, [c.box for c in corners], LOOK_NEW_IOU))
+    return list(detector.look_around(image_bgr, read, faint_above, [c.box for c in corners], LOOK_NEW_IOU))
+
+
+#: The modules whose numbers decide what the reader reads: the calibration is fitted on their output.
+READER_MODULES = ("vision.geometry", "vision.passes", "vision.detector", "vision.orientation", "vision.pairing",
+                  "vision.layout", "vision.doubt_score", "vision.doubts", "vision.pipeline")
+
+
+def reader_constants() -> dict[str, Any]:
+    """Every number the reader's modules define at module level (upper-case names assigned there), by
+    ``module.NAME``.
+
+    >>> constants = reader_constants()
+    >>> constants["vision.pipeline.LOOK_NEW_IOU"], "vision.pairing.MAX_ALTERNATIVES" in constants
+    (0.3, False)
+    """
+    import importlib
+    import inspect
+    import re
+
+    def numeric(value: Any) -> bool:
+        if isinstance(value, (tuple, list)):
+            return all(numeric(v) for v in value)
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+    out: dict[str, Any] = {}
+    for name in READER_MODULES:
+        module = importlib.import_module(name)
+        assigned = set(re.findall(r"^([A-Z][A-Z0-9_]*)\s*[:=]", inspect.getsource(module), re.M))
+        out |= {f"{name}.{key}": value for key, value in vars(module).items() if key in assigned and numeric(value)}
+    return out
+
+
+def reading_fingerprint(settings: ReaderSettings, folder: Path) -> str:
+    """What a calibration is fitted on, as a short hash: the reader's settings, its modules' numbers
+    (:func:`reader_constants`) and the networks' bytes. Where it differs from the one the model's
+    calibration recorded (``"fingerprint"``), the reader reads otherwise and the doubt figures are
+    no longer measured: calibrate again (``tiplu calibrate``, which records it).
+
+    >>> from vision.detector import MODELS_DIR
+    >>> from vision.settings import read_settings
+    >>> len(reading_fingerprint(read_settings(MODELS_DIR), MODELS_DIR))
+    16
+    """
+    networks = [DETECTOR_FILE, *settings.classifiers] + ([settings.orientation] if settings.orientation else [])
+    files = {name: hashlib.sha256((folder / name).read_bytes()).hexdigest() if (folder / name).is_file() else None
+             for name in networks}
+    return fingerprint({"settings": settings.to_json(), "classes": list(settings.classes),
+                        "constants": reader_constants(), "networks": files})
 
 
 def scored(corners: Sequence[Corner], cards: Sequence[PhysicalCard],

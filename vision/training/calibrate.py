@@ -56,14 +56,15 @@ from typing import Any
 import numpy as np
 
 from scorer import JOKER, RuleSet, get_rules
-from vision.calibration import CALIBRATION_FIELDS, Calibration, calibration_of
-from vision.doubt_score import FEATURES, FORMS, DoubtScore, feature_rows, fit_doubt_score
+from vision.calibration import CALIBRATION_FIELDS, Calibration
 from vision.detector import Detector, load_detector, model_folder, read_model_json
+from vision.doubt_score import FEATURES, FORMS, DoubtScore, feature_rows, fit_doubt_score
+from vision.doubts import FAINT_CARD, ONE_OR_TWO, PLACE_KINDS, SHORT_MELD, TOO_MANY_COPIES, Doubt, count_doubt
 from vision.geometry import box_iou
 from vision.images import read_image
-from vision.doubts import FAINT_CARD, ONE_OR_TWO, PLACE_KINDS, SHORT_MELD, TOO_MANY_COPIES, Doubt, count_doubt
-from vision.pipeline import DEFAULT_CONF, PhotoReading, read_photo
+from vision.pipeline import DEFAULT_CONF, PhotoReading, read_photo, reading_fingerprint
 from vision.score import lay_out
+from vision.settings import read_settings
 from vision.training.dataset import Sample, iter_samples
 
 #: Nothing flagged, every faint corner down to the detector's floor kept as a place to look.
@@ -89,7 +90,7 @@ def counting_as(calibration: Calibration, reading: Calibration) -> Calibration:
     """``calibration`` with the corners counted as ``reading`` counts them (:data:`READING_FIELDS`).
 
     >>> counting_as(Calibration(uncertain_below=0.6), Calibration(named_above=0.9, vouched_above=0.5))
-    Calibration(uncertain_below=0.6, alternative_above=1.0, faint_above=1.0, named_above=0.9, named_floor=1.0, vouched_above=0.5, score=None)
+    Calibration(uncertain_below=0.6, alternative_above=1.0, faint_above=1.0, named_above=0.9, named_floor=1.0, vouched_above=0.5, score=None, fingerprint=None)
     """
     return replace(calibration, **{name: getattr(reading, name) for name in READING_FIELDS})
 
@@ -101,10 +102,11 @@ def reading_calibration(detector: Detector, named: tuple[float, float] | None = 
     Which faint corners count as cards changes which cards are read, so it is fixed before the
     doubt thresholds are chosen, and kept with them in ``model.json``.
 
-    >>> reading_calibration(object(), (0.9, 0.1)).named_above
+    >>> from vision.detector import load_detector
+    >>> reading_calibration(load_detector(), (0.9, 0.1)).named_above
     0.9
     """
-    reading = counting_as(NOTHING_FLAGGED, calibration_of(detector))
+    reading = counting_as(NOTHING_FLAGGED, detector.calibration)
     return reading if named is None else replace(reading, named_above=named[0], named_floor=named[1])
 
 
@@ -445,7 +447,7 @@ def calibrate(calibration_splits: Sequence[str], test_splits: Sequence[str], *, 
     calib = {split_name(spec): read_any(spec, detector, reading) for spec in calibration_splits}
     test = {split_name(spec): read_any(spec, detector, reading) for spec in test_splits}
     if keep:
-        kept = counting_as(calibration_of(detector), reading)
+        kept = counting_as(detector.calibration, reading)
         before = read_model_json(model_folder(model)).get("calibration")
         chosen_by = before.get("method") if isinstance(before, dict) else None
         return calibration_report(calib, test, catch, reading=reading, kept=(kept, kept_method(chosen_by)))
@@ -504,9 +506,11 @@ def calibration_report(calib: Mapping[str, Sequence[PhotoCase]], test: Mapping[s
 
 
 def write_calibration(model_json: Path, report: dict[str, Any]) -> None:
-    """Put ``report`` into a model folder's ``model.json`` under ``"calibration"``."""
+    """Put ``report`` into a model folder's ``model.json`` under ``"calibration"``, with the fingerprint
+    of the reader it was fitted on (:func:`vision.pipeline.reading_fingerprint`)."""
+    folder = model_json.parent
     info = json.loads(model_json.read_text())
-    info["calibration"] = report
+    info["calibration"] = dict(report) | {"fingerprint": reading_fingerprint(read_settings(folder), folder)}
     model_json.write_text(json.dumps(info, indent=2) + "\n")
 
 

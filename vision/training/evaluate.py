@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from scorer import CLASS_NAMES
-from vision.detector import CardDetector, Detector, load_detector
+from vision.detector import MAX_BOXES, CardDetector, Detector, load_detector
 from vision.geometry import Corner, box_iou, nms
 from vision.training.dataset import iter_samples, read_sample
 
@@ -67,8 +67,9 @@ def stage1_boxes(detector: CardDetector, image: np.ndarray, conf: float = LOCATE
 
     The boxes the classifier is handed at run time (:meth:`CardDetector.detect`), down to ``conf``.
     """
-    boxes, scores, _ = detector._stage1(image, conf)
-    keep = nms(boxes, scores, detector.info.nms_iou)[:100]
+    found = detector.find_boxes(image, conf)
+    boxes, scores = found.xyxy, found.scores
+    keep = nms(boxes, scores, detector.settings.nms_iou)[:MAX_BOXES]
     return boxes[keep].reshape(-1, 4), scores[keep]
 
 

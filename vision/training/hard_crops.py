@@ -103,7 +103,7 @@ def photo_crops(detector: CardDetector, image: np.ndarray, truth_boxes: np.ndarr
     truth_boxes = np.asarray(truth_boxes, float).reshape(-1, 4)
     picked = [(i, int(truth_labels[j])) for i, j in match_boxes(boxes, truth_boxes, MATCH_IOU)]
     overlap = box_iou(boxes, truth_boxes).max(axis=1) if len(truth_boxes) else np.zeros(len(boxes))
-    info = detector.info
+    info = detector.settings
     inside = np.ones(image.shape[:2], np.uint8) if on_photo is None else (on_photo > 0).astype(np.uint8)
     misses = [i for i in range(len(boxes)) if overlap[i] < BACKGROUND_IOU and scores[i] >= floor
               and share_on_photo(boxes[i], inside, info.crop_margin) >= ON_PHOTO]

@@ -34,10 +34,10 @@ import cv2
 import numpy as np
 
 from scorer import CLASS_NAMES
-from vision.detector import (BIG_SHARE, CLASSIFIER_FILE, CROP_H, CROP_MARGIN, CROP_TURNS, CROP_W, DETECTOR_FILE,
-                             NMS_IOU, SCALE_SPLIT, TILE_BELOW, VIEWS, LOOK_WINDOW, LOOK_SIZE, crop_corner)
+from vision.detector import CLASSIFIER_FILE, CROP_H, CROP_W, DETECTOR_FILE, crop_corner
 from vision.geometry import box_iou
 from vision.orientation import ORIENTATION_FILE
+from vision.settings import ReaderSettings, write_settings
 from vision.training.dataset import Sample, iter_samples, read_sample, write_class_names
 from vision.training.decks import Deck, load_decks
 
@@ -553,12 +553,8 @@ def export_models(detector: Path, classifier: Path | None, out: Path = Path("mod
 
     The detector is exported with a dynamic input size (so the app may run it at 320, 416
     or 640 px), opset 17, which ONNX Runtime >= 1.14 runs; no torch is needed afterwards.
-    ``imgsz`` and ``max_imgsz`` (default three times ``imgsz``) bound the per-photo input size,
-    and the big pass reads a big photo at :data:`~vision.detector.BIG_SHARE` of its long side
-    (:meth:`vision.detector.CardDetector.input_sizes`); a big photo of small corners is also read
-    in tiles (:data:`~vision.detector.TILE_BELOW`, :meth:`vision.detector.CardDetector.tile_scale`).
-    The pass at ``imgsz`` also reads the photo mirrored and upside down (:data:`~vision.detector.VIEWS`), and
-    the reading looks around each card read for places a card may be missed (:data:`~vision.detector.LOOK_WINDOW`).
+    ``imgsz`` and ``max_imgsz`` (default three times ``imgsz``) bound the per-photo input size;
+    every other setting is :class:`vision.settings.ReaderSettings`' shipped value (all passes on).
     """
     _, YOLO = _ultralytics()
     import torch
@@ -580,16 +576,14 @@ def export_models(detector: Path, classifier: Path | None, out: Path = Path("mod
         net.eval()
         written.append(export_classifier(net, out / CLASSIFIER_FILE, crop_size))
     write_class_names(out)
-    info = {"format": "tiplu-corners-v1", "stages": 2 if classifier is not None else 1, "imgsz": imgsz,
-            "max_imgsz": max_imgsz or 3 * imgsz, "scale_split": SCALE_SPLIT, "big_share": BIG_SHARE,
-            "tile_below": TILE_BELOW, "views": list(VIEWS), "look_window": LOOK_WINDOW, "look_size": LOOK_SIZE,
-            "crop_w": crop_size[0], "crop_h": crop_size[1],
-            "crop_margin": CROP_MARGIN,
-            "crop_turns": list(CROP_TURNS), "nms_iou": NMS_IOU, "opset": OPSET, "classifier_outputs": list(CLASS_NAMES) + ["BACKGROUND"],
-            "metrics": metrics or {}}
+    settings = ReaderSettings(imgsz=imgsz, max_imgsz=max_imgsz or 3 * imgsz, crop_w=crop_size[0], crop_h=crop_size[1],
+                              classifiers=(CLASSIFIER_FILE,),
+                              orientation=ORIENTATION_FILE if orientation is not None else None)
+    info = write_settings({"stages": 2 if classifier is not None else 1, "opset": OPSET,
+                           "classifier_outputs": list(CLASS_NAMES) + ["BACKGROUND"], "metrics": metrics or {}},
+                          settings)
     if orientation is not None:
         shutil.copyfile(orientation, out / ORIENTATION_FILE)
-        info["orientation"] = ORIENTATION_FILE
         written.append(out / ORIENTATION_FILE)
     (out / "model.json").write_text(json.dumps(info, indent=2) + "\n")
     written += [out / "classes.txt", out / "model.json"]
