@@ -72,6 +72,26 @@ def test_missing_resume_point_says_what_to_run(tmp_path: Path) -> None:
         acc.read_state(tmp_path)
 
 
+def test_the_resume_point_lives_in_a_run_folder_never_in_the_package() -> None:
+    """Every run rewrites it, so it is not committed: the default is under the git-ignored ``runs/``."""
+    assert acc.RESUME_DIR.parts[0] == "runs" and not acc.RESUME_DIR.is_absolute()
+    package = Path(acc.__file__).resolve().parent
+    assert package not in acc.RESUME_DIR.resolve().parents
+
+
+def test_without_a_resume_point_training_starts_from_the_shipped_models(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "r"
+    state = acc.resume_or_start(folder, real=REAL)
+    assert "starting from the ONNX files in" in capsys.readouterr().err
+    assert state["origin"].startswith(f"{MODELS_DIR}/ ONNX")
+    assert [state[stage]["epochs_done"] for stage in acc.STAGES] == [0, 0]
+    assert {p.name for p in folder.iterdir()} == {"detector.pt", "classifier.pt", "state.json"}
+    written = (folder / "detector.pt").stat().st_mtime_ns
+    assert acc.resume_or_start(folder, real=REAL) == state, "a resume point there is read, not made again"
+    assert (folder / "detector.pt").stat().st_mtime_ns == written and capsys.readouterr().err == ""
+
+
 @pytest.mark.train
 def test_detector_chunk_saves_the_resume_point_each_epoch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """One real Ultralytics epoch from the resume point (tiny: six photos at 64 px)."""

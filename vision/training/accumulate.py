@@ -1,36 +1,41 @@
-"""Training that accumulates across sessions: a small resume point in the repository, and commands to go on.
+"""Training that goes on across runs: a small resume point outside the repository, and commands to go on.
 
-A CPU session has two shared cores and a few hours; a GPU is lent now and then. So the
-campaign state lives in ``vision/training/resume/`` and is committed:
+A CPU run has two shared cores and a few hours; a GPU is lent now and then. So the
+campaign's state lives in a resume folder, ``runs/accumulate/resume/`` by default
+(:data:`RESUME_DIR`, relative to the working directory and git-ignored like every run's
+output; ``--resume-dir`` picks another):
 
 - ``detector.pt``: stage 1's EMA weights as an fp16 ``state_dict`` (~5 MB, not a pickled model),
 - ``classifier.pt``: stage 2's weights, fp16 (~0.6 MB),
 - ``state.json``: epochs done per stage, the planned schedule, the data recipe and every
   chunk run so far (what, when, how long, loss).
 
-Each stage follows one cosine schedule over ``plan_epochs``; a session trains a chunk of
+Each stage follows one cosine schedule over ``plan_epochs``; a run trains a chunk of
 epochs from the resume point with the learning rate falling linearly from the schedule's
 value at the chunk's start to its value at the chunk's end (Ultralytics' ``lr0``/``lrf``),
-and the detector's resume point is rewritten after every epoch, so a session killed at any
+and the detector's resume point is rewritten after every epoch, so a run killed at any
 time loses at most one epoch. Optimiser moments are not kept (they would triple the size);
 each chunk starts with a short warm-up instead.
 
-The first resume point came from the shipped v0.2 ONNX files (no v0.2 ``.pt`` was kept):
+Where the folder holds no resume point, training starts from the shipped ONNX files in
+``models/`` (:func:`resume_or_start`, as ``tiplu accumulate init --from models`` does):
 :func:`detector_from_onnx` and :func:`classifier_from_onnx` put the fused weights back into
 trainable models, with batch norms calibrated so the network computes the same function.
+A resume point is never committed: a campaign's result is shipped as ONNX files
+(``tiplu accumulate export``), and the next campaign starts from those.
 
-    python -m vision.training.accumulate init --from models
-    python -m vision.training.accumulate detector runs/mix_dr.yaml --epochs 2
-    python -m vision.training.accumulate classifier data/real data/synth_dr --epochs 2 --decks train
-    python -m vision.training.accumulate loop --detector-data runs/mix_dr.yaml \
+    tiplu accumulate init --from models
+    tiplu accumulate detector runs/mix_dr.yaml --epochs 2
+    tiplu accumulate classifier data/real data/synth_dr --epochs 2 --decks train
+    tiplu accumulate loop --detector-data runs/mix_dr.yaml \
         --classifier-data data/real data/synth_dr --rounds 100      # the background campaign
     ... --extra-crops runs/stage1_crops.npz    # also stage 1's own boxes (tiplu train stage1-crops)
-    python -m vision.training.accumulate extend detector --epochs 20 --lr-max 0.002 --lr-min 0.0001 \
+    tiplu accumulate extend detector --epochs 20 --lr-max 0.002 --lr-min 0.0001 \
         --reason "cascade-heavy scenes"                          # a new phase once a plan has run out
-    python -m vision.training.accumulate extend classifier --epochs 8 --lr-max 0.0005 --lr-min 0.00002 \
+    tiplu accumulate extend classifier --epochs 8 --lr-max 0.0005 --lr-min 0.00002 \
         --crop 48x72 --reason "bigger crops"                   # stage 2 at a bigger input from here on
-    python -m vision.training.accumulate export --out runs/candidate
-    python -m vision.training.accumulate status
+    tiplu accumulate export --out runs/candidate
+    tiplu accumulate status
 
 >>> round(scheduled_lr(0, 10, 0.01, 0.001), 4), round(scheduled_lr(10, 10, 0.01, 0.001), 4)
 (0.01, 0.001)
@@ -58,7 +63,10 @@ from vision.training.hard_crops import load_hard_crops
 from vision.training.train import (DEFAULT_DETECTOR_YAML, TrainError, _ultralytics, corner_net, export_models,
                                    train_classifier)
 
-RESUME_DIR = Path(__file__).resolve().parent / "resume"
+#: The default resume folder: under the git-ignored ``runs/``, never in the package.
+RESUME_DIR = Path("runs") / "accumulate" / "resume"
+#: Photos whose batch statistics calibrate the networks rebuilt from ONNX (their ``train/`` split if present).
+REAL = Path("data") / "real"
 STATE_FILE = "state.json"
 STAGES = ("detector", "classifier")
 #: Default schedules: (plan_epochs, lr at epoch 0, lr at plan end).
@@ -67,9 +75,9 @@ PLANS: dict[str, tuple[int, float, float]] = {"detector": (60, 0.004, 0.0002), "
 
 #: Ultralytics augmentation for stage 1. Small turns only: Ultralytics turns a box label into the
 #: axis-aligned box of its turned corners, so at 45 degrees a tight index box grows about twice too
-#: big (measured: a first epoch with ``degrees=180`` and up-down flips took real val box mAP50 from
-#: 0.87 to 0.62, mAP50-95 from 0.45 to 0.17). Every other angle comes from the generator's
-#: ``--randomise`` scenes, whose boxes are tight around the turned ink.
+#: big, and big turns and up-down flips teach stage 1 loose boxes (its real-photo box mAP falls).
+#: Every other angle comes from the generator's ``--randomise`` scenes, whose boxes are tight around
+#: the turned ink.
 DETECTOR_AUGMENT: dict[str, float] = {"degrees": 10.0, "perspective": 0.0, "scale": 0.5, "fliplr": 0.5,
                                       "flipud": 0.0, "mosaic": 1.0, "close_mosaic": 0, "hsv_s": 0.7, "hsv_v": 0.5}
 
@@ -138,7 +146,8 @@ def read_state(folder: Path = RESUME_DIR) -> dict[str, Any]:
     """``state.json`` of a resume point; a clear error when there is none."""
     path = folder / STATE_FILE
     if not path.is_file():
-        raise TrainError(f"{path}: no resume point; run 'python -m vision.training.accumulate init --from models'")
+        raise TrainError(f"{path}: no resume point; run 'tiplu accumulate init --from models' (or train: a "
+                         "detector, classifier or loop step starts from models/ by itself)")
     return json.loads(path.read_text())
 
 
@@ -323,7 +332,7 @@ def classifier_checkpoint(net: Any, path: Path) -> Path:
     return path
 
 
-def init_from_onnx(models: Path, real: Path = Path("data/real"), folder: Path = RESUME_DIR,
+def init_from_onnx(models: Path = MODELS_DIR, real: Path = REAL, folder: Path = RESUME_DIR,
                    stages: Sequence[str] = STAGES, reason: str | None = None) -> dict[str, Any]:
     """Start a campaign (or restart some ``stages`` of it, saying why) from a model folder's ONNX files.
 
@@ -356,16 +365,31 @@ def init_from_onnx(models: Path, real: Path = Path("data/real"), folder: Path = 
     return state
 
 
+def resume_or_start(folder: Path = RESUME_DIR, models: Path = MODELS_DIR, real: Path = REAL) -> dict[str, Any]:
+    """The campaign's state in ``folder``; where it holds no resume point, a new campaign from the
+    ONNX files of ``models`` first (:func:`init_from_onnx`, batch norms calibrated on ``real``), said on stderr.
+
+    Why: a resume point is never committed, so a fresh checkout has none; the shipped model is
+    where training goes on from.
+    """
+    if not (folder / STATE_FILE).is_file():
+        print(f"no resume point in {folder}: starting from the ONNX files in {models} "
+              f"(as 'tiplu accumulate init --from {models}')", file=sys.stderr, flush=True)
+        init_from_onnx(models, real, folder)
+    return read_state(folder)
+
+
 def continue_detector(data: Path, epochs: int, *, imgsz: int = 320, batch: int = 16, workers: int = 2,
                       device: str = "cpu", folder: Path = RESUME_DIR, project: Path = Path("runs/accumulate"),
-                      fraction: float = 1.0, snapshot_every: int = 0) -> dict[str, Any]:
-    """Train stage 1 for ``epochs`` more epochs of the campaign schedule; the resume point follows each epoch.
+                      fraction: float = 1.0, snapshot_every: int = 0, real: Path = REAL) -> dict[str, Any]:
+    """Train stage 1 for ``epochs`` more epochs of the campaign schedule; the resume point follows each epoch
+    (none yet: the campaign starts from ``models/``, :func:`resume_or_start` with ``real``).
 
     ``snapshot_every`` K > 0 also keeps the weights of every campaign epoch divisible by K as
     ``project/snapshots/detector_e{N}.pt`` (the resume point's format): a long GPU phase can then be
     measured at several epochs and the best one kept, not only the last.
     """
-    state = read_state(folder)
+    state = resume_or_start(folder, real=real)
     st = state["detector"]
     e0 = st["epochs_done"]
     lr0, lr1 = stage_lr(st, e0), stage_lr(st, e0 + epochs)
@@ -406,14 +430,15 @@ def continue_classifier(data: Sequence[Path], epochs: int, *, decks: str | None 
                         face_copies: int = 4, turn_any: float = 0.5, max_images: int | None = None,
                         folder: Path = RESUME_DIR, out: Path = Path("runs/accumulate/classifier"),
                         device: str = "cpu", extra_crops: Sequence[Path] = (),
-                        extra_copies: int = 1) -> dict[str, Any]:
-    """Train stage 2 for ``epochs`` more (one cycle peaking at the campaign's rate), then save the resume point.
+                        extra_copies: int = 1, real: Path = REAL) -> dict[str, Any]:
+    """Train stage 2 for ``epochs`` more (one cycle peaking at the campaign's rate), then save the resume point
+    (none yet: the campaign starts from ``models/``, :func:`resume_or_start` with ``real``).
 
     ``turn_any`` is the share of face crops turned anywhere in 0-360 degrees (rotation-complete).
     ``extra_crops`` are ``.npz`` files of stage 1's own boxes (:mod:`vision.training.hard_crops`),
     added ``extra_copies`` times each, pixel-augmented afresh every chunk.
     """
-    state = read_state(folder)
+    state = resume_or_start(folder, real=real)
     size = crop_size_of(state)
     extra = load_hard_crops(extra_crops, size) if extra_crops else None
     st = state["classifier"]
@@ -441,15 +466,17 @@ def continue_classifier(data: Sequence[Path], epochs: int, *, decks: str | None 
 def campaign(detector_data: Path | None, classifier_data: Sequence[Path], rounds: int, *,
               folder: Path = RESUME_DIR, decks: str | None = "train", max_images: int | None = 1500,
               imgsz: int = 320, batch: int = 16, workers: int = 2, extra_crops: Sequence[Path] = (),
-              extra_copies: int = 1) -> dict[str, Any]:
+              extra_copies: int = 1, real: Path = REAL) -> dict[str, Any]:
     """Alternate one detector epoch and one classifier epoch ``rounds`` times (stops at each plan's end).
 
     Meant to run in the background for hours: every step updates the resume point, so it can
     be killed at any time and started again with the same command. ``extra_crops`` go to every
-    classifier epoch (:func:`continue_classifier`); they are checked before the first epoch.
+    classifier epoch (:func:`continue_classifier`); they are checked before the first epoch. Without a
+    resume point the campaign starts from ``models/`` (:func:`resume_or_start` with ``real``).
     """
-    state = read_state(folder)
-    load_hard_crops(extra_crops, crop_size_of(state))
+    started = (folder / STATE_FILE).is_file()
+    load_hard_crops(extra_crops, crop_size_of(read_state(folder)) if started else model_crop_size(MODELS_DIR))
+    state = resume_or_start(folder, real=real)
     for _ in range(rounds):
         progressed = False
         if detector_data is not None and state["detector"]["epochs_done"] < state["detector"]["plan_epochs"]:

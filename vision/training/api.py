@@ -37,8 +37,8 @@ It offers, by use:
   :func:`train_orientation`; errors :class:`TrainError`, :class:`OrientationError`;
 - **the campaign** (:mod:`~vision.training.accumulate`): :func:`init_from_onnx`,
   :func:`continue_detector`, :func:`continue_classifier`, :func:`campaign`,
-  :func:`extend_plan`, :func:`export_resume_point`, :func:`read_state`, :data:`RESUME_DIR`,
-  :data:`STAGES`;
+  :func:`extend_plan`, :func:`export_resume_point`, :func:`read_state`, :data:`RESUME_DIR`
+  (outside the package, never committed), :data:`REAL`, :data:`STAGES`;
 - **measuring** (:mod:`~vision.training.evaluate`, :mod:`~vision.training.report`,
   :mod:`~vision.training.calibrate`): :func:`evaluate`, :func:`build_report`,
   :func:`enrolled_rows`, :func:`markdown_table`, :func:`write_report_metrics`,
@@ -53,7 +53,7 @@ imported by the functions that need them.
 from __future__ import annotations
 
 from vision.enrolment import EnrolError
-from vision.training.accumulate import (RESUME_DIR, STAGES, campaign, continue_classifier, continue_detector,
+from vision.training.accumulate import (REAL, RESUME_DIR, STAGES, campaign, continue_classifier, continue_detector,
                                         export_resume_point, extend_plan, init_from_onnx, read_state)
 from vision.training.calibrate import METHODS, CalibrationSplitError, calibrate, write_calibration
 from vision.training.dataset import DatasetError, import_real, pack_yolo, tile_yolo
@@ -83,7 +83,7 @@ __all__ = [
     "DEFAULT_DETECTOR_YAML", "hard_crops", "save_hard_crops", "train_orientation", "TrainError", "OrientationError",
     # the campaign
     "init_from_onnx", "continue_detector", "continue_classifier", "campaign", "extend_plan", "export_resume_point",
-    "read_state", "RESUME_DIR", "STAGES",
+    "read_state", "RESUME_DIR", "REAL", "STAGES",
     # measuring
     "evaluate", "build_report", "enrolled_rows", "markdown_table", "write_report_metrics", "ANGLES", "FAR_SCENES",
     "HELD_OUT_DESIGNS", "LOCATE_CONF", "MATCH_IOU", "calibrate", "write_calibration", "METHODS", "ReportError",

@@ -2,12 +2,11 @@
 # One GPU call (at most ~9 minutes) that trains stage 1 further: two arms side by side on the one GPU.
 #
 # Written for the `device` tool's H200 machine: python3 there holds torch, onnxruntime and opencv, but not
-# ultralytics, and the call takes at most 64 MiB of files with it (the repository is about 23 of them). So the
+# ultralytics, and the call takes at most 64 MiB of files with it, the repository included. So the
 # data is made here and carried shrunk (`tiplu train pack`: 320 px WebP, the size stage 1 trains at), the
 # turned real photos are made there from the carried ones, and the machine trains and brings back weights only:
 # the candidates are exported and measured here (`tiplu accumulate export`, `tiplu report`), on the CPU the
-# app runs on. Session 4 had planned a bigger call that also generated its data there; 6000 crops take about
-# 4 minutes of 16 cores, half the call, so session 22 moved that work here.
+# app runs on. Generating the data there would take about half of the call, so it is made here.
 #
 # Prepare here (data/ and .whl/ are git-ignored and travel with `carry`):
 #   tiplu generate data/g22_crops --count 2000 --seed 41 --crop --randomise --procedural 0.5 \
@@ -23,8 +22,9 @@
 #       ultralytics-platform==0.1.99 onnxslim==0.1.98
 # Run (device tool): carry [".whl", "data/gpu"] (check `du -shc --apparent-size` with the repository: 64 MiB in
 # all), timeout_s 570, command: bash vision/training/train_gpu.sh
-# Then here: for each weight file that came back, a resume folder (the file as detector.pt beside the arm's
-# state.json) and `tiplu accumulate export --resume-dir DIR --out runs/cand` and `tiplu report runs/cand`.
+# Then here: for each weight file that came back, a resume folder under runs/ (the file as detector.pt beside the
+# arm's state.json) and `tiplu accumulate export --resume-dir DIR --out runs/cand` and `tiplu report runs/cand`.
+# The arms start from the shipped ONNX files (models/), never from a committed resume point.
 #
 # Knobs (env): EPOCHS (30 per arm), BUDGET (seconds the arms may train, 450), WORKERS (data workers per arm, 7),
 # BATCH (64), SNAP (keep every SNAP-th epoch, 10), ARMS ("name:lr_max:lr_min ..."), DEVICE (0: the GPU),

@@ -71,7 +71,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("train", "train the card detector (needs the train extra)", "train"),
     Command("eval-model", "measure a detector on a YOLO-format folder", "eval_model"),
     Command("report", "the model card's evaluation of a detector (all sets)", "report"),
-    Command("accumulate", "CPU training that resumes from the committed point", "accumulate"),
+    Command("accumulate", "CPU training that resumes where the last run stopped", "accumulate"),
     Command("calibrate", "choose when a card is doubtful, measured on a test split", "calibrate"),
     Command("enrol", "learn a family's deck from a photo per suit (train extra)", "enrol"),
 )

@@ -1,4 +1,4 @@
-"""``tiplu accumulate STEP``: CPU training that goes on where the last session stopped.
+"""``tiplu accumulate STEP``: CPU training that goes on where the last run stopped.
 
     tiplu accumulate init [--from models]          a resume point from the shipped ONNX models
     tiplu accumulate loop --detector-data D.yaml --classifier-data data/real data/synth
@@ -10,8 +10,10 @@
     tiplu accumulate export --out runs/candidate   ONNX files from the resume point
     tiplu accumulate status
 
-The resume point (``vision/training/resume/``: fp16 weights and ``state.json``) is small
-enough to commit; :mod:`vision.training.accumulate` does the work (needs the ``train`` extra).
+The resume point (fp16 weights and ``state.json``) lives in ``runs/accumulate/resume/``
+(git-ignored; ``--resume-dir`` picks another folder) and is never committed. Where there is
+none, the detector, classifier and loop steps start from the ONNX files in ``models/``, as
+``init`` does; :mod:`vision.training.accumulate` does the work (needs the ``train`` extra).
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from vision.training.api import (RESUME_DIR, STAGES, TrainError, campaign, continue_classifier, continue_detector,
-                                 export_resume_point, extend_plan, init_from_onnx, read_state)
+from vision.detector import MODELS_DIR
+from vision.training.api import (REAL, RESUME_DIR, STAGES, TrainError, campaign, continue_classifier,
+                                 continue_detector, export_resume_point, extend_plan, init_from_onnx, read_state)
 from web.cli._common import ExitCode, Streams, parse_size
 
 
@@ -28,8 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Steps: init, detector, classifier, loop, extend, export, status."""
     sub = parser.add_subparsers(dest="step", required=True)
     init = sub.add_parser("init", help="start a campaign from an ONNX model folder")
-    init.add_argument("--from", dest="models", type=Path, default=Path("models"))
-    init.add_argument("--real", type=Path, default=Path("data/real"), help="photos to calibrate batch norms")
+    init.add_argument("--from", dest="models", type=Path, default=MODELS_DIR,
+                      help="model folder whose ONNX files the campaign starts from (default: the shipped models/)")
     init.add_argument("--stages", nargs="+", choices=STAGES, default=list(STAGES), help="restart only these stages")
     init.add_argument("--reason", default=None, help="why a stage restarts (kept in state.json)")
     det = sub.add_parser("detector", help="train stage 1 for more epochs from the resume point")
@@ -73,9 +76,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "(default: the campaign's own, 32x48 if it never set one)")
     exp = sub.add_parser("export", help="write ONNX files from the resume point")
     exp.add_argument("--out", type=Path, required=True)
-    sub.add_parser("status", help="print state.json")
-    for p in (init, det, cls, loop, ext, exp):
-        p.add_argument("--resume-dir", type=Path, default=RESUME_DIR)
+    status = sub.add_parser("status", help="print state.json")
+    for p in (init, det, cls, loop):
+        p.add_argument("--real", type=Path, default=REAL,
+                       help="photos to calibrate batch norms when a campaign starts from ONNX (default data/real)")
+    for p in (init, det, cls, loop, ext, exp, status):
+        p.add_argument("--resume-dir", type=Path, default=RESUME_DIR,
+                       help=f"the campaign's resume folder (default {RESUME_DIR})")
     parser.set_defaults(resume_dir=RESUME_DIR)
 
 
@@ -89,16 +96,17 @@ def run(args: argparse.Namespace, io: Streams) -> int:
         elif args.step == "detector":
             continue_detector(args.data, args.epochs, imgsz=args.imgsz, batch=args.batch, workers=args.workers,
                               device=args.device, folder=args.resume_dir, fraction=args.fraction,
-                              snapshot_every=args.snapshot_every)
+                              snapshot_every=args.snapshot_every, real=args.real)
         elif args.step == "classifier":
             continue_classifier(args.data, args.epochs, decks=None if args.decks == "none" else args.decks,
                                 copies=args.copies, face_copies=args.face_copies, turn_any=args.turn_any,
                                 max_images=args.max_images, folder=args.resume_dir, device=args.device,
-                                extra_crops=args.extra_crops, extra_copies=args.extra_copies)
+                                extra_crops=args.extra_crops, extra_copies=args.extra_copies, real=args.real)
         elif args.step == "loop":
             campaign(args.detector_data, args.classifier_data, args.rounds, folder=args.resume_dir,
                      decks=None if args.decks == "none" else args.decks, max_images=args.max_images,
-                     imgsz=args.imgsz, extra_crops=args.extra_crops, extra_copies=args.extra_copies)
+                     imgsz=args.imgsz, extra_crops=args.extra_crops, extra_copies=args.extra_copies,
+                     real=args.real)
         elif args.step == "extend":
             extend_plan(args.stage, args.epochs, args.lr_max, args.lr_min, args.reason, args.resume_dir,
                         args.crop)
