@@ -1,23 +1,25 @@
-"""When a card read from a photo is doubtful: thresholds measured on held-out photos.
+"""When a card read from a photo is doubtful: numbers fitted on held-out photos, kept in ``model.json``.
 
 A card is ``uncertain`` (the review asks the player to check it) when its confidence is
 under :attr:`Calibration.uncertain_below`, or when the classifier's next most likely card
 is more likely than :attr:`Calibration.alternative_above` (an 8D that could well be an
-8H is worth one tap even when the box itself is sure). Corners too faint to count as a
-card (under the reading's ``conf``) but at least :attr:`Calibration.faint_above` are
+8H is worth one tap even when the box itself is sure), or when the fitted
+:class:`vision.doubt_score.DoubtScore` (``score``) gives its probability of being wrong at
+least its ``flag_above`` (the confidence thresholds are then off, 0 and 1). Corners too faint to
+count as a card (under the reading's ``conf``) but at least :attr:`Calibration.faint_above` are
 shown as places where a card may have been missed (:data:`vision.doubts.FAINT_CARD`), except
 those the classifier names clearly (its probability of the card at least
 :attr:`Calibration.named_above`, the corner's confidence at least :attr:`Calibration.named_floor`):
-those count as cards, always uncertain (their confidence is under the reading's). Since v0.8.1 a
-faint corner from ``named_floor`` that the classifier names less clearly (from
-:attr:`Calibration.vouched_above`) is offered to pairing too, and counts as a card to check
-only where the corners' angles vouch for it (:func:`vision.pairing.vouched_groups`). The doubt
-thresholds were chosen on a calibration split of held-out renders and checked on a separate
-test split. Since v0.8.3 a fitted :class:`vision.doubt_score.DoubtScore` (``score``) marks the cards
-whose probability of being wrong, from what the whole reading shows about them, reaches its
-``flag_above``; the confidence thresholds are then off (0 and 1) unless a caller sets them (``vision/training/calibrate.py``); they live in the model folder's ``model.json``
-under ``"calibration"``, so a new model brings its own. A model without them gets the
-defaults (no faint corner counts).
+those count as cards, always uncertain (their confidence is under the reading's). A faint corner
+from ``named_floor`` that the classifier names less clearly (from :attr:`Calibration.vouched_above`)
+is offered to pairing too, and counts as a card to check only where the corners' angles vouch
+for it (:func:`vision.pairing.vouched_groups`).
+
+The numbers are chosen on a calibration split of held-out photos and measured on a separate
+test split (``tiplu calibrate``, :mod:`vision.training.calibrate`), and live in the model
+folder's ``model.json`` under ``"calibration"`` with the fingerprint of the reader they were
+fitted on, so a new model brings its own. A model without them gets the defaults (no faint
+corner counts).
 
 >>> cal = Calibration(uncertain_below=0.5, alternative_above=0.2)
 >>> cal.doubtful(0.9, (("8H", 0.05),)), cal.doubtful(0.9, (("8H", 0.3),)), cal.doubtful(0.4, ())

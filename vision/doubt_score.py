@@ -9,12 +9,12 @@ much smaller than the photo's others. :class:`DoubtScore` is a logistic regressi
 :data:`FEATURES`, fitted on held-out photos (``tiplu calibrate``,
 :mod:`vision.training.calibrate`) and kept in ``model.json``'s ``"calibration"`` under
 ``"doubt_score"``; a card whose probability of being wrong is at least ``flag_above`` is
-marked ``uncertain`` (:func:`vision.pipeline.read_photo`). Since session 25 the regression may
-also read every product of two features (``terms`` ``"quadratic"``, :func:`expanded`): one index
+marked ``uncertain`` (:meth:`vision.pipeline.Reader.flag`). The regression may also read every
+product of two features (``terms`` ``"quadratic"``, :func:`expanded`): one index
 seen alone weighs more where a card of its name lies right beside it, which one weight per feature
 cannot say.
 
->>> from vision.detector import Corner
+>>> from vision.geometry import Corner
 >>> from vision.pairing import PhysicalCard
 >>> corners = [Corner("8D", 0.9, (0, 0, 10, 16)), Corner("8D", 0.5, (3, 0, 13, 16)), Corner("KS", 0.9, (60, 0, 70, 16))]
 >>> cards = [PhysicalCard(c.card, c.confidence, c.box, (k,)) for k, c in enumerate(corners)]
@@ -51,7 +51,7 @@ FEATURES = ("confidence_logit", "runner_up", "lone", "relative_size_log", "same_
 #: Index sides over which nearness falls to 1/e.
 NEAR_SCALE = 1.5
 
-#: What the regression reads of :data:`FEATURES`: ``"linear"`` the features alone (v0.8.3 to v0.8.5),
+#: What the regression reads of :data:`FEATURES`: ``"linear"`` the features alone,
 #: ``"quadratic"`` the features and the product of every two of them, squares included (:func:`expanded`).
 TERMS = ("linear", "quadratic")
 
@@ -158,7 +158,7 @@ class DoubtScore:
     @classmethod
     def from_json(cls, raw: Mapping[str, Any]) -> DoubtScore:
         """Read ``model.json``'s ``"doubt_score"``, checking it fits this tiplu's :data:`FEATURES`
-        (without ``"terms"``, a linear score, as v0.8.3 to v0.8.5 wrote it).
+        (without ``"terms"``, a linear score, as older models wrote it).
 
         >>> DoubtScore.from_json({"features": ["confidence_logit"], "mean": [0], "scale": [1], "weights": [1],
         ...                       "bias": 0, "flag_above": 0.5})
