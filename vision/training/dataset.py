@@ -272,8 +272,8 @@ def tile_yolo(src: Path | str, dst: Path | str, scale: float = 0.75, tile: int =
     1280 x 960 table trained at 320 px shows its corner indices at a quarter of their size, while
     the big pass reads such a table at 3/4 (``big_share``): three times as big. Tiles cut at the big
     pass's scale show stage 1 the stacked indices of tunnelas and meld rows at the size it must
-    find them, at the cost of a 320-px training step (session 23 measured two such CPU phases: they
-    boxed fewer of a held-out design's corners, not more; see the model card). A box keeps its
+    find them, at the cost of a 320-px training step (such CPU phases box fewer of a held-out design's
+    corners, not more: models/HISTORY.md). A box keeps its
     label, clipped to the tile, when at least ``min_visible`` of it lies inside; tiles with no box
     are left out.
 

@@ -1,4 +1,4 @@
-"""Camera effects and table clutter the v0.2 scenes lacked: webcams, dim rooms, hands, phones, coins.
+"""Camera effects and table clutter beyond a scene's own lighting: webcams, dim rooms, hands, phones, coins.
 
 :func:`camera_effects` runs after the scene's own lighting, blur and noise
 (``scenes._photometric``) and adds, each with some probability: a low-light colour cast

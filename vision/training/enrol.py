@@ -144,8 +144,8 @@ INK_CONTRAST = 50
 SCENES = 60
 SCENE_KINDS = ("declared", "maal_spread", "tunnela", "table")
 #: Whole-table scenes of the enrolled faces whose corners, as the base's stage 1 boxes them, stage 2 also
-#: learns (:func:`table_crops`; none by default: 80 of them did not raise v0.7's enrolled tables and took
-#: 2-3 times as long, see models/HISTORY.md), and the seed offset of their scenes (never the calibration's).
+#: learns (:func:`table_crops`; none by default: they did not raise the enrolled tables and made enrolment
+#: several times as long, see models/HISTORY.md), and the seed offset of their scenes (never the calibration's).
 TABLE_SCENES = 0
 TABLE_SEED = 3003
 
@@ -374,9 +374,9 @@ def table_crops(base: Path, faces: Sequence[Face], scenes: int, folder: Path, se
 
     Face crops (:func:`enrolment_crops`) frame every index as its label does; at the table the classifier
     meets stage 1's own boxes instead: two stacked indices boxed as one, a box shifted onto the next
-    card's edge, a pip taken for an index. Crops of the shipped model's boxes on generated tables raised
-    the held-out light-on-dark design most in the training campaign (arms I and J), so an enrolment
-    can learn them for its own deck too (``tiplu enrol --table-scenes N``; measured, not the default).
+    card's edge, a pip taken for an index. Crops of the shipped model's boxes on generated tables help
+    the training campaign most on a held-out light-on-dark design, so an enrolment can learn them for
+    its own deck too (``tiplu enrol --table-scenes N``; not the default, see :data:`TABLE_SCENES`).
     ``progress(done, scenes)`` after each scene rendered.
     """
     from vision.training.dataset import write_data_yaml

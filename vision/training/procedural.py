@@ -1,7 +1,7 @@
 """Procedural card designs by the thousand: fonts, index layouts and palettes drawn from a seed.
 
-The SVG decks and the eight drawn styles are a few dozen looks; stage 1 learnt "dark glyph
-on white card" from them (it finds 11% of the corners of a gold-on-black deck). Here a
+The SVG decks and the eight drawn styles are a few dozen looks; from them alone stage 1
+learns "dark glyph on white card" and misses most corners of a gold-on-black deck. Here a
 design is a :class:`ProceduralStyle` picked from a random generator: a font (every TTF the
 machine has, DejaVu at least, or an OpenCV Hershey font), an index layout (rank over pip,
 rank beside pip, big indices, four indices), and a :class:`Palette` (classic, four-colour,

@@ -1,6 +1,6 @@
 """One command that measures a model folder for the model card, each stage apart and the whole reading.
 
-``python -m vision.training.report models --out runs/report_v02`` reads:
+``tiplu report models --out runs/report`` (or ``python -m vision.training.report``) reads:
 
 - **real val** (``data/real/val``), upright and turned by 30, 90 and 135 degrees (the canvas
   grows to hold the turned photo; a turned label becomes the axis-aligned box of its
@@ -287,10 +287,9 @@ def build_report(model: Path | None, real_val: Path, *, angles: Sequence[int] = 
     """Every set of the module doc, in model-card order.
 
     ``fresh_seeds`` add a row per design of ``scenes`` tables from each of those seeds: tables no
-    choice of a model was ever measured on. Why: the tables of seed 0 are the ones every version
-    and arm was compared on since the report was written, so the best of many looks best on them; session 22
-    measured v0.8.5 on seeds 1-3 and read whole tables exactly on 46% and 60% of them, not 70%
-    and 73%.
+    choice of a model was ever measured on. Why: the tables of seed 0 are the ones every candidate
+    model is compared on, so the best of many looks better on them than it reads unseen tables
+    (models/HISTORY.md has the figures).
     """
     if seed in fresh_seeds:
         raise ReportError(f"--fresh-seeds must leave out --seed {seed}: its tables are not fresh")

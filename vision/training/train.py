@@ -445,9 +445,9 @@ def average_classifiers(paths: Sequence[Path], out: Path) -> Path:
     """Write the average of exported classifiers (``corner_classifier.onnx`` files) to ``out``.
 
     Why: two checkpoints of one run lie on one path, and their average (a "model soup")
-    can read better than either; v0.6's stage 2 is the average of the campaign's epochs 67
-    and 71. The files must hold the same network (the same weights by name and shape); each
-    float weight is averaged, the rest is taken from the first file.
+    can read better than either (``tiplu train average-classifier`` of two epochs of the
+    campaign, say). The files must hold the same network (the same weights by name and shape);
+    each float weight is averaged, the rest is taken from the first file.
     """
     import onnx
     from onnx import numpy_helper
@@ -488,10 +488,10 @@ def ensemble_model(base: Path, members: Sequence[Path], out: Path) -> list[Path]
     probabilities the detector averages (``model.json``'s ``"classifiers"``).
 
     Why: two stage-2 networks trained on different data read unseen designs better together
-    than either alone; v0.7 is v0.6's folder with the campaign's arm J added
-    (``tiplu train ensemble runs/v07 --base <v0.6.1> v061/corner_classifier.onnx
-    exp_j/corner_classifier.onnx``). One member only replaces the classifier. The calibration is
-    the base's: recalibrate with ``tiplu calibrate ... --write OUT/model.json``.
+    than either alone (``tiplu train ensemble runs/candidate --base models models/corner_classifier.onnx
+    runs/other/corner_classifier.onnx`` adds a second network to the shipped one). One member only
+    replaces the classifier. The calibration is the base's: recalibrate with
+    ``tiplu calibrate ... --write OUT/model.json``.
     """
     from vision.detector import INFO_FILE, ModelError, load_detector, read_model_json
 

@@ -5,7 +5,7 @@ designs, and the sample images: stage-1 localisation recall apart from stage-2
 accuracy, card F1, exact multiset and verdict accuracy, as ``report.json`` and a
 markdown table (:mod:`vision.training.report` does the work). With ``--enrol`` it also
 teaches the model each held-out design from composed suit photos, as ``tiplu enrol``
-would, and measures that design's tables with the enrolled model (issue #12's targets).
+would, and measures that design's tables with the enrolled model (the enrolment rows of the model card).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also store the figures in this model.json under \"metrics\" (the shipped model's card)")
     parser.add_argument("--enrol", action="store_true",
                         help="also teach the model each held-out design from composed suit photos (tiplu enrol, "
-                             "train extra) and measure its tables again (issue #12); models under OUT/enrolled")
+                             "train extra) and measure its tables again; models under OUT/enrolled")
     parser.add_argument("--enrol-detector-epochs", type=int, default=0, metavar="N",
                         help="with --enrol: also fine-tune stage 1 for N epochs (as tiplu enrol --detector-epochs)")
     parser.add_argument("--enrol-table-scenes", type=int, default=None, metavar="N",
