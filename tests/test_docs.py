@@ -67,7 +67,6 @@ def test_contributing_states_the_commit_subject_limit() -> None:
     assert re.search(r"subject is at most 72 characters", text)
 
 
-@pytest.mark.xfail(strict=False, reason="history notes remain in modules other engineers are reshaping (issue #40)")
 def test_no_history_notes_in_code() -> None:
     found = []
     for package in CODE:
