@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -261,3 +262,35 @@ def test_tiplu_score_refuses_a_player_count_the_rules_do_not_allow(monkeypatch: 
     monkeypatch.setattr(score_command, "detector_from", lambda args: pytest.fail("no photo is read"))
     assert main(["score", "case.jpg", "--tiplu", "AH", "--players", "9"], stdout=out, stderr=err) == 2
     assert "2 to 5 players" in err.getvalue() and not out.getvalue()
+
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_images"
+
+
+@pytest.mark.parametrize("photo, tiplu", [("declared_hand.jpg", "5D"), ("real_maal.jpg", "JC")])
+def test_the_api_scores_a_photo_as_tiplu_score_does(photo: str, tiplu: str, client: FlaskClient,
+                                                    make_session: Callable[..., int]) -> None:
+    """``POST /api/detect`` with a tiplu answers ``score``: the shipped model's reading of a real sample
+    judged as ``tiplu score --json`` judges it (the session's rules and player count, or the default rules)."""
+    sid = make_session()
+    out = io.StringIO()
+    assert main(["score", str(SAMPLES / photo), "--tiplu", tiplu, "--json", "--players", str(len(PLAYERS))],
+                stdout=out, stderr=io.StringIO()) in (0, 1)
+    expected = json.loads(out.getvalue())
+    for form in ({"session": str(sid)}, {}):
+        response = client.post("/api/detect", data={"image": (io.BytesIO((SAMPLES / photo).read_bytes()), photo),
+                                                     "tiplu": tiplu, **form}, content_type="multipart/form-data")
+        assert response.status_code == 200, response.get_json()
+        answer = response.get_json()
+        score = answer["score"]
+        assert (score["declare"], score["maal"], score["cards"], score["doubts"]) == (
+            expected["declare"], expected["maal"], expected["cards"], expected["doubts"])
+        assert answer["cards"] and "score" not in client.post(
+            "/api/detect", data={"image": (io.BytesIO((SAMPLES / photo).read_bytes()), photo)},
+            content_type="multipart/form-data").get_json()
+
+
+def test_the_api_refuses_a_bad_tiplu_with_what_to_fix(client: FlaskClient) -> None:
+    response = client.post("/api/detect", data={"image": (io.BytesIO((SAMPLES / "tiplu.jpg").read_bytes()), "t.jpg"),
+                                                "tiplu": "JX"}, content_type="multipart/form-data")
+    assert response.status_code == 400 and "tiplu: 'JX'" in response.get_json()["error"]

@@ -32,6 +32,8 @@ from web.camera import camera_for
 from web.db import get_db
 from web.errors import USER_ERRORS, BadRequest, NotFound, RoundChanged, Unavailable, json_error
 from web.i18n import _, localized
+from vision.pipeline import PhotoReading
+from vision.score import score_reading
 from web.payloads import RoundEntry
 from web.rounds import score_round
 from web.security import csrf, takes_upload
@@ -201,7 +203,7 @@ def decoded_photo(data: bytes) -> np.ndarray:
 
 
 def read_photo(image: np.ndarray, name: str, model_path: str | None = None,
-               rules: RuleSet | None = None) -> dict[str, Any]:
+               rules: RuleSet | None = None) -> PhotoReading:
     """The photo's cards, read with ``model_path`` (a session's deck) or the app's standard model, and
     bounded by ``rules`` (a session's: how many copies of a card, how many printed jokers)."""
     return photos.read_image(image, name=name, model_path=model_path or current_app.config.get("MODEL_PATH"),
@@ -209,7 +211,7 @@ def read_photo(image: np.ndarray, name: str, model_path: str | None = None,
 
 
 def read_and_keep(session_id: int, deck: str | None, rules: RuleSet,
-                  take: Callable[[], np.ndarray]) -> tuple[photos.StoredPhoto, dict[str, Any], str | None]:
+                  take: Callable[[], np.ndarray]) -> tuple[photos.StoredPhoto, PhotoReading, str | None]:
     """Take the picture, read its cards with the session's deck and rules, then store both with the session
     in one step (inside a photo slot); and a notice when the deck is gone and the standard one read it.
 
@@ -225,8 +227,8 @@ def read_and_keep(session_id: int, deck: str | None, rules: RuleSet,
         image = take()
         reading = read_photo(image, f"{photo_id}.jpg", model_path, rules)
         photo = photos.store_photo(get_db(), photos.photo_folder(), image, session_id=session_id,
-                                   purpose=target.purpose, seat=target.seat, reading=reading, photo_id=photo_id,
-                                   read_with=read_with)
+                                   purpose=target.purpose, seat=target.seat, reading=reading.to_dict(),
+                                   photo_id=photo_id, read_with=read_with)
     return photo, reading, notice
 
 
@@ -242,16 +244,34 @@ def detect() -> Response:
     """The cards in one photo, as ``tiplu detect`` prints them.
 
     With the form field ``session`` (and optionally ``purpose``, ``seat``) the photo is
-    also kept with that session, under a generated name, and ``photo`` says where.
+    also kept with that session, under a generated name, and ``photo`` says where. With
+    ``tiplu`` (or, for rummy, ``turned``) and optionally ``seen`` (``false``) and, without a
+    session, ``rules`` (a family's name), the answer also holds ``score``: the verdict, maal and
+    doubts as ``tiplu score --json`` prints them (:func:`vision.score.score_reading`, the one path
+    the photo review's check takes too), under the session's rules and player count.
     """
     data = uploaded_photo()
     session_field = request.form.get("session", "").strip()
+    asked = payloads.score_fields(request.form)
     if not session_field:
+        rules = payloads.rules_named(request.form.get("rules"))
         with photos.photo_slot():
-            return jsonify(read_photo(decoded_photo(data), "upload"))
+            reading = read_photo(decoded_photo(data), "upload")
+        return jsonify(localized(reading.to_dict() | scored_answer(reading, rules, asked)))
     session = ledger.session_setup(get_db(), payloads.session_id(session_field))
     photo, reading, notice = read_and_keep(session.id, session.deck, session.rules, lambda: decoded_photo(data))
-    return jsonify({**reading, "photo": photo_answer(photo), **({"notice": notice} if notice else {})})
+    return jsonify(localized({**reading.to_dict(), "photo": photo_answer(photo),
+                              **scored_answer(reading, session.rules, asked, len(session.players)),
+                              **({"notice": notice} if notice else {})}))
+
+
+def scored_answer(reading: PhotoReading, rules: RuleSet, asked: payloads.ScoreFields,
+                  players: int | None = None) -> dict[str, Any]:
+    """``{"score": ...}`` (``tiplu score --json``'s shape) when the upload named a tiplu or a turned card, else ``{}``."""
+    if asked.tiplu is None and asked.turned is None:
+        return {}
+    verdict = score_reading(reading, rules, tiplu=asked.tiplu, turned=asked.turned, seen=asked.seen, players=players)
+    return {"score": verdict.to_dict()}
 
 
 def json_for_session(view: Callable[..., ResponseReturnValue]) -> Callable[..., ResponseReturnValue]:
@@ -282,7 +302,8 @@ def from_camera(take: Callable[[], Picture]) -> Picture:
 def keep_and_read(session: Mapping[str, Any], take: Callable[[], np.ndarray]) -> ResponseReturnValue:
     """Read the photo's cards with the session's deck, store both with the session and answer them (201)."""
     photo, reading, notice = read_and_keep(session["id"], session["deck"], ledger.rules_of(session), take)
-    return jsonify({"photo": photo_answer(photo), "reading": localized(reading), **({"notice": notice} if notice else {})}), 201
+    return jsonify({"photo": photo_answer(photo), "reading": localized(reading.to_dict()),
+                    **({"notice": notice} if notice else {})}), 201
 
 
 @page_api.post("/sessions/<session:session_id>/photos")

@@ -751,3 +751,41 @@ def photo_target(form: MultiDict[str, str]) -> PhotoTarget:
     if text and seat is None:
         raise BadRequest(_("seat: '%(seat)s' is not a seat (0 to %(last)s)", seat=text[:40], last=MAX_SEATS - 1))
     return PhotoTarget(form.get("purpose") or "hand", seat)
+
+
+@dataclass(frozen=True)
+class ScoreFields:
+    """What a photo upload asks to be judged with: the tiplu (or turned card) and whether the player saw."""
+
+    tiplu: Card | None = None
+    turned: Card | None = None
+    seen: bool = True
+
+
+def score_fields(form: MultiDict[str, str]) -> ScoreFields:
+    """The ``tiplu``, ``turned`` and ``seen`` fields of a photo upload (none: only the cards are read).
+
+    >>> score_fields(MultiDict({"tiplu": "jc", "seen": "false"}))
+    ScoreFields(tiplu=Card('JC'), turned=None, seen=False)
+    >>> score_fields(MultiDict({"tiplu": "JX"}))
+    Traceback (most recent call last):
+    ...
+    web.errors.BadRequest: tiplu: 'JX': unknown suit 'X' (use S, H, D, C or ♠ ♥ ♦ ♣)
+    """
+    seen = form.get("seen", "true").strip().lower()
+    if seen not in ("true", "false", "1", "0", "on", "off", ""):
+        raise BadRequest(_("seen: give true or false"))
+    return ScoreFields(_card(form.get("tiplu"), "tiplu"), _card(form.get("turned"), "turned"),
+                       seen not in ("false", "0", "off"))
+
+
+def rules_named(name: str | None) -> RuleSet:
+    """The default rules of the family ``name`` (the default family when none is given).
+
+    >>> rules_named("rummy").name.value, rules_named(None).name.value
+    ('rummy', 'nepali')
+    """
+    family = (name or DEFAULT_FAMILY).strip() or DEFAULT_FAMILY
+    if family not in RULE_FAMILIES:
+        raise BadRequest(_("rules: pick one of %(families)s", families=", ".join(RULE_FAMILIES)))
+    return get_rules(family)

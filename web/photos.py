@@ -37,7 +37,7 @@ from scorer import Card, RuleSet, TipluError, parse_card, parse_cards
 from scorer.kinds import Scoring, WildSource
 from vision.detector import Detector, ModelError, load_detector
 from vision.images import decode_image
-from vision.pipeline import DEFAULT_CONF, read_photo
+from vision.pipeline import DEFAULT_CONF, PhotoReading, read_photo
 from vision.doubts import FAINT_CARD, PLACE_KINDS, Doubt, place_doubt, short_meld_doubt, short_meld_doubts
 from vision.score import DoubtfulCard, judge_cards
 from web.db import folder_beside_ledger, write
@@ -166,14 +166,14 @@ def decode_photo(data: bytes, *, max_bytes: int, max_pixels: int) -> np.ndarray:
 
 
 def read_image(image: np.ndarray, *, name: str = "upload", conf: float = DEFAULT_CONF,
-               model_path: str | None = None, rules: RuleSet | None = None) -> dict[str, Any]:
-    """What ``tiplu detect`` prints for one photo: ``{"image", "cards", "corners", "groups"}``.
+               model_path: str | None = None, rules: RuleSet | None = None) -> PhotoReading:
+    """One photo's reading (``to_dict()`` is what ``tiplu detect`` prints).
 
     ``rules`` (a session's) bound the copies of each card and the printed jokers
     (:func:`vision.pairing.copy_limits`). Call it inside :func:`photo_slot`, which also
     covers the decoding before it.
     """
-    return read_photo(image, get_detector(model_path), conf, name=name, rules=rules).to_dict()
+    return read_photo(image, get_detector(model_path), conf, name=name, rules=rules)
 
 
 def photo_folder(app: Flask | None = None) -> Path:
