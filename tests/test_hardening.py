@@ -348,3 +348,77 @@ def test_behind_a_proxy_each_client_is_throttled_by_its_own_address(tmp_path: Pa
         [403, 403, 429]
     phone = {"X-Forwarded-For": "192.168.1.40", "X-Table-Code": CODE}
     assert client.get("/api/sessions", environ_base=LOCAL, headers=phone).status_code == 200
+
+
+# --- issue 44, rows 7-11: the last 500s and bad input accepted --------------------------------------
+
+@pytest.mark.parametrize("maal", ["²", "--5", "9" * 5000, "1_0", "٣"])
+def test_a_typed_maal_that_is_no_plain_number_is_a_400_naming_the_field(
+        client: FlaskClient, make_session: Callable[..., int], maal: str) -> None:
+    sid = make_session()
+    page = client.post(f"/sessions/{sid}/rounds/new", data={"tiplu": "JC", "winner": "Anna", "p1_maal": maal})
+    assert page.status_code == 400 and "Ben&#39;s maal must be a whole number" in page.get_data(as_text=True)
+    assert client.get(f"/api/sessions/{sid}").get_json()["rounds"] == []
+
+
+@pytest.mark.parametrize("correction", ["[" * 50_000, "{" * 20 + "}" * 20, "x" * 70_000])
+def test_a_correction_field_of_brackets_is_a_400_naming_the_field(
+        client: FlaskClient, make_session: Callable[..., int], correction: str) -> None:
+    sid = make_session()
+    form = {"tiplu": "JC", "winner": "Anna", "correction": correction}
+    for url in (f"/sessions/{sid}/rounds/new", f"/sessions/{sid}/verify"):
+        page = client.post(url, data=form)
+        assert page.status_code == 400 and "correction" in page.get_data(as_text=True), url
+    assert client.get(f"/api/sessions/{sid}").get_json()["rounds"] == []
+
+
+def test_restoring_history_entry_two_to_the_63_is_404(client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    for big in (2**63, 2**63 - 1, 10**30):
+        api = client.post(f"/api/sessions/{sid}/history/{big}/restore")
+        assert api.status_code == 404 and "history entry" in api.get_json()["error"]
+        assert client.post(f"/sessions/{sid}/history/{big}/restore").status_code == 404
+
+
+@pytest.mark.parametrize("body", ['{"players": ["Anna", "Ben"], "title": "\\ud800"}',
+                                  '{"players": ["Anna", "\\udc00Ben"]}',
+                                  '{"players": ["Anna", "Ben"], "options": {"direction": "\\ud83d"}}'])
+def test_a_lone_surrogate_is_a_400(client: FlaskClient, body: str) -> None:
+    response = client.post("/api/sessions", data=body, content_type="application/json")
+    assert response.status_code == 400 and "broken character" in response.get_json()["error"]
+    assert client.get("/api/sessions").get_json()["sessions"] == []
+
+
+def test_a_lone_surrogate_in_a_round_or_a_patch_is_a_400(client: FlaskClient,
+                                                          make_session: Callable[..., int]) -> None:
+    import json
+    sid = make_session()
+    raw = json.dumps(nepali_round()).replace('"Ben": {', '"Be\\udfffn": {', 1)
+    response = client.post(f"/api/sessions/{sid}/rounds", data=raw, content_type="application/json")
+    assert response.status_code == 400 and "players.Be?n" in response.get_json()["error"]
+    patch = client.patch(f"/api/sessions/{sid}", data='{"title": "a\\ud800"}', content_type="application/json")
+    assert patch.status_code == 400 and patch.get_json()["error"].startswith("title:")
+    assert client.get(f"/api/sessions/{sid}").get_json()["title"] == ""
+
+
+@pytest.mark.parametrize("options", [{"seen_fee": "٣"}, {"tiplu_pair": "1_0"}, {"tiplu_pair": "８"},
+                                     {"seen_fee": " ３ "}, {"alter_points": "²"}])
+def test_options_count_only_ascii_digits(client: FlaskClient, options: dict[str, str]) -> None:
+    response = client.post("/api/sessions", json={"players": ["Anna", "Ben"], "options": options})
+    assert response.status_code == 400, response.get_json()
+    assert next(iter(options)) in response.get_json()["error"]
+    assert client.post("/api/sessions", json={"players": ["Anna", "Ben"], "options": {"seen_fee": " 4 "}}
+                       ).get_json()["options"]["seen_fee"] == 4
+
+
+def test_a_joker_tiplu_without_printed_jokers_is_a_400(client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    refused = client.post(f"/api/sessions/{sid}/rounds", json=nepali_round(tiplu="JOKER"))
+    assert refused.status_code == 400 and refused.get_json()["error"].startswith("tiplu:")
+    assert "joker" in refused.get_json()["error"]
+    assert client.post(f"/api/sessions/{sid}/rounds/preview", json=nepali_round(tiplu="JOKER")).status_code == 400
+    page = client.post(f"/sessions/{sid}/rounds/new", data={"tiplu": "JOKER", "winner": "Anna"})
+    assert page.status_code == 400
+    assert client.get(f"/api/sessions/{sid}").get_json()["rounds"] == []
+    jokers = make_session(options={"printed_jokers": 2})
+    assert client.post(f"/api/sessions/{jokers}/rounds", json=nepali_round(tiplu="JOKER")).status_code != 500

@@ -3,10 +3,12 @@
 
 Payloads are valid ones with one field replaced by something hostile (huge or
 negative numbers, floats, ``"²"``, nested lists, wrong types), or whole bodies that
-are not what the endpoint takes; ids in the URL include 30 digits and foreign digits.
-The seed is fixed, so a failure here reproduces. The page route that the photo
-review's script calls (``cards/check``) is driven too; off ``/api/`` an unknown
-session answers a page, like every page.
+are not what the endpoint takes; text includes lone surrogates (escaped in JSON),
+unicode digits (``"٣"``, ``"８"``, ``"1_0"``) and thousands of nested brackets; ids in
+the URL include 30 digits, foreign digits and 2^63. The seed is fixed, so a failure
+here reproduces. The page routes that the photo review's script calls (``cards/check``),
+the round and check-a-hand forms and the history's restore are driven too; off
+``/api/`` an unknown session answers a page, like every page.
 """
 
 from __future__ import annotations
@@ -31,13 +33,20 @@ from web import photos
 from web.app import create_app
 from web_support import PLAYERS, nepali_round
 
-HOSTILE_TEXT = st.sampled_from(["", " ", "²", "٣", "9" * 30, "-1", "1e3", "JC", "Anna", "anna", "melds", "dublees",
-                                "nepali", "rummy", "true", "null", "<script>", "\x00", "ñ" * 50, "10C JC QC"])
+FORM_TEXT = st.sampled_from(["", " ", "²", "٣", "８", "1_0", "--5", "9" * 30, "9" * 5000, "-1", "1e3", "JC", "JOKER",
+                             "Anna", "anna", "melds", "dublees", "nepali", "rummy", "true", "null", "<script>", "\x00",
+                             "ñ" * 50, "10C JC QC", "[" * 2000, "[[[[]]]]", '{"photo": [[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]}'])
+#: Lone surrogates can travel only inside JSON (escaped); a form cannot carry them.
+HOSTILE_TEXT = FORM_TEXT | st.sampled_from(["\ud800", "a\udc00b", "\udbff\udbff"])
 SCALARS = (st.none() | st.booleans() | st.integers(-(10**30), 10**30) | st.integers(-3, 12)
            | st.floats(allow_nan=True, allow_infinity=True) | HOSTILE_TEXT | st.text(max_size=12))
 VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4)
                       | st.dictionaries(st.text(max_size=8) | HOSTILE_TEXT, inner, max_size=4), max_leaves=12)
-IDS = st.sampled_from(["{sid}", "{sid}", "{sid}", "{rummy}", "0", "-1", "9" * 30, "²", "٣", "abc", "1.5"])
+IDS = st.sampled_from(["{sid}", "{sid}", "{sid}", "{rummy}", "0", "-1", "9" * 30, "²", "٣", "abc", "1.5",
+                       str(2**63), str(2**63 - 1)])
+AUDITS = st.sampled_from(["1", "2", "0", str(2**63), str(2**63 - 1), "9" * 30, "²", "٣"])
+ROUND_FORM_FIELDS = ("tiplu", "winner", "finish", "no_winner", "p0_maal", "p1_maal", "p1_seen", "p2_cards",
+                     "p3_tunnelas", "correction", "photo", "submission")
 ROUNDS = st.sampled_from(["1", "1", "2", "0", "-1", "9" * 30, "²", "x"])
 
 
@@ -70,6 +79,10 @@ ENDPOINTS = [
     ("GET", "/api/rules", None),
     ("POST", "/api/detect", "photo"),
     ("POST", "/sessions/{id}/cards/check", "check"),
+    ("POST", "/api/sessions/{id}/history/{audit}/restore", None),
+    ("POST", "/sessions/{id}/history/{audit}/restore", None),
+    ("POST", "/sessions/{id}/rounds/new", "form"),
+    ("POST", "/sessions/{id}/verify", "form"),
 ]
 
 
@@ -97,10 +110,14 @@ def mutated(draw: st.DrawFn, payload: Any) -> Any:
 @st.composite
 def requests(draw: st.DrawFn) -> dict[str, Any]:
     method, path, kind = draw(st.sampled_from(ENDPOINTS))
-    url = path.replace("{id}", draw(IDS)).replace("{n}", draw(ROUNDS))
+    url = path.replace("{id}", draw(IDS)).replace("{n}", draw(ROUNDS)).replace("{audit}", draw(AUDITS))
     request: dict[str, Any] = {"method": method, "url": url, "headers": {}}
+    if kind == "form":
+        request["form"] = {name: draw(FORM_TEXT | st.sampled_from(["Anna", "JC", "5", "on"]))
+                           for name in draw(st.sets(st.sampled_from(ROUND_FORM_FIELDS), min_size=1))}
+        return request
     if kind == "photo":
-        fields = {name: draw(HOSTILE_TEXT | st.sampled_from(["{sid}", "hand", "maal", "1"]))
+        fields = {name: draw(FORM_TEXT | st.sampled_from(["{sid}", "hand", "maal", "1"]))
                   for name in draw(st.sets(st.sampled_from(["session", "purpose", "seat"])))}
         image = draw(st.sampled_from(["png", "garbage", "empty", "none"]))
         request["photo"] = (fields, image)
@@ -163,11 +180,13 @@ def test_no_request_to_the_api_fails_the_server_or_half_changes_the_ledger(table
     before = fingerprint(table["app"])
     if "photo" in request:
         fields, image = request["photo"]
-        form: dict[str, Any] = {name: value.format(**ids) for name, value in fields.items()}
+        form: dict[str, Any] = {name: value.replace("{sid}", ids["sid"]) for name, value in fields.items()}
         content = {"png": table["png"], "garbage": b"not an image" * 10, "empty": b""}.get(image)
         if content is not None:
             form["image"] = (io.BytesIO(content), "p.png")
         response = client.post(url, data=form, content_type="multipart/form-data")
+    elif "form" in request:
+        response = client.post(url, data=request["form"])
     else:
         response = client.open(url, method=request["method"], data=request.get("data"),
                                content_type=request.get("content_type"), headers=request["headers"])

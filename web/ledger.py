@@ -30,7 +30,7 @@ import sqlite_utils
 
 from scorer import RuleSet, get_rules
 from scorer.kinds import Scoring
-from web.bounds import MAX_TOTAL
+from web.bounds import MAX_ID, MAX_TOTAL
 from web.db import write
 from web.errors import BadRequest, Conflict, Gone, KeyReused, NotFound, RoundChanged
 from web.i18n import _
@@ -439,7 +439,7 @@ def restore_round(db: sqlite_utils.Database, session_id: int, audit_id: int, *, 
         session = _session_row(db, session_id)
         _check_open(session)
         found = db.execute("SELECT action, round_number, before FROM audit WHERE id = ? AND session_id = ?",
-                           [audit_id, session["id"]]).fetchone()
+                           [audit_id, session["id"]]).fetchone() if 0 < audit_id <= MAX_ID else None
         if found is None or found[0] != "delete round":
             raise NotFound(_("history entry %(id)s of session %(sid)s is no deleted round", id=audit_id,
                              sid=session["id"]))

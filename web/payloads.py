@@ -25,7 +25,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-from flask import Flask
+from flask import Flask, request
 from werkzeug.datastructures import MultiDict
 from werkzeug.routing import BaseConverter
 
@@ -112,8 +112,41 @@ class RoundNumberConverter(BaseConverter):
 
 
 def init_app(app: Flask) -> None:
-    """Register the URL converters (before the blueprints that use them)."""
+    """Register the URL converters (before the blueprints that use them) and bound JSON in form fields."""
     app.url_map.converters.update(session=SessionIdConverter, round=RoundNumberConverter)
+    app.before_request(check_form_json)
+
+
+#: Form fields whose value is JSON written by a page's script (the photo review's taps).
+JSON_FORM_FIELDS = ("correction",)
+
+
+def check_form_json(form: Mapping[str, Any] | None = None) -> None:
+    """Before each request: a form field that carries JSON is bounded like a JSON body, naming the field.
+
+    50,000 ``[`` in ``correction`` would exhaust the JSON parser's stack (a 500);
+    here it is a 400 before any view reads it.
+
+    >>> check_form_json(MultiDict({"correction": "[" * 50}))
+    Traceback (most recent call last):
+    ...
+    web.errors.BadRequest: correction: the JSON nests 50 levels deep (at most 16)
+    """
+    if form is None:
+        if request.method in ("GET", "HEAD", "OPTIONS") or request.mimetype not in (
+                "application/x-www-form-urlencoded", "multipart/form-data"):
+            return
+        form = request.form
+    getlist = getattr(form, "getlist", None)
+    for field in JSON_FORM_FIELDS:
+        for text in getlist(field) if getlist else [form.get(field, "")]:
+            if len(text) > MAX_JSON_BYTES:
+                raise BadRequest(_("%(field)s: %(n)s characters (at most %(max)s)", field=field, n=len(text),
+                                   max=MAX_JSON_BYTES))
+            depth = json_depth(text)
+            if depth > MAX_JSON_DEPTH:
+                raise BadRequest(_("%(field)s: the JSON nests %(depth)s levels deep (at most %(max)s)", field=field,
+                                   depth=depth, max=MAX_JSON_DEPTH))
 
 
 # --- values shared by every payload ---------------------------------------------------------------
@@ -171,7 +204,46 @@ def json_object(raw: bytes) -> dict[str, Any]:
         raise BadRequest(_("the JSON cannot be read: %(why)s", why=error)) from None
     if not isinstance(payload, dict):
         raise BadRequest(_("send a JSON object ({...}), not a list or a single value"))
+    where = surrogate_field(payload)
+    if where is not None:
+        raise BadRequest(_("%(field)s: the text holds a broken character (a lone UTF-16 surrogate); "
+                           "send it as UTF-8 text", field=where))
     return payload
+
+
+def surrogate_field(value: Any, path: str = "") -> str | None:
+    """The first field (``players.Anna.cards``) whose key or text holds a lone surrogate, else None.
+
+    JSON may escape half of a UTF-16 pair (``"\\ud800"``); Python keeps it as a
+    character that cannot be written as UTF-8, so SQLite, the logs and the answer
+    itself would fail on it. Such text is refused where it enters.
+
+    >>> surrogate_field({"title": "ok", "players": {"Anna": ["7H", "\\ud800"]}})
+    'players.Anna.1'
+    >>> surrogate_field({"title": "Friday"}) is None
+    True
+    """
+    if isinstance(value, str):
+        return (path or "body") if _has_surrogate(value) else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            name = key.encode("utf-8", "replace").decode() if isinstance(key, str) else str(key)
+            where = f"{path}.{name}" if path else name
+            if isinstance(key, str) and _has_surrogate(key):
+                return where
+            found = surrogate_field(item, where)
+            if found is not None:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = surrogate_field(item, f"{path}.{index}" if path else str(index))
+            if found is not None:
+                return found
+    return None
+
+
+def _has_surrogate(text: str) -> bool:
+    return any("\ud800" <= ch <= "\udfff" for ch in text)
 
 
 def reject_unknown(payload: Mapping[str, Any], allowed: Sequence[str], *, player: str | None = None,
@@ -304,12 +376,40 @@ def rule_family_name(value: Any) -> str:
 
 
 def house_options(value: Any) -> Mapping[str, Any]:
-    """The ``options`` object (values still as sent; the scorer checks and converts them)."""
+    """The ``options`` object (values still as sent; the scorer checks and converts them).
+
+    A number sent as text must be ASCII digits (an optional ``-``): Python's ``int``
+    also reads ``"٣"`` as 3 and ``"1_0"`` as 10, which nobody at the table meant.
+
+    >>> house_options({"seen_fee": " 4 ", "direction": "clockwise"})["seen_fee"]
+    ' 4 '
+    >>> house_options({"seen_fee": "٣"})
+    Traceback (most recent call last):
+    ...
+    web.errors.BadRequest: options.seen_fee: '٣' is not a whole number (use the digits 0-9)
+    """
     if value is None:
         return {}
     if not isinstance(value, Mapping):
         raise BadRequest(_('options: give an object of house-rule options, e.g. {"tiplu_pair": 8}'))
+    for name, given in value.items():
+        if isinstance(given, str) and _reads_as_number(given) and not PLAIN_NUMBER.fullmatch(given.strip()):
+            raise BadRequest(_("options.%(name)s: '%(value)s' is not a whole number (use the digits 0-9)",
+                               name=name, value=given.strip()[:MAX_DIGITS + 1]))
     return value
+
+
+#: How a number is written in a form or a JSON string: ASCII digits, an optional minus.
+PLAIN_NUMBER = re.compile(r"-?[0-9]{1,%d}" % MAX_DIGITS)
+
+
+def _reads_as_number(text: str) -> bool:
+    """Would ``int`` read ``text`` (as the scorer's options do)? Long texts are numbers too, just too big."""
+    try:
+        int(text)
+    except ValueError as error:
+        return "exceeds the limit" in str(error).lower() or "integer string conversion" in str(error)
+    return True
 
 
 def rounds_planned(value: Any) -> int | None:
@@ -627,6 +727,9 @@ def round_entry(payload: Any, players: Sequence[str], rules: RuleSet) -> RoundEn
     if payload.get(other) not in (None, ""):
         raise BadRequest(_(message, family=rules.name))
     wild = _card(payload.get(rules.wild_source), rules.wild_source)
+    if wild is not None and wild.is_joker and rules.printed_jokers == 0:
+        raise BadRequest(_("%(what)s: this session plays without printed jokers, so a joker cannot be the "
+                           "%(what)s; enter the card that was turned up", what=rules.wild_source))
     read_line = LINE_READERS[rules.scoring]
     lines = []
     for seat, name in enumerate(players):
@@ -682,13 +785,22 @@ def _card_problem(text: str, rules: RuleSet, *, owner: str | None = None) -> str
 
 
 def _number_problem(text: str, what: str) -> str | None:
-    """What is wrong with a typed count of points (``what`` names it: "Sita's maal"), or None."""
+    """What is wrong with a typed count of points (``what`` names it: "Sita's maal"), or None.
+
+    Only 0-9 count (``"²"`` and ``"--5"`` are no numbers), and no more digits than
+    SQLite holds: Python's ``int`` refuses 5000 of them with an error of its own.
+
+    >>> [_number_problem(t, "Sita's maal") for t in ("5", "²", "--5", "9" * 5000, "-0")]
+    [None, "Sita's maal must be a whole number, like 5", "Sita's maal must be a whole number, like 5", \
+"Sita's maal must be a whole number, like 5", None]
+    """
     text = text.strip()
     if not text:
         return None
-    if not text.lstrip("-").isdigit():
+    number = parse_digits(text.removeprefix("-"))
+    if number is None:
         return _("%(what)s must be a whole number, like 5", what=what)
-    if int(text) < 0:
+    if text.startswith("-") and number > 0:
         return _("%(what)s can't be below 0", what=what)
     return None
 
