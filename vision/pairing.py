@@ -8,16 +8,15 @@ tunnela is three 6H stacked). Two corners of one name are taken as one card when
   unturned than turned 180 degrees (:data:`AMBIGUOUS_FACING`) only for two copies lying
   the same way, as in a meld row or a stacked tunnela; one card's two indices face
   opposite ways, though on small indices the score is often near 0 either way. Where the
-  detector gives each corner's angle (:mod:`vision.orientation`, since v0.8) the test is
+  detector gives each corner's angle (:mod:`vision.orientation`) the test is
   surer: each index must see the other along its card's diagonal (:func:`corner_facing`), and
-* they lie a **card diagonal apart**: the centre distance is 1.3 to 8 index sizes
-  (measured on rendered scenes of all 17 designs: 1.5 for nicu-white's big indices,
-  up to 7.5 for gm-paris; a stacked tunnela's indices lie 0.5 to 1.5 apart), and, for
-  a name seen three times or more, about as many pixels apart as the neighbouring
-  cards' two indices (:data:`SPAN_SPREAD`): two copies each showing one index, as in a
-  meld row whose top card hides the other's corners, lie further apart than one card's.
-  Near that limit both are kept and marked uncertain (:data:`SPAN_UNSURE`,
-  :attr:`Pairing.apart`).
+* they lie a **card diagonal apart**: the centre distance is :data:`PAIR_RATIO` index
+  sizes (a stacked tunnela's indices lie nearer), about the photo's typical pair distance
+  (:data:`RATIO_SPREAD`), and, for a name seen three times or more, about as many pixels
+  apart as the neighbouring cards' two indices (:data:`SPAN_SPREAD`): two copies each
+  showing one index, as in a meld row whose top card hides the other's corners, lie
+  further apart than one card's. Near that limit both are kept and marked uncertain
+  (:data:`SPAN_UNSURE`, :attr:`Pairing.apart`).
 
 Stage 1 sometimes finds one index twice (the rank alone and the rank with its pip, as
 on a card turned 45 degrees): a same-name corner lying mostly inside a surer one
@@ -41,6 +40,15 @@ circle whose diameter is the card's diagonal pair and are joined to it
 (:func:`merge_four_index`). This helps single cards and spreads; in overlapped melds of
 a four-index deck a card whose diagonal pair is hidden is still over-counted.
 
+:func:`pair_corners` runs these as named steps, in this order:
+
+1. :func:`corners_by_name`: which corners take part (repeated indices left out), by name;
+2. :func:`candidate_pairs`: which two corners of one name may be one card;
+3. :func:`photo_scale`: the photo's card size, from its clearest candidates;
+4. :func:`choose_pairs`: the gates (:func:`ratio_off`, :func:`span_gate`) and the greedy choice;
+5. :func:`merge_four_index` and :func:`vouched_groups`: four-index cards joined, faint cards vouched for;
+6. :func:`counted_cards`: names read two ways joined, pairs kept apart marked, copies clamped.
+
 >>> from vision.detector import Corner
 >>> cards = pair_corners([Corner("7H", 0.9, (10, 10, 20, 25)), Corner("KS", 0.4, (50, 10, 60, 25))])
 >>> [(c.card, c.uncertain) for c in cards.cards]
@@ -53,7 +61,8 @@ import math
 from collections import defaultdict
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from enum import Enum
+from typing import Any, NamedTuple
 
 import cv2
 import numpy as np
@@ -63,90 +72,140 @@ from vision.calibration import Calibration
 from vision.geometry import MAX_ALTERNATIVES, Corner
 from vision.orientation import diagonal_error, wrap_degrees
 
-#: Centre distance of a card's two indices, in index sizes (sqrt of box area).
-PAIR_RATIO = (1.3, 8.0)
-#: How much better the 180-degree-turned crop must match than the unturned one.
-FLIP_MARGIN = 0.1
-#: One photo shows one card size: pairs whose index distance is this factor off the
-#: photo's typical pair distance are refused, and nearer ones preferred.
-RATIO_SPREAD = 1.4
-#: Clearly opposite-facing indices, or the only two of their name on the photo, may lie
-#: further off (face cards' indices differ in size from the others').
-CLEAR_FACING = 0.3
-RATIO_SPREAD_CLEAR = 1.6
-#: Some indices look alike both ways up (8, A, 0), and small ones are blurred: a facing
-#: score down to minus this is no evidence that two corners face the same way. Measured in
-#: session 14 (v0.7, 150 calibration scenes of held-out designs): of the cards read twice
-#: because pairing refused their two indices, most scored -0.22 to -0.17 at the photo's pair
-#: distance; taking pairs down to -0.3, and up to 1.4 times that distance (was -0.15, and
-#: 1.15 for such pairs, 1.3 for the others), read 169 -> 132 wrong cards for 429 -> 434 missed.
-AMBIGUOUS_FACING = 0.3
-SCALE_WEIGHT = 1.5
-#: The facing score of two corners with angles (:func:`corner_facing`): an index that sees the
-#: other off its card's diagonal by ``DIAGONAL_MID`` degrees scores 0, each ``DIAGONAL_SCALE``
-#: degrees less or more one unit of the template score. Chosen in session 15 on the 150
-#: calibration scenes of held-out designs (v0.7.1's corners; midpoints 25-35, scales 35-70, the
-#: template score added at half weight or not): 132 -> 109 wrong cards, 434 -> 395 missed; on the
-#: 60 test scenes 57 -> 56 and 139 -> 129 (a midpoint of 30 read 51 and 129 there, but 113 and
-#: 406 on the calibration scenes).
-DIAGONAL_MID = 25.0
-DIAGONAL_SCALE = 50.0
-#: How far off the Thales circle (share of the diagonal) a four-index card's other corners may lie.
-THALES_TOL = 0.08
+# --- Which corners take part (:func:`corners_by_name`) ------------------------------------------
+
 #: Share of a same-name corner's box inside a surer one's that makes it the same index
 #: seen twice. A stacked tunnela's indices, 0.5 index sizes apart or more, cover at most
 #: about 0.6 of each other.
 REPEAT_COVER = 0.7
 #: The same for a corner of another name: stage 1 boxed one index twice (rank alone, rank and
-#: pip) and stage 2 named the two boxes differently (3S and 3C). Chosen in session 16 on the 150
-#: calibration scenes (v0.8; 0.6-0.9 tried, none before): alone, 109 -> 97 wrong cards for
-#: 394 -> 399 missed; on the 60 test scenes 54 -> 44 wrong, 128 -> 130 missed. With the faint
-#: corners vouched for (:data:`VOUCH_TURN`): 101 wrong and 372 missed, 44 and 115.
+#: pip) and stage 2 named the two boxes differently (3S and 3C).
 REPEAT_COVER_RENAMED = 0.8
-#: Two lone corners of different names are one card read two ways when they face clearly
-#: opposite ways (at least this) at the photo's typical pair distance (within this factor).
-SPLIT_FACING = 0.3
-SPLIT_SPREAD = 1.2
-#: Cards lying near each other show about the same size, so one card's two indices lie
-#: about as many pixels apart as its neighbours' do (in index sizes they spread more: the
-#: box of an index turned 45 degrees is up to 1.4 times bigger). Measured with v0.5 on 150
-#: calibration scenes: one card's indices lie 0.92-1.09 times the photo's median apart
-#: (5-95%), two copies taken as one card 0.97-1.65 times (median 1.26). A pair of a name
-#: seen at least :data:`SPAN_GATED` times (a second copy shows itself by a third corner:
-#: 77% of the two-copy pairs, 42% of the true ones) is two cards when it lies more than
-#: :data:`SPAN_SPREAD` times, or less than 1/:data:`SPAN_SPREAD_SHORT`, the median span of
-#: the :data:`SPAN_NEAREST` nearest pairs of other names (:func:`local_span`: a photo taken
-#: across the table shows near cards bigger), counted among names seen at most
-#: :data:`SPAN_CORNERS` times (a four-index card's four corners would mix its sides in),
-#: at least :data:`SPAN_PAIRS` of them. A pair of a name seen twice keeps the index-size
-#: test alone: tried on it too, the gate split more true cards than copies on the report's
-#: tilted tables.
+
+# --- Candidates: which two corners of one name may be one card (:func:`candidate_pairs`) ------
+
+#: Centre distance of a card's two indices, in index sizes (the square root of an index box's
+#: area): the range of every design's cards, from big indices on a small card (the low end) to
+#: small indices on a big one (the high end). A stacked tunnela's indices mostly lie nearer.
+PAIR_RATIO = (1.3, 8.0)
+#: Some indices look alike both ways up (8, A, 0), and small ones are blurred: a facing
+#: score down to minus this is no evidence that two corners face the same way, and the pair
+#: stays a candidate. One card's two indices refused as facing the same way would be read
+#: as two cards; the cards read twice that way mostly score a little below 0.
+AMBIGUOUS_FACING = 0.3
+#: The facing score of a candidate that nothing can test (no photo, and not both angles):
+#: the pair is taken on distance alone, as if clearly opposite-facing (at least
+#: :data:`CLEAR_FACING`).
+UNTESTED_FACING = 1.0
+#: The facing score of two corners with angles (:func:`corner_facing`): an index that sees the
+#: other off its card's diagonal by this many degrees scores 0, less scores above 0 (one card's
+#: two indices), more below 0 (two copies side by side or head to toe).
+DIAGONAL_MID = 25.0
+#: Degrees off the card's diagonal per unit of facing score with angles (:data:`DIAGONAL_MID`):
+#: it puts the angles' score on the crops' scale (:func:`facing_score`), so that one card's two
+#: indices seeing each other along the diagonal score as clearly opposite-facing crops do.
+DIAGONAL_SCALE = 50.0
+#: Side (px) of the square an index crop is resized to for the facing test (:func:`facing_score`).
+CROP_SIDE = 32
+#: An index crop with a side under this many pixels is too small to compare: no crop, facing score 0.
+MIN_CROP_SIDE = 3
+#: Gaussian kernel (px) smoothing a resized crop before the comparison, so that print grain and
+#: the resize's aliasing count less than the index's shape.
+CROP_BLUR = (3, 3)
+#: Added to a crop's norm before it is divided by it, so that a blank crop stays 0, not NaN.
+CROP_NORM_FLOOR = 1e-6
+#: The least side (px) a box is taken to have, so that a box of no width or height has a size.
+MIN_SIDE = 1e-6
+
+# --- Scale: the photo's card size (:func:`photo_scale`) --------------------------------------
+
+#: How much better the 180-degree-turned crop must match than the unturned one for two corners to
+#: face clearly opposite ways: such pairs set the photo's scale (:func:`photo_scale`), and the only
+#: two corners of a name facing so may lie up to :data:`RATIO_SPREAD_CLEAR` off it.
+FLIP_MARGIN = 0.1
+#: The photo's typical index distance, in index sizes, when no candidate pair gives one: a mid
+#: value over all designs.
+DEFAULT_RATIO = 3.5
+#: Points on the log-ratio axis, from the least candidate ratio to the greatest, at which
+#: :func:`typical_ratio` weighs the candidates' density to find its mode.
+MODE_GRID = 64
+#: Width (in log units) of the Gaussian kernel each candidate ratio adds to that density: narrow
+#: enough that one card size is one peak, wide enough that its pairs' small spread adds up.
+MODE_WIDTH = 0.12
+
+# --- Gates: a candidate's distance limits (:func:`ratio_off`, :func:`span_gate`) -------------
+
+#: One photo shows one card size: pairs whose index distance is this factor off the photo's
+#: typical pair distance are refused, and nearer ones preferred (:data:`SCALE_WEIGHT`).
+RATIO_SPREAD = 1.4
+#: A facing score of at least this is clearly opposite-facing: such a pair may lie up to
+#: :data:`RATIO_SPREAD_CLEAR` off the photo's typical pair distance.
+CLEAR_FACING = 0.3
+#: Clearly opposite-facing indices, or the only two of their name on the photo, may lie this factor
+#: off the photo's typical pair distance (face cards' indices differ in size from the others').
+RATIO_SPREAD_CLEAR = 1.6
+#: Cards lying near each other show about the same size, so one card's two indices lie about as
+#: many pixels apart as its neighbours' do (in index sizes they spread more: the box of an index
+#: turned 45 degrees is up to 1.4 times bigger), while two copies each showing one index lie
+#: further apart. A name seen at least this many times (a second copy shows itself by a third
+#: corner) has its pairs gated by the local span (:func:`local_span`, :func:`span_gate`). A pair
+#: of a name seen twice keeps the index-size test alone: there the gate would split more true
+#: cards than copies, on tilted tables.
 SPAN_GATED = 3
+#: The local span (:func:`local_span`) needs at least this many pairs of other names to ask.
 SPAN_PAIRS = 3
+#: The local span is the median span of this many pairs of other names nearest the pair: a photo
+#: taken across the table shows near cards bigger than far ones.
 SPAN_NEAREST = 6
+#: Only names seen at most this many times give a span to ask: a four-index card's four corners
+#: would mix its sides in.
 SPAN_CORNERS = 3
+#: A gated pair (:data:`SPAN_GATED`) lying more than this factor further apart than the local span
+#: is two cards.
 SPAN_SPREAD = 1.15
+#: A gated pair lying more than this factor nearer than the local span is two cards too.
 SPAN_SPREAD_SHORT = 1.5
-#: Kept apart by distance alone and within this factor, two corners are sometimes one
-#: card (on the calibration scenes 2 such pairs of 9): both are marked for the player to check.
+#: Kept apart by distance alone and within this factor of the local span, two corners are
+#: sometimes one card: both are marked for the player to check (:attr:`Pairing.apart`).
 SPAN_UNSURE = 1.25
+
+# --- Choice: which pairs are taken, and which cards counted (:func:`choose_pairs` and after) --
+
+#: How much a candidate's distance off the photo's typical one (log of the factor) costs against
+#: its facing score when pairs compete for a corner: of two candidates, the one at the photo's
+#: scale wins unless the other faces clearly better.
+SCALE_WEIGHT = 1.5
+#: A card shows its index in at most this many corners (a four-index deck: :func:`merge_four_index`).
+MOST_INDICES = 4
+#: How far off the Thales circle (share of the diagonal) a four-index card's other corners may lie.
+THALES_TOL = 0.08
+#: A four-index card's other corner lies at least this share of the diagonal from each of the
+#: diagonal pair's corners: nearer, it is next to one of them, not in a third corner of the card.
+THALES_APART = 0.3
+#: Two lone corners of different names are one card read two ways when they face clearly
+#: opposite ways (at least this: :func:`split_pairs`).
+SPLIT_FACING = 0.3
+#: ... and lie at the photo's typical pair distance, within this factor.
+SPLIT_SPREAD = 1.2
 #: A faint corner alone is a card when it faces the way its nearest counted corner does, within
-#: this many degrees (cards laid together in a meld row or fan lie alike), and no counted corner
-#: of its name lies within this many of the photo's card diagonals (it would be that card's
-#: other index). Chosen in session 16 on the 150 calibration scenes (v0.8's detections cached,
-#: pairing rerun; 10, 15 and 25 degrees, 1.3, 2 and 3 diagonals, classifier probabilities
-#: 0.3-0.7 tried): alone, 394 -> 367 missed cards for 109 -> 113 wrong; on the 60 test scenes
-#: 128 -> 113 missed, 54 wrong as before.
+#: this many degrees (cards laid together in a meld row or fan lie alike; :func:`vouched_groups`).
 VOUCH_TURN = 10.0
+#: ... and no counted corner of its name lies within this many of the photo's card diagonals (it
+#: would be that card's other index).
 VOUCH_APART = 2.0
 #: A corner lying on a card read is still a place to look (:func:`vision.doubts.faint_doubts`) where it
 #: lies stacked on one of the reading's corners of its name, as a tunnela's or dublee's lower copy shows
-#: its index beside the top one's: facing the same way (within this many degrees), its centre this many
-#: of that corner's index sizes off (nearer, it is the same index boxed again). Chosen in session 24 on
-#: the 150 calibration scenes (0.25-0.6 and 1.2-1.6 index sizes, 8 and 15 degrees tried).
+#: its index beside the top one's: facing the same way, within this many degrees (:func:`stacked_on`).
 STACK_TURN = 15.0
+#: ... and its centre this many of that corner's index sizes off (nearer, it is the same index boxed again).
 STACK_APART = (0.5, 1.2)
-_CROP = 32
+#: Decimals an alternative's probability keeps, and a card's confidence in :meth:`PhysicalCard.to_dict`.
+PROB_DIGITS = 4
+#: Decimals a card's box keeps in :meth:`PhysicalCard.to_dict`.
+BOX_DIGITS = 1
+
+#: A name and whether its corners are tentative: the corners of one key pair among themselves.
+NameKey = tuple[str, bool]
 
 
 @dataclass(frozen=True)
@@ -170,8 +229,8 @@ class PhysicalCard:
     alternatives: tuple[tuple[str, float], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"card": self.card, "confidence": round(self.confidence, 4),
-                "box": [round(v, 1) for v in self.box], "corners": list(self.corners),
+        return {"card": self.card, "confidence": round(self.confidence, PROB_DIGITS),
+                "box": [round(v, BOX_DIGITS) for v in self.box], "corners": list(self.corners),
                 "uncertain": self.uncertain, "clamped": self.clamped,
                 "alternatives": [{"card": name, "p": p} for name, p in self.alternatives]}
 
@@ -203,7 +262,7 @@ class Pairing:
 
 def _size(box: Sequence[float]) -> float:
     """Index size: the square root of the box area (the long side measured no better)."""
-    return math.sqrt(max(box[2] - box[0], 1e-6) * max(box[3] - box[1], 1e-6))
+    return math.sqrt(max(box[2] - box[0], MIN_SIDE) * max(box[3] - box[1], MIN_SIDE))
 
 
 def _distance(a: Sequence[float], b: Sequence[float]) -> float:
@@ -253,12 +312,12 @@ def _crop(gray: np.ndarray, box: Sequence[float]) -> np.ndarray | None:
     h, w = gray.shape
     x1, y1 = max(int(round(box[0])), 0), max(int(round(box[1])), 0)
     x2, y2 = min(int(round(box[2])), w), min(int(round(box[3])), h)
-    if x2 - x1 < 3 or y2 - y1 < 3:
+    if x2 - x1 < MIN_CROP_SIDE or y2 - y1 < MIN_CROP_SIDE:
         return None
-    small = cv2.resize(gray[y1:y2, x1:x2], (_CROP, _CROP), interpolation=cv2.INTER_AREA).astype(np.float32)
-    g = cv2.GaussianBlur(small, (3, 3), 0)
+    small = cv2.resize(gray[y1:y2, x1:x2], (CROP_SIDE, CROP_SIDE), interpolation=cv2.INTER_AREA).astype(np.float32)
+    g = cv2.GaussianBlur(small, CROP_BLUR, 0)
     g -= g.mean()
-    return g / (float(np.linalg.norm(g)) + 1e-6)
+    return g / (float(np.linalg.norm(g)) + CROP_NORM_FLOOR)
 
 
 def facing_score(a: np.ndarray | None, b: np.ndarray | None) -> float:
@@ -300,23 +359,6 @@ def corner_facing(a: Corner, b: Corner, crop_a: np.ndarray | None, crop_b: np.nd
     return facing_score(crop_a, crop_b)
 
 
-def typical_ratio(ratios: Sequence[float]) -> float:
-    """The most common index distance (in index sizes) among candidate pairs: the photo's scale.
-
-    A mode, not a median, because false candidates (copies lying head to toe) spread
-    widely while true pairs agree. 3.5 (a mid value over all designs) when there are none.
-
-    >>> round(typical_ratio([2.0, 2.1, 2.2, 5.0, 7.5]), 1)
-    2.1
-    """
-    if not ratios:
-        return 3.5
-    logs = np.log(np.asarray(ratios, float))
-    grid = np.linspace(logs.min(), logs.max(), 64)
-    density = np.exp(-((grid[:, None] - logs[None, :]) / 0.12) ** 2).sum(axis=1)
-    return float(np.exp(grid[int(np.argmax(density))]))
-
-
 def copy_limits(rules: RuleSet | None = None) -> tuple[int, int]:
     """How many copies of each face, and how many printed jokers, the decks in play hold.
 
@@ -346,68 +388,276 @@ def pair_corners(corners: Sequence[Corner], image: np.ndarray | None = None, *, 
     ``calibration`` says which cards are doubtful; ``uncertain_below`` overrides its
     confidence threshold. ``tentative`` corners (indexes) pair only with each other, and
     make a card only where :func:`vouched_groups` keeps it.
+
+    The steps, each its own function: the corners that take part, by name
+    (:func:`corners_by_name`); the pairs that may be one card (:func:`candidate_pairs`); the
+    photo's card size (:func:`photo_scale`); the pairs taken, through the gates
+    (:func:`choose_pairs`); four-index cards joined and faint cards vouched for
+    (:func:`merge_four_index`, :func:`vouched_groups`); and the cards counted
+    (:func:`counted_cards`).
     """
     calibration = calibration or Calibration()
-    faint = set(tentative)
     if uncertain_below is not None:
         calibration = replace(calibration, uncertain_below=uncertain_below)
+    faint = set(tentative)
     gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY) if image is not None else None
-    # Counted corners pair as if the tentative ones were not there; these pair among themselves.
-    by_name: dict[tuple[str, bool], list[int]] = defaultdict(list)
+    by_name = corners_by_name(corners, faint)
+    candidates = candidate_pairs(corners, by_name, gray)
+    scale = photo_scale(corners, by_name, candidates)
+    groups, unsure = choose_pairs(corners, by_name, candidates, scale)
+    groups = vouched_groups(merge_four_index(groups, corners), corners, faint)
+    return counted_cards(corners, groups, unsure, gray, scale.ratio, calibration, copy_limits(rules))
+
+
+def corners_by_name(corners: Sequence[Corner], faint: set[int]) -> dict[NameKey, list[int]]:
+    """Step 1: the corners (indexes) that take part in pairing, by name and by whether they are tentative.
+
+    Counted corners pair as if the tentative (``faint``) ones were not there, and these pair
+    among themselves: a counted card keeps its own box and confidence. A corner that repeats a
+    surer one (:func:`repeated_indices`) is the same index seen twice and takes no part: a
+    counted corner is compared with the counted ones only, a tentative one with all. The keys
+    come in the order of their first corner, each key's corners in photo order.
+
+    >>> cs = [Corner("7H", 0.9, (0, 0, 10, 16)), Corner("7H", 0.5, (1, 1, 10, 15)),
+    ...       Corner("KS", 0.8, (90, 0, 100, 16)), Corner("7H", 0.3, (60, 80, 70, 96))]
+    >>> corners_by_name(cs, {3})
+    {('7H', False): [0], ('KS', False): [2], ('7H', True): [3]}
+    """
     sure = [i for i in range(len(corners)) if i not in faint]
     repeated = {sure[k] for k in repeated_indices([corners[i] for i in sure])}
-    repeated |= repeated_indices(corners) & faint
+    if faint:
+        repeated |= repeated_indices(corners) & faint
+    by_name: dict[NameKey, list[int]] = defaultdict(list)
     for i, c in enumerate(corners):
         if i not in repeated:
             by_name[c.card, i in faint].append(i)
-    crops: dict[int, np.ndarray | None] = {}
-    candidates: dict[tuple[str, bool], list[tuple[float, float, int, int]]] = defaultdict(list)
-    for name, idxs in by_name.items():
-        if gray is not None and len(idxs) > 1:
-            for i in idxs:
-                if not has_angle(corners[i]):
-                    crops[i] = _crop(gray, corners[i].box)
+    return dict(by_name)
+
+
+class Candidate(NamedTuple):
+    """Two corners (indexes ``i`` < ``j`` in photo order) of one name that may be one card's two indices."""
+
+    #: How clearly the two face opposite ways (:func:`corner_facing`; :data:`UNTESTED_FACING` untested).
+    facing: float
+    #: Their centre distance in index sizes (:func:`_pair_ratio`).
+    ratio: float
+    i: int
+    j: int
+
+
+def candidate_pairs(corners: Sequence[Corner], by_name: dict[NameKey, list[int]],
+                    gray: np.ndarray | None) -> dict[NameKey, list[Candidate]]:
+    """Step 2: which two corners of one name may be one card, by name (names with none left out).
+
+    One card's two indices lie a card diagonal apart (:data:`PAIR_RATIO` index sizes) and do
+    not clearly face the same way (a facing score down to -:data:`AMBIGUOUS_FACING`). The facing
+    test takes the corners' angles where the detector gave both, else their crops of ``gray``;
+    with neither the pair is untested (:data:`UNTESTED_FACING`).
+
+    >>> cs = [Corner("7H", 0.9, (0, 0, 10, 16)), Corner("7H", 0.9, (60, 80, 70, 96)),
+    ...       Corner("7H", 0.9, (12, 0, 22, 16)), Corner("KS", 0.9, (90, 0, 100, 16))]
+    >>> found = candidate_pairs(cs, corners_by_name(cs, set()), None)
+    >>> {key: [(c.i, c.j, round(c.ratio, 1), c.facing) for c in cands] for key, cands in found.items()}
+    {('7H', False): [(0, 1, 7.9, 1.0), (1, 2, 7.4, 1.0)]}
+    """
+    candidates: dict[NameKey, list[Candidate]] = {}
+    for key, idxs in by_name.items():
+        crops = _crops(gray, corners, idxs) if gray is not None and len(idxs) > 1 else {}
+        found = []
         for a_pos, i in enumerate(idxs):
             for j in idxs[a_pos + 1:]:
                 ratio = _pair_ratio(corners[i].box, corners[j].box)
                 if not PAIR_RATIO[0] <= ratio <= PAIR_RATIO[1]:
                     continue
                 known = gray is not None or (corners[i].angle is not None and corners[j].angle is not None)
-                facing = corner_facing(corners[i], corners[j], crops.get(i), crops.get(j)) if known else 1.0
+                facing = corner_facing(corners[i], corners[j], crops.get(i), crops.get(j)) if known else UNTESTED_FACING
                 if facing >= -AMBIGUOUS_FACING:
-                    candidates[name].append((facing, ratio, i, j))
-    every = [(f, r) for (_, tentative_pair), cands in candidates.items() for f, r, _, _ in cands if not tentative_pair]
-    typical = typical_ratio([r for f, r in every if f >= FLIP_MARGIN] or [r for _, r in every])
-    spans = [(name, _midpoint(corners[i].box, corners[j].box), _distance(corners[i].box, corners[j].box))
-             for (name, tentative_pair), cands in candidates.items() for f, _, i, j in cands
-             if f >= FLIP_MARGIN and len(by_name[name, tentative_pair]) <= SPAN_CORNERS and not tentative_pair]
+                    found.append(Candidate(facing, ratio, i, j))
+        if found:
+            candidates[key] = found
+    return candidates
+
+
+def _crops(gray: np.ndarray, corners: Sequence[Corner], idxs: Sequence[int]) -> dict[int, np.ndarray | None]:
+    """The crops the facing test compares: those of the corners whose angle pairing may not take (:func:`has_angle`)."""
+    return {i: _crop(gray, corners[i].box) for i in idxs if not has_angle(corners[i])}
+
+
+@dataclass(frozen=True)
+class Scale:
+    """The photo's card size, as its clearest candidate pairs show it (:func:`photo_scale`).
+
+    ``ratio``: the typical centre distance of a card's two indices, in index sizes
+    (:func:`typical_ratio`). ``spans``: the clearly opposite-facing candidates of counted names
+    seen at most :data:`SPAN_CORNERS` times, each as its name, its midpoint and its centre
+    distance in pixels, for :func:`local_span` to ask.
+    """
+
+    ratio: float
+    spans: tuple[tuple[str, np.ndarray, float], ...] = ()
+
+
+def photo_scale(corners: Sequence[Corner], by_name: dict[NameKey, list[int]],
+                candidates: dict[NameKey, list[Candidate]]) -> Scale:
+    """Step 3: the photo's card size, from the counted names' candidates.
+
+    One photo shows one card size. The clearly opposite-facing candidates (:data:`FLIP_MARGIN`)
+    say it best; with none, every candidate votes (:func:`typical_ratio`). Tentative corners
+    have no say: they are the photo's least sure.
+
+    >>> cs = [Corner("7H", 0.9, (0, 0, 10, 16)), Corner("7H", 0.9, (30, 40, 40, 56))]
+    >>> by_name = corners_by_name(cs, set())
+    >>> scale = photo_scale(cs, by_name, candidate_pairs(cs, by_name, None))
+    >>> round(scale.ratio, 2), [(name, mid.tolist(), span) for name, mid, span in scale.spans]
+    (3.95, [('7H', [20.0, 28.0], 50.0)])
+    """
+    every = [(c.facing, c.ratio) for (_, tentative), cands in candidates.items() for c in cands if not tentative]
+    ratio = typical_ratio([r for f, r in every if f >= FLIP_MARGIN] or [r for _, r in every])
+    spans = tuple((name, _midpoint(corners[c.i].box, corners[c.j].box), _distance(corners[c.i].box, corners[c.j].box))
+                  for (name, tentative), cands in candidates.items() for c in cands
+                  if c.facing >= FLIP_MARGIN and len(by_name[name, tentative]) <= SPAN_CORNERS and not tentative)
+    return Scale(ratio, spans)
+
+
+def typical_ratio(ratios: Sequence[float]) -> float:
+    """The most common index distance (in index sizes) among candidate pairs: the photo's scale.
+
+    A mode, not a median, because false candidates (copies lying head to toe) spread
+    widely while true pairs agree: the peak of a density of Gaussian kernels
+    (:data:`MODE_WIDTH` wide in log units) sought at :data:`MODE_GRID` points.
+    :data:`DEFAULT_RATIO` when there are none.
+
+    >>> round(typical_ratio([2.0, 2.1, 2.2, 5.0, 7.5]), 1), typical_ratio([])
+    (2.1, 3.5)
+    """
+    if not ratios:
+        return DEFAULT_RATIO
+    logs = np.log(np.asarray(ratios, float))
+    grid = np.linspace(logs.min(), logs.max(), MODE_GRID)
+    density = np.exp(-((grid[:, None] - logs[None, :]) / MODE_WIDTH) ** 2).sum(axis=1)
+    return float(np.exp(grid[int(np.argmax(density))]))
+
+
+def ratio_off(candidate: Candidate, typical: float, only_two: bool) -> float | None:
+    """Gate 1: how far a candidate's distance lies off the photo's typical one (the log of the
+    factor), or None where that is too far for one card.
+
+    One photo shows one card size (:data:`RATIO_SPREAD`). A clearly opposite-facing pair
+    (:data:`CLEAR_FACING`), or the only two corners of their name (``only_two``) facing
+    opposite ways (:data:`FLIP_MARGIN`), may lie further off (:data:`RATIO_SPREAD_CLEAR`):
+    face cards' indices differ in size from the others'.
+
+    >>> [ratio_off(Candidate(facing, 4.5, 0, 1), 3.0, only_two) is None
+    ...  for facing, only_two in ((0.0, False), (0.5, False), (0.2, True), (0.2, False))]
+    [True, False, False, True]
+    """
+    off = abs(math.log(candidate.ratio / typical))
+    clear = candidate.facing >= CLEAR_FACING or (only_two and candidate.facing >= FLIP_MARGIN)
+    limit = RATIO_SPREAD_CLEAR if clear else RATIO_SPREAD
+    return None if off > math.log(limit) else off
+
+
+class Span(Enum):
+    """What the local span (:func:`span_gate`) makes of a candidate pair."""
+
+    #: About the neighbours' span: it may be one card.
+    ONE_CARD = "one card"
+    #: Too far off the neighbours' span: two cards.
+    TWO_CARDS = "two cards"
+    #: Off the neighbours' span, but near the limit (:data:`SPAN_UNSURE`): two cards, marked.
+    TWO_UNSURE = "two cards, unsure"
+
+
+def span_gate(distance: float, typical_span: float) -> Span:
+    """Gate 2: a pair of a name seen :data:`SPAN_GATED` times or more is two cards where its two
+    corners lie further apart (:data:`SPAN_SPREAD`) or nearer (:data:`SPAN_SPREAD_SHORT`), in
+    pixels, than the neighbouring cards' two indices (``typical_span``, :func:`local_span`).
+
+    Two copies each showing one index, as in a meld row whose top card hides the other's
+    corners, lie further apart than one card's. Near the limit (:data:`SPAN_UNSURE`) the two
+    may still be one card: both are kept, and marked.
+
+    >>> [span_gate(d, 100.0).name for d in (100.0, 112.0, 120.0, 130.0, 60.0)]
+    ['ONE_CARD', 'ONE_CARD', 'TWO_UNSURE', 'TWO_CARDS', 'TWO_CARDS']
+    """
+    span_off = math.log(distance / typical_span)
+    if span_off > math.log(SPAN_SPREAD) or span_off < -math.log(SPAN_SPREAD_SHORT):
+        return Span.TWO_UNSURE if abs(span_off) <= math.log(SPAN_UNSURE) else Span.TWO_CARDS
+    return Span.ONE_CARD
+
+
+def choose_pairs(corners: Sequence[Corner], by_name: dict[NameKey, list[int]],
+                 candidates: dict[NameKey, list[Candidate]],
+                 scale: Scale) -> tuple[list[tuple[int, ...]], list[tuple[int, int]]]:
+    """Step 4: the groups (one or two corner indexes each) taken as cards, name by name, and
+    the pairs kept apart by the span gate near its limit (unsure).
+
+    Each candidate passes the gates (:func:`ratio_off`, then :func:`span_gate` for names seen
+    :data:`SPAN_GATED` times or more) and is scored by its facing less its distance off the
+    photo's scale (:data:`SCALE_WEIGHT`). Pairs are taken best first, each corner used once
+    (:func:`take_greedily`); every corner left is a card on its own.
+
+    >>> cs = [Corner("7H", 0.9, (0, 0, 10, 16)), Corner("7H", 0.9, (30, 40, 40, 56)), Corner("KS", 0.9, (90, 0, 100, 16))]
+    >>> by_name = corners_by_name(cs, set())
+    >>> candidates = candidate_pairs(cs, by_name, None)
+    >>> choose_pairs(cs, by_name, candidates, photo_scale(cs, by_name, candidates))
+    ([(0, 1), (2,)], [])
+    """
     groups: list[tuple[int, ...]] = []
     unsure: list[tuple[int, int]] = []
     for key, idxs in by_name.items():
-        scored = []
-        for facing, ratio, i, j in candidates.get(key, []):
-            off = abs(math.log(ratio / typical))
-            clear = facing >= CLEAR_FACING or (len(idxs) == 2 and facing >= FLIP_MARGIN)
-            limit = RATIO_SPREAD_CLEAR if clear else RATIO_SPREAD
-            if off > math.log(limit):
+        scored: list[tuple[float, int, int]] = []
+        for c in candidates.get(key, []):
+            off = ratio_off(c, scale.ratio, len(idxs) == 2)
+            if off is None:
                 continue
-            typical_span = (local_span(spans, key[0], _midpoint(corners[i].box, corners[j].box))
+            typical_span = (local_span(scale.spans, key[0], _midpoint(corners[c.i].box, corners[c.j].box))
                             if len(idxs) >= SPAN_GATED else None)
             if typical_span is not None:
-                span_off = math.log(_distance(corners[i].box, corners[j].box) / typical_span)
-                if span_off > math.log(SPAN_SPREAD) or span_off < -math.log(SPAN_SPREAD_SHORT):
-                    if abs(span_off) <= math.log(SPAN_UNSURE):
-                        unsure.append((i, j))
+                verdict = span_gate(_distance(corners[c.i].box, corners[c.j].box), typical_span)
+                if verdict is not Span.ONE_CARD:
+                    if verdict is Span.TWO_UNSURE:
+                        unsure.append((c.i, c.j))
                     continue
-            scored.append((facing - SCALE_WEIGHT * off, i, j))
-        used: set[int] = set()
-        for _, i, j in sorted(scored, reverse=True):
-            if i in used or j in used:
-                continue
-            used |= {i, j}
-            groups.append((i, j))
-        groups.extend((i,) for i in idxs if i not in used)
-    groups = vouched_groups(merge_four_index(groups, corners), corners, faint)
+            scored.append((c.facing - SCALE_WEIGHT * off, c.i, c.j))
+        groups.extend(take_greedily(scored, idxs))
+    return groups, unsure
+
+
+def take_greedily(scored: Sequence[tuple[float, int, int]], idxs: Sequence[int]) -> list[tuple[int, ...]]:
+    """The pairs taken from ``scored`` (score, corner, corner), best first, each corner used once;
+    then every corner of ``idxs`` left over, alone.
+
+    >>> take_greedily([(0.2, 0, 1), (0.9, 1, 2), (0.1, 0, 3)], [0, 1, 2, 3, 4])
+    [(1, 2), (0, 3), (4,)]
+    """
+    used: set[int] = set()
+    groups: list[tuple[int, ...]] = []
+    for _, i, j in sorted(scored, reverse=True):
+        if i in used or j in used:
+            continue
+        used |= {i, j}
+        groups.append((i, j))
+    groups.extend((i,) for i in idxs if i not in used)
+    return groups
+
+
+def counted_cards(corners: Sequence[Corner], groups: Sequence[tuple[int, ...]], unsure: Sequence[tuple[int, int]],
+                  gray: np.ndarray | None, typical: float, calibration: Calibration,
+                  limits: tuple[int, int]) -> Pairing:
+    """Step 6: the cards the groups make, counted against the decks in play.
+
+    Two lone corners read as two names may be one card read two ways (:func:`split_pairs`, with
+    the photo only): one card, uncertain. The unsure pairs (:func:`span_gate`) still both alone
+    are kept as two cards, each marked uncertain (:attr:`Pairing.apart`). A face counted more
+    often than ``limits`` (copies per face, printed jokers: :func:`copy_limits`) allow is
+    clamped (:func:`_clamp`).
+
+    >>> cs = [Corner("7H", 0.9, (0, 0, 10, 16)), Corner("7H", 0.9, (300, 0, 310, 16)), Corner("7H", 0.6, (30, 40, 40, 56))]
+    >>> pairing = counted_cards(cs, [(0,), (1,), (2,)], [(0, 1)], None, 3.5, Calibration(), (2, 0))
+    >>> [(c.card, c.corners, c.uncertain) for c in pairing.cards], pairing.clamped, pairing.apart
+    ([('7H', (0,), True), ('7H', (1,), True)], ('7H',), ((0, 1),))
+    """
     splits = split_pairs(groups, corners, gray, typical) if gray is not None else []
     joined = {i for pair in splits for i in pair}
     lone = {g[0] for g in groups if len(g) == 1} - joined
@@ -415,7 +665,7 @@ def pair_corners(corners: Sequence[Corner], image: np.ndarray | None = None, *, 
     marked = {i for pair in apart for i in pair}
     cards = [_card(corners, g, calibration, g[0] in marked) for g in groups if not set(g) & joined]
     cards += [_split_card(corners, pair) for pair in splits]
-    return replace(_clamp(cards, *copy_limits(rules)), apart=apart)
+    return replace(_clamp(cards, *limits), apart=apart)
 
 
 def vouched_groups(groups: Sequence[tuple[int, ...]], corners: Sequence[Corner],
@@ -466,9 +716,7 @@ def split_pairs(groups: Sequence[tuple[int, ...]], corners: Sequence[Corner], gr
     deck whose gold ink hides the suit's colour). Left apart they count two cards, one of
     them not on the table. Two lone corners are joined when they face clearly opposite
     ways (:data:`SPLIT_FACING`), lie at the photo's typical pair distance
-    (:data:`SPLIT_SPREAD`) and one names the other among its alternatives. Measured on the
-    report's held-out tables: 8 such pairs on 30 light-on-dark photos, each an extra card;
-    none on 30 nicu-white ones.
+    (:data:`SPLIT_SPREAD`) and one names the other among its alternatives.
     """
     lone = [g[0] for g in groups if len(g) == 1]
     found: list[tuple[float, int, int]] = []
@@ -518,7 +766,7 @@ def _split_card(corners: Sequence[Corner], pair: tuple[int, int]) -> PhysicalCar
     name = ranked[0][0]
     box = _span(parts)
     return PhysicalCard(name, min(p.confidence for p in parts), box, tuple(sorted(pair)), True,
-                        alternatives=tuple((n, round(p, 4)) for n, p in ranked[1:1 + MAX_ALTERNATIVES]))
+                        alternatives=tuple((n, round(p, PROB_DIGITS)) for n, p in ranked[1:1 + MAX_ALTERNATIVES]))
 
 
 def cover(inner: Sequence[float], outer: Sequence[float]) -> float:
@@ -529,7 +777,7 @@ def cover(inner: Sequence[float], outer: Sequence[float]) -> float:
     """
     w = min(inner[2], outer[2]) - max(inner[0], outer[0])
     h = min(inner[3], outer[3]) - max(inner[1], outer[1])
-    area = max(inner[2] - inner[0], 1e-6) * max(inner[3] - inner[1], 1e-6)
+    area = max(inner[2] - inner[0], MIN_SIDE) * max(inner[3] - inner[1], MIN_SIDE)
     return max(w, 0.0) * max(h, 0.0) / area
 
 
@@ -562,12 +810,13 @@ def repeated_indices(corners: Sequence[Corner]) -> set[int]:
     """
     repeated: set[int] = set()
     order = sorted(range(len(corners)), key=lambda k: -corners[k].confidence)
+    sizes = [_size(c.box) for c in corners]
     for rank, i in enumerate(order):
         for j in order[:rank]:
             if j in repeated:
                 continue
             a, b = corners[i].box, corners[j].box
-            smaller, larger = (a, b) if _size(a) <= _size(b) else (b, a)
+            smaller, larger = (a, b) if sizes[i] <= sizes[j] else (b, a)
             if cover(smaller, larger) >= (REPEAT_COVER if corners[j].card == corners[i].card else REPEAT_COVER_RENAMED):
                 repeated.add(i)
                 break
@@ -580,7 +829,8 @@ def merge_four_index(groups: list[tuple[int, ...]], corners: Sequence[Corner]) -
     The four index centres of a card form a rectangle, so every one of them lies on the
     circle whose diameter is the card's diagonal pair (Thales). A same-name corner or
     pair on that circle (within :data:`THALES_TOL` of the diameter), and not next to the
-    pair's own corners, belongs to the same card.
+    pair's own corners (:data:`THALES_APART`), belongs to the same card. Groups of up to
+    :data:`MOST_INDICES` corners.
 
     >>> cs = [Corner("7H", 0.9, (x, y, x + 10, y + 15)) for x, y in ((0, 0), (60, 90), (60, 0), (0, 90))]
     >>> merge_four_index([(0, 1), (2,), (3,)], cs)
@@ -592,15 +842,15 @@ def merge_four_index(groups: list[tuple[int, ...]], corners: Sequence[Corner]) -
     while changed:
         changed = False
         for a in out:
-            if not 2 <= len(a) < 4 or changed:
+            if not 2 <= len(a) < MOST_INDICES or changed:
                 continue
             p, q = centres[a[0]], centres[a[1]]
             mid, diameter = (p + q) / 2, float(np.linalg.norm(p - q))
             for b in out:
-                if b is a or corners[b[0]].card != corners[a[0]].card or len(a) + len(b) > 4:
+                if b is a or corners[b[0]].card != corners[a[0]].card or len(a) + len(b) > MOST_INDICES:
                     continue
                 if all(abs(float(np.linalg.norm(centres[k] - mid)) - diameter / 2) <= THALES_TOL * diameter
-                       and min(float(np.linalg.norm(centres[k] - centres[j])) for j in a) >= 0.3 * diameter
+                       and min(float(np.linalg.norm(centres[k] - centres[j])) for j in a) >= THALES_APART * diameter
                        for k in b):
                     a.extend(b)
                     out.remove(b)
@@ -621,7 +871,7 @@ def merged_alternatives(parts: Sequence[Corner]) -> tuple[tuple[str, float], ...
         for name, prob in p.alternatives:
             total[name] += prob / len(parts)
     best = sorted(total.items(), key=lambda item: -item[1])[:MAX_ALTERNATIVES]
-    return tuple((name, round(prob, 4)) for name, prob in best)
+    return tuple((name, round(prob, PROB_DIGITS)) for name, prob in best)
 
 
 def _card(corners: Sequence[Corner], idxs: tuple[int, ...], calibration: Calibration,
