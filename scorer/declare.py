@@ -69,15 +69,30 @@ def _discards_for(cards: Sequence[Card], rules: RuleSet) -> int:
 
 
 def dublee_pairs(cards: Sequence[Card]) -> list[tuple[Card, Card]]:
-    """Every pair of identical cards, each played as its own face (two tiplus pair too).
+    """Every pair of identical cards, each played as its own face (RULES.md 2.1).
 
-    A wild never completes a pair of different cards, and printed jokers never pair.
+    Two identical wilds pair as well as two naturals: two tiplus, two jhiplus and, where
+    ``printed_jokers`` puts them in play, two printed jokers. A wild never completes a
+    pair of different cards, so an odd card is left unpaired.
+
+    >>> from scorer import parse_cards
+    >>> [f"{a} {b}" for a, b in dublee_pairs(parse_cards("JOKER 5D JOKER 5D 5D 9C"))]
+    ['5D 5D', 'JOKER JOKER']
     """
     pairs = []
     for card, n in sorted(Counter(cards).items(), key=lambda kv: str(kv[0])):
-        if not card.is_joker:
-            pairs.extend([(card, card)] * (n // 2))
+        pairs.extend([(card, card)] * (n // 2))
     return pairs
+
+
+def is_dublee(group: Sequence[Card]) -> bool:
+    """Is a laid group a dublee: exactly two identical cards?
+
+    >>> from scorer import parse_cards
+    >>> is_dublee(parse_cards("7H 7H")), is_dublee(parse_cards("7H 7H 7H")), is_dublee(parse_cards("7H 7D"))
+    (True, False, False)
+    """
+    return len(group) == 2 and group[0] == group[1]
 
 
 def _dublee_route_closed(rules: RuleSet, players: int | None) -> Message | None:
@@ -244,7 +259,16 @@ def check_grouping(groups: Sequence[Sequence[Card]], rules: RuleSet, *, tiplu: C
     Each group is classified on its own; the first wrong group is named with
     its reason ("group 3 (7H 8H 9D): not a meld: ..."). The groups and the
     discard together are the whole hand: 21 or 22 cards (nepali), else
-    :class:`HandError`, as with :func:`check_hand`.
+    :class:`HandError`, as with :func:`check_hand`. A dublee finish needs 8 of
+    the groups to be dublees; the other cards lie as the player likes and are
+    not judged (RULES.md 2.3), so a hand laid with pairs is judged as dublees.
+
+    >>> from scorer import get_rules, parse_card, parse_cards
+    >>> pairs = [parse_cards(f"{face} {face}") for face in "2S 3H 4D 5C 6S 7H 8D 9C".split()]
+    >>> result = check_grouping([*pairs, parse_cards("KS QH AD 10S 4C")], get_rules(), tiplu=parse_card("JC"),
+    ...                         discard=parse_card("3C"))
+    >>> result.valid, str(result.route), str(result.discard)
+    (True, 'dublees', '3C')
     """
     _verify_players(rules, players)
     all_cards = [c for g in groups for c in g] + ([discard] if discard is not None else [])
@@ -252,8 +276,8 @@ def check_grouping(groups: Sequence[Sequence[Card]], rules: RuleSet, *, tiplu: C
     _discards_for(all_cards, rules)
     family = rules.family
     laid = tuple(tuple(g) for g in groups)
-    if family.dublee_route and laid and all(len(g) == 2 for g in laid):
-        return _judge_dublees(laid, discard, rules, players)
+    if _laid_as_dublees(laid, rules):
+        return _judge_dublees(laid, all_cards, discard, rules, players)
     checks = tuple(classify_meld(g, wilds, family.melds) for g in laid)
 
     def refused(reason: Message) -> DeclareResult:
@@ -281,22 +305,54 @@ def check_grouping(groups: Sequence[Sequence[Card]], rules: RuleSet, *, tiplu: C
     return DeclareResult(True, MELDS, laid, discard, None, groups=checks)
 
 
-def _judge_dublees(groups: tuple[tuple[Card, ...], ...], discard: Card | None, rules: RuleSet,
-                   players: int | None) -> DeclareResult:
+def _laid_as_dublees(laid: Sequence[Sequence[Card]], rules: RuleSet) -> bool:
+    """Did the player lay a dublee finish rather than melds?
+
+    Yes when the family has the dublee route and the pairs laid are enough for one
+    (8 in nepali), or when no group holds more than two cards: 7 pairs and loose
+    cards are told they are a dublee short, not that a pair is no meld. A pair is
+    never a meld in the nepali family, so neither layout can finish by melds.
+
+    >>> from scorer import get_rules, parse_cards
+    >>> pairs = [parse_cards("7H 7H")] * 8
+    >>> _laid_as_dublees([*pairs, parse_cards("2S 9D KC AH 4C")], get_rules())
+    True
+    >>> _laid_as_dublees([*pairs[:7], parse_cards("2S 9D KC"), parse_cards("AH 4C 5C")], get_rules())
+    False
+    """
+    needed = rules.family.dublees_to_finish
+    if needed is None:
+        return False
+    pairs = sum(1 for g in laid if len(g) == 2)
+    return pairs >= needed or (pairs > 0 and all(len(g) <= 2 for g in laid))
+
+
+def _judge_dublees(groups: tuple[tuple[Card, ...], ...], hand: Sequence[Card], discard: Card | None,
+                   rules: RuleSet, players: int | None) -> DeclareResult:
+    """A dublee finish as laid (RULES.md 2.3): 8 of the groups must be dublees; the
+    other cards may lie in any groups, or loose, and are not judged. The discard is
+    no group, so it never makes a dublee; with 22 cards and no discard given the
+    checker picks one of the cards not in the dublees (a loose one first)."""
     block = _dublee_route_closed(rules, players)
     if block:
         return DeclareResult(False, None, groups, discard, block)
-    for number, pair in enumerate(groups, 1):
-        if pair[0] != pair[1] or pair[0].is_joker:
-            return DeclareResult(False, None, groups, discard,
-                                 Message(N_("group %(n)s (%(cards)s): a dublee is two identical cards, "
-                                            "each its own face (a wild never completes a pair)"),
-                                         n=number, cards=format_cards(pair)))
     needed = rules.family.dublees_to_finish or 0
-    if len(groups) < needed:
-        return DeclareResult(False, None, groups, discard,
-                             Message(N_("only %(n)s dublees, %(needed)s needed"), n=len(groups), needed=needed))
-    return DeclareResult(True, DUBLEES, groups, discard, None)
+    dublees = [n for n, g in enumerate(groups) if is_dublee(g)]
+    if len(dublees) >= needed:
+        if discard is None and _discards_for(hand, rules):
+            others = [g for n, g in enumerate(groups) if n not in dublees[:needed]]
+            discard = ([g[0] for g in others if len(g) == 1] or [c for g in others for c in g])[0]
+        return DeclareResult(True, DUBLEES, groups, discard, None)
+    odd = next(((n, g) for n, g in enumerate(groups, 1) if len(g) == 2 and not is_dublee(g)), None)
+    if odd is None:
+        reason = Message(N_("only %(n)s dublees, %(needed)s needed"), n=len(dublees), needed=needed)
+    else:
+        number, pair = odd
+        why = Message(N_("group %(n)s (%(cards)s): a dublee is two identical cards, each its own face "
+                         "(a wild never completes a pair)"), n=number, cards=format_cards(pair))
+        reason = Message(N_("only %(n)s dublees, %(needed)s needed; %(why)s"), n=len(dublees), needed=needed,
+                         why=why)
+    return DeclareResult(False, None, groups, discard, reason)
 
 
 @dataclass(frozen=True)

@@ -234,7 +234,8 @@ NEPALI = RuleFamily(
         _bool("kidnap", False, "the winner also takes each unseen player's maal"),
         _bool("alter", False, "the tiplu rank in the other suit of the same colour is maal"),
         _int("alter_points", 5, "maal points for each alter card"),
-        _int("printed_jokers", 0, "printed jokers added to the 3 decks (wild)", maximum=3),
+        _int("printed_jokers", 0, "printed jokers added to the 3 decks (wild; two of them are a dublee)",
+             maximum=3),
         _int("printed_joker_points", 5, "maal points for each printed joker"),
         _int("tiplu_pair", 7, "maal points for two tiplu copies"),
         _int("double_marriage", 30, "maal points for two marriages"),
@@ -282,8 +283,10 @@ RUMMY = RuleFamily(
         _bool("no_dublee", False, "no dublee swap for a wild during play; shown by the app, nothing to score"),
         _bool("per_round_settlement", False, "each player pays the closer a stake per penalty point after each round"),
         _int("tunnela_bonus", 0, "points taken off a non-closer's penalty for each tunnela kept as a set of "
-                                 "its 3 identical natural cards (joker-rank tunnelas too)"),
-        _int("max_penalty", 0, "most penalty points a non-closer scores for a round's cards (0: no cap)"),
+                                 "its 3 identical natural cards (joker-rank tunnelas too); a penalty never goes "
+                                 "below 0, whatever the tunnela_bonus"),
+        _int("max_penalty", 0, "caps the points of the cards a non-closer holds at the end of the round "
+                               "(0: no cap); a wrong-close penalty is added on top and is not capped"),
         OptionSpec("players_max", 6, "most players at the table", choices=(4, 5, 6)),
         OptionSpec("direction", "clockwise", "dealer rotation shown by the app",
                    choices=("clockwise", "counter-clockwise")),
@@ -403,18 +406,36 @@ class RuleSet:
         return {"rules": self.name, "options": dict(self.options)}
 
 
-def _fit_hand_size(family: RuleFamily, values: dict[str, OptionValue]) -> None:
-    """The hand size must be one dealt from the decks in play; the usual size
-    becomes the first one those decks deal (21 with two_decks becomes 13)."""
+def _fit_hand_size(family: RuleFamily, values: dict[str, OptionValue], given: bool) -> None:
+    """The hand size must be one dealt from the decks in play (RULES.md 3).
+
+    A hand size the table did not give follows the decks: the first size they deal
+    (13 with ``two_decks``). One it gave and the decks do not deal is bad input, so a
+    table that asked for 21 cards from two decks is told what to give instead of
+    being dealt 13 without a word.
+
+    >>> values = {TWO_DECKS: True, "hand_size": 21}
+    >>> _fit_hand_size(RUMMY, values, given=False)
+    >>> values["hand_size"]
+    13
+    >>> _fit_hand_size(RUMMY, {TWO_DECKS: True, "hand_size": 21}, given=True)
+    Traceback (most recent call last):
+    ...
+    scorer.errors.OptionError: option hand_size: 21 cards are not dealt with two_decks: give 13 or 16
+    """
     if "hand_size" not in values:
         return
-    decks = 2 if values.get(TWO_DECKS) is True else family.decks
+    two_decks = values.get(TWO_DECKS) is True
+    decks = 2 if two_decks else family.decks
     allowed = family.hand_sizes[decks]
     if values["hand_size"] in allowed:
         return
-    if values["hand_size"] == family.option("hand_size").default:
+    if not given:
         values["hand_size"] = allowed[0]
         return
+    if two_decks:
+        raise OptionError(N_("option hand_size: %(size)s cards are not dealt with %(option)s: give %(sizes)s"),
+                          size=values["hand_size"], option=TWO_DECKS, sizes=either(sorted(allowed)))
     sizes = either(sorted(n for d, s in family.hand_sizes.items() if d != decks for n in s))
     raise OptionError(N_("option hand_size: %(sizes)s cards are dealt only with %(option)s"), sizes=sizes,
                       option=TWO_DECKS)
@@ -446,7 +467,7 @@ def get_rules(name: str | None = None, options: Mapping[str, object] | None = No
     values = family.defaults()
     for key, value in (options or {}).items():
         values[key] = family.option(key).coerce(value)
-    _fit_hand_size(family, values)
+    _fit_hand_size(family, values, given="hand_size" in (options or {}))
     _verify_exclusive(family, values)
     return RuleSet(family, MappingProxyType(values))
 

@@ -145,19 +145,19 @@ SEVEN_PAIRS_LAID = "AS AS | 2H 2H | 3D 3D | 4C 4C | 7S 7S | 8H 8H | 9D 9D"
     ("10C 10C", True),  # two jhiplus
     ("JD JD", True),  # two ordinary jokers
     ("5D JD", False),  # a wild never completes a pair
-    ("JOKER JOKER", False),  # printed jokers have no face of their own
+    ("JOKER JOKER", True),  # two printed jokers (with printed_jokers)
 ])
 def test_a_pair_of_identical_wilds_is_a_dublee(pair: str, is_dublee: bool) -> None:
     rules = get_rules("nepali", {"printed_jokers": 2})
     result = check_hand(parse_cards(f"{SEVEN_PAIRS} {pair} KC QD 6S 10S 3C"), rules, tiplu=JC)
     assert (result.valid, result.route) == ((True, Route.DUBLEES) if is_dublee else (False, None))
     assert (tuple(parse_cards(pair)) in dublee_pairs(parse_cards(pair))) is is_dublee
-    laid = check_grouping(_groups(f"{SEVEN_PAIRS_LAID} | {pair} | KC KC | 6S 6S"), rules, tiplu=JC,
+    laid = check_grouping(_groups(f"{SEVEN_PAIRS_LAID} | {pair} | KC QD | 6S 10S"), rules, tiplu=JC,
                           discard=parse_card("3C"))
     assert (laid.valid, laid.route) == ((True, Route.DUBLEES) if is_dublee else (False, None))
     if not is_dublee:
-        assert laid.reason == (f"group 8 ({pair}): a dublee is two identical cards, each its own face "
-                               f"(a wild never completes a pair)")
+        assert laid.reason == (f"only 7 dublees, 8 needed; group 8 ({pair}): a dublee is two identical cards, "
+                               f"each its own face (a wild never completes a pair)")
 
 
 # --- clarification: tiplu checks the hand, not its history ------------------------------

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scorer import ALL_FACES, JOKER, Card, Route, RuleSet, get_rules, parse_card, parse_cards
-from scorer.declare import check_hand, find_melds
+from scorer.declare import check_grouping, check_hand, find_melds, is_dublee
 from scorer.maal import maal_points
 from scorer.melds import classify_meld
 from scorer.partition import Partitioner, leftover
@@ -18,7 +18,7 @@ from scorer.reference import (brute_cover, brute_every_card_melded, brute_force_
 from scorer.rummy import capped_penalty, card_penalty, penalty_points
 from scorer.settle import PlayerRound, settle_round
 from scorer.wilds import wild_cards
-from strategies import faces, meld_built_hand, random_hand
+from strategies import dublee_finish, faces, meld_built_hand, random_hand
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.large_base_example, HealthCheck.data_too_large])
 
@@ -127,6 +127,40 @@ def test_returned_melds_are_valid_and_use_each_card_once(case) -> None:
         assert used == Counter(cards)
     else:
         assert result.reason
+
+
+@given(dublee_finish())
+@FAST
+def test_a_dublee_finish_passes_however_its_other_cards_lie(case) -> None:
+    """RULES.md 2.3: 8 of the groups are dublees; the other cards lie in any groups, or loose."""
+    groups, discard, tiplu, printed = case
+    rules = get_rules("nepali", {"printed_jokers": printed})
+    hand = [c for g in groups for c in g] + ([] if discard is None else [discard])
+    result = check_grouping(groups, rules, tiplu=tiplu, discard=discard)
+    assert (result.valid, result.route, result.reason) == (True, Route.DUBLEES, None)
+    assert result.melds == tuple(map(tuple, groups))
+    if len(hand) == 22:
+        assert result.discard is not None and (discard is None or result.discard == discard)
+        dublees = [c for g in groups if is_dublee(g) for c in g]
+        assert Counter(hand)[result.discard] > Counter(dublees[:16])[result.discard], "never a dublee's card"
+    free = check_hand(hand, rules, tiplu=tiplu)
+    assert free.valid and brute_force_finishes(hand, rules, tiplu=tiplu)
+    if free.route is Route.DUBLEES:
+        assert len(free.melds) == 8 and all(a == b for a, b in free.melds)
+        assert not Counter(c for m in free.melds for c in m) - Counter(hand)
+
+
+@given(st.sampled_from([6, 7, 8]).flatmap(dublee_finish), st.randoms(use_true_random=False))
+@FAST
+def test_a_laid_dublee_finish_needs_8_dublee_groups_in_any_order(case, rng) -> None:
+    groups, discard, tiplu, printed = case
+    rules = get_rules("nepali", {"printed_jokers": printed})
+    result = check_grouping(groups, rules, tiplu=tiplu, discard=discard)
+    assert result.valid is (sum(map(is_dublee, groups)) >= 8)
+    assert result.valid is (result.route is Route.DUBLEES) is (result.reason is None)
+    shuffled = list(groups)
+    rng.shuffle(shuffled)
+    assert check_grouping(shuffled, rules, tiplu=tiplu, discard=discard).valid is result.valid
 
 
 @given(meld_built_hand(0), st.randoms(use_true_random=False))

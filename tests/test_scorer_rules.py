@@ -77,6 +77,7 @@ def test_every_rules_md_option_has_its_default(family: str, option: str, default
     ("nepali", {"murder": "maybe"}, "not on/off"),
     ("nepali", {"players_max": 7}, "not one of 5, 6"),
     ("rummy", {"hand_size": 13}, "only with two_decks"),
+    ("rummy", {"two_decks": True, "hand_size": 21}, "21 cards are not dealt with two_decks: give 13 or 16"),
     ("nepali", {"murder": True, "kidnap": True}, "murder and kidnap exclude each other"),
 ])
 def test_bad_rules_say_what_is_allowed(family: str, options: dict, message: str) -> None:
