@@ -336,3 +336,19 @@ def test_undo_a_deleted_round_from_the_message(phone: Any, server: Server) -> No
     phone.wait_for_url(f"**/sessions/{sid}/rounds/1")
     assert "Round 1 is back" in phone.inner_text(".flash")
     assert server.call("GET", f"/api/sessions/{sid}")[1]["totals"] == totals
+
+
+def test_every_session_tab_is_in_sight_at_360_px(phone: Any, server: Server) -> None:
+    """History, Settings and End stay on screen (the strip wraps), in English and in the longer Nepali words."""
+    sid = new_session(server, ["Hari", "Sita", "Ram", "Gita"])
+    for language in ("en", "ne", "hi"):
+        phone.goto(f"{server.base}/language/{language}?next=/sessions/{sid}")
+        tabs = phone.locator(".session-nav a")
+        assert tabs.count() == 6
+        strip = phone.locator(".session-nav").evaluate("n => [n.scrollWidth, n.clientWidth]")
+        assert strip[0] <= strip[1], f"{language}: the tabs strip scrolls sideways {strip}"
+        for box in tabs.evaluate_all("as => as.map(a => { const r = a.getBoundingClientRect(); "
+                                     "return [a.textContent, r.left, r.right, r.height]; })"):
+            assert box[1] >= 0 and box[2] <= PHONE["width"] and box[3] >= MIN_TARGET - 0.5, f"{language}: {box}"
+    phone.goto(f"{server.base}/language/en?next=/sessions/{sid}")
+    shoot(phone, "ledger-tabs")

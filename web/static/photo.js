@@ -12,7 +12,10 @@
   /* The reading's doubts a hand's check sends back and answers again, with the rest of its doubts
      (vision.score.judge_cards, as tiplu score gives them): the page then shows the check's. */
   var SENT_BACK = PLACE_KINDS.concat(["short_meld"]);
-  var OUTLINE_COLOURS = ["#1f5fbf", "#7b3fa0", "#0b6e4f", "#c0262d", "#2a9d8f", "#d98e04", "#444"];
+  var OUTLINE_COLOURS = ["#1f5fbf", "#7b3fa0", "#0b6e4f", "#2a9d8f", "#d98e04", "#444"];
+  /* The smallest box a finger can tap on the photo, in screen pixels: the photo opens larger until each box is. */
+  var MIN_BOX = 32;
+  var MAX_ZOOM = 8;
 
   function el(id) { return document.getElementById(id); }
 
@@ -21,12 +24,51 @@
     var status = el("photo-status"), body = el("photo-body"), image = el("photo-image");
     var overlay = el("photo-overlay"), list = el("photo-cards"), answerBox = el("photo-answer");
     var removeButton = el("photo-remove"), live = el("camera-live"), view = el("camera-view");
-    var doubtBox = el("photo-doubts");
+    var doubtBox = el("photo-doubts"), legend = el("photo-legend"), zoomButton = el("photo-zoom");
+    var frame = el("photo-frame"), scroller = el("photo-scroll");
     var state = { target: null, purpose: "hand", seat: "", photo: null, cards: [], selected: -1,
                   outline: [], previewing: false, sequence: 0, notes: [], answerDoubts: [], added: 0,
-                  answered: false };
+                  answered: false, kept: {}, valid: false, zoom: 1 };
 
     function say(message) { status.textContent = message || ""; }
+
+    /* A count's sentence in the page's language: the server gave the form for 1, for 0 and for any other count. */
+    function plural(name, n) {
+      var form = n === 1 ? "One" : n === 0 ? "Zero" : "Other";
+      return (text["msg" + name + form] || "").replace("%n", n);
+    }
+
+    /* The photo at its page width, or larger (scrolled inside its own box) until the smallest card box is
+       MIN_BOX px on the screen: a tap on the button or on the photo itself opens it. */
+    function zoomTo(factor) {
+      state.zoom = factor;
+      frame.style.width = factor > 1 ? (factor * 100) + "%" : "";
+      frame.style.maxWidth = factor > 1 ? "none" : "";
+      frame.classList.toggle("zoomed", factor > 1);
+      zoomButton.setAttribute("aria-pressed", factor > 1 ? "true" : "false");
+      zoomButton.textContent = factor > 1 ? text.msgSmaller : text.msgLarger;
+      if (factor > 1) {
+        var first = state.cards.filter(function (c) { return c.box && doubtful(c); })[0] ||
+                    state.cards.filter(function (c) { return c.box; })[0];
+        if (first && state.photo) {
+          var scale = frame.clientWidth / state.photo.width;
+          scroller.scrollLeft = Math.max(0, (first.box[0] + first.box[2]) / 2 * scale - scroller.clientWidth / 2);
+        }
+      }
+    }
+
+    function largerZoom() {
+      if (!state.photo) return 2;
+      var boxes = state.cards.filter(function (c) { return c.box; }).map(function (c) {
+        return Math.min(c.box[2] - c.box[0], c.box[3] - c.box[1]);
+      });
+      var smallest = boxes.length ? Math.max(1, Math.min.apply(null, boxes)) : state.photo.width;
+      var shown = smallest * frame.clientWidth / state.photo.width;
+      var factor = Math.ceil(MIN_BOX / shown * 4 + 0.01) / 4;
+      return Math.min(MAX_ZOOM, Math.max(2, factor));
+    }
+
+    function toggleZoom() { zoomTo(state.zoom > 1 ? 1 : largerZoom()); }
 
     function open(tools) {
       state.target = tools.dataset.target;
@@ -37,8 +79,11 @@
       state.notes = [];
       state.answerDoubts = [];
       state.answered = false;
+      state.kept = {};
+      state.valid = false;
       state.added = 0;
       state.selected = -1;
+      zoomTo(1);
       panel.hidden = false;
       body.hidden = true;
       live.hidden = true;
@@ -104,12 +149,14 @@
       state.notes = data.reading.doubts || [];
       state.answerDoubts = [];
       state.answered = false;
+      state.kept = {};
       state.added = 0;
       state.selected = -1;
+      zoomTo(1);
       image.src = data.photo.url;
       overlay.setAttribute("viewBox", "0 0 " + data.photo.width + " " + data.photo.height);
       body.hidden = false;
-      say(text.msgFound.replace("%n", state.cards.length) + (data.notice ? " " + data.notice : ""));
+      say(plural("Found", state.cards.length) + (data.notice ? " " + data.notice : ""));
       render();
       check();
     }
@@ -143,6 +190,18 @@
         return !state.answered || SENT_BACK.indexOf(note.kind) < 0;
       });
       return fromReading.concat(state.answerDoubts);
+    }
+
+    /* The notes that named a card the verdict hangs on, for cards tapped since: the server no longer
+       doubts a tapped card, but after a wrong tap (the hand no longer finishes) the player still needs to
+       know which card decides. */
+    function keptNotes(shown) {
+      if (state.valid) return [];
+      var named = {};
+      shown.forEach(function (note) { if (note.kind === "verdict_hinges") named[note.cards[0]] = true; });
+      return Object.keys(state.kept).map(Number).filter(function (index) {
+        return !named[index] && state.cards[index] && state.cards[index].fixed;
+      }).map(function (index) { return state.kept[index]; });
     }
 
     function zoom(canvas, box) {
@@ -188,6 +247,16 @@
       doubtBox.textContent = "";
       var notes = openNotes();
       var faint = notes.filter(function (note) { return note.kind === "faint_card"; }).length;
+      keptNotes(notes).forEach(function (note) {
+        var index = note.cards[0];
+        line(doubtBox, note.message, "doubt-note verdict_hinges kept");
+        var choices = document.createElement("div");
+        choices.className = "doubt-choices";
+        [note.card, note.instead].forEach(function (name) {
+          if (name && name !== state.cards[index].card) choices.appendChild(choice(index, name, name, "instead"));
+        });
+        doubtBox.appendChild(choices);
+      });
       notes.forEach(function (note) {
         if (note.kind === "faint_card") return;
         line(doubtBox, note.message, "doubt-note " + note.kind);
@@ -201,7 +270,7 @@
           doubtBox.appendChild(add);
         }
       });
-      if (faint) line(doubtBox, text.msgFaint.replace("%n", faint), "doubt-note faint_card");
+      if (faint) line(doubtBox, plural("Faint", faint), "doubt-note faint_card");
       var hinges = {};
       state.answerDoubts.forEach(function (d) { if (d.kind === "verdict_hinges") hinges[d.cards[0]] = true; });
       var order = state.cards.map(function (c, i) { return i; }).filter(function (i) { return doubtful(state.cards[i]); });
@@ -209,10 +278,10 @@
         return (hinges[b] ? 1 : 0) - (hinges[a] ? 1 : 0) || state.cards[a].confidence - state.cards[b].confidence;
       });
       if (!order.length) {
-        if (state.cards.length) line(doubtBox, text.msgAllSure, "muted doubt-none");
+        if (state.cards.length && !doubtBox.childNodes.length) line(doubtBox, text.msgAllSure, "muted doubt-none");
         return;
       }
-      line(doubtBox, text.msgCheckFirst.replace("%n", order.length), "doubt-head");
+      line(doubtBox, plural("CheckFirst", order.length), "doubt-head");
       order.forEach(function (index) {
         var card = state.cards[index];
         var row = document.createElement("div");
@@ -246,9 +315,25 @@
       });
     }
 
+    /* Fanned cards' boxes overlap: a label that would cover one already placed moves down a line. */
+    function placeLabel(label, x, top, size, placed) {
+      var width = (label.getComputedTextLength ? label.getComputedTextLength() : size * 2) + size * 0.2;
+      var spot = { x1: x, x2: x + width, y1: top, y2: top + size * 1.1 };
+      var crossing = function (other) {
+        return other.x1 < spot.x2 && spot.x1 < other.x2 && other.y1 < spot.y2 && spot.y1 < other.y2;
+      };
+      for (var tries = 0; tries < 20 && placed.some(crossing); tries++) {
+        spot.y1 += size * 1.1;
+        spot.y2 += size * 1.1;
+      }
+      label.setAttribute("y", spot.y1 + size * 0.9);
+      placed.push(spot);
+    }
+
     function render() {
       var size = state.photo ? Math.max(state.photo.width, state.photo.height) : 1000;
       var stroke = Math.max(2, size / 300), font = Math.max(12, size / 35);
+      var drawn = { uncertain: false, melds: false, look: false };
       overlay.textContent = "";
       state.outline.forEach(function (group, g) {
         var boxes = group.map(function (i) { return state.cards[i] && state.cards[i].box; }).filter(Boolean);
@@ -260,7 +345,8 @@
         var y2 = Math.max.apply(null, boxes.map(function (b) { return b[3]; })) + pad;
         overlay.appendChild(svg("rect", { x: x1, y: y1, width: x2 - x1, height: y2 - y1, rx: stroke * 3,
           fill: "none", stroke: OUTLINE_COLOURS[g % OUTLINE_COLOURS.length], "stroke-width": stroke,
-          "stroke-dasharray": stroke * 4 + " " + stroke * 2, "class": "meld-outline" }));
+          "class": "meld-outline" }));
+        drawn.melds = true;
       });
       openNotes().forEach(function (note) {
         if (!note.box) return;
@@ -268,19 +354,25 @@
         overlay.appendChild(svg("rect", { x: b[0] - pad, y: b[1] - pad, width: b[2] - b[0] + 2 * pad,
           height: b[3] - b[1] + 2 * pad, fill: "none", "stroke-width": stroke * 1.5,
           "stroke-dasharray": stroke * 2 + " " + stroke * 2, "class": "look-here" }));
+        drawn.look = true;
       });
+      var placed = [];
       state.cards.forEach(function (card, index) {
         if (!card.box) return;
         var b = card.box;
         var kind = index === state.selected ? "selected" : card.fixed ? "fixed" : card.uncertain ? "uncertain" : "sure";
+        drawn.uncertain = drawn.uncertain || kind === "uncertain";
         var group = svg("g", { "class": "detection " + kind, "data-index": index });
         group.appendChild(svg("rect", { x: b[0], y: b[1], width: b[2] - b[0], height: b[3] - b[1],
                                         "stroke-width": index === state.selected ? stroke * 2 : stroke }));
-        var label = svg("text", { x: b[0], y: Math.max(font, b[1] - stroke), "font-size": font });
+        /* Under its box and no wider than it, so neighbours' labels do not run into each other. */
+        var width = Math.max(b[2] - b[0], 1), size = Math.min(font, width / (0.62 * card.card.length));
+        var label = svg("text", { x: b[0], y: b[3] + size, "font-size": size, "class": "label" });
         label.textContent = card.card;
         group.appendChild(label);
         group.addEventListener("click", function () { select(index); });
         overlay.appendChild(group);
+        placeLabel(label, b[0], b[3], size, placed);
       });
       list.textContent = "";
       state.cards.forEach(function (card, index) {
@@ -295,6 +387,8 @@
         list.appendChild(chip);
       });
       removeButton.disabled = state.selected < 0;
+      legend.textContent = [drawn.uncertain && text.msgLegendUncertain, drawn.melds && text.msgLegendMelds,
+                            drawn.look && text.msgLegendLook].filter(Boolean).join(" ");
       renderDoubts();
     }
 
@@ -355,6 +449,10 @@
       state.outline = data.outline || [];
       state.answerDoubts = data.doubts || [];
       state.answered = Array.isArray(data.doubts);
+      state.answerDoubts.forEach(function (d) {
+        if (d.kind === "verdict_hinges" && d.cards.length === 1) state.kept[d.cards[0]] = d;
+      });
+      state.valid = !!(data.verdict && data.verdict.valid);
       if (data.error) {
         line(answerBox, data.error, "error");
       } else if (data.verdict) {
@@ -480,6 +578,11 @@
         .map(function (note) {
           return Object.assign({}, note, { cards: note.cards.map(function (i) { return i > removed ? i - 1 : i; }) });
         });
+      var kept = {};
+      Object.keys(state.kept).map(Number).forEach(function (i) {
+        if (i !== removed) kept[i > removed ? i - 1 : i] = state.kept[i];
+      });
+      state.kept = kept;
       state.answerDoubts = [];
       state.answered = false;
       state.selected = -1;
@@ -488,6 +591,10 @@
       check();
     });
     el("photo-use").addEventListener("click", use);
+    zoomButton.addEventListener("click", toggleZoom);
+    overlay.addEventListener("click", function (event) {
+      if (!event.target.closest(".detection")) toggleZoom();
+    });
     el("photo-cancel").addEventListener("click", close);
   }
 

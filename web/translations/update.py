@@ -4,8 +4,8 @@ Run from the repository root after changing any user-facing text::
 
     python web/translations/update.py
 
-Strings come from ``_()``/``N_()``/``ngettext()`` in ``web/``, ``scorer/`` and ``vision/`` and the templates
-(``web/babel.cfg``), plus each rule family's title, description, option help and
+Strings come from ``_()``/``N_()``/``ngettext()``/``plural_forms()`` in ``web/``, ``scorer/`` and
+``vision/`` and the templates (``web/babel.cfg``), plus each rule family's title, description, option help and
 word choices from :data:`scorer.RULE_FAMILIES` (the pages show those through
 ``_()``). New strings arrive in ``ne`` and ``hi`` untranslated; the compiled
 ``.mo`` files are committed so that nothing runs at install time.
@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 DOMAIN = "tiplu"
 LANGUAGES = ("ne", "hi")
-KEYWORDS = {"_": None, "N_": None, "gettext": None, "ngettext": (1, 2)}
+KEYWORDS = {"_": None, "N_": None, "gettext": None, "ngettext": (1, 2), "plural_forms": (1, 2)}
 
 
 def registry_texts() -> list[str]:
