@@ -151,7 +151,7 @@ CASES = {
                                                 kinds=(VERDICT_HINGES,)),
     "D5 D1 and an alternative that finishes": Case(ONE_OFF, doubtful={8: (0.4, ("JD",))}, valid=False,
                                                    kinds=(VERDICT_HINGES,)),
-    "D6 dublees and loose pairs": Case(DUBLEES_LOOSE, (2,) * 10 + (1,), tiplu="5H"),
+    "D6 dublees and loose pairs": Case(DUBLEES_LOOSE, (2,) * 10 + (1,), tiplu="5H", valid=True),
     "one card short, a faint place": Case(VALID.rsplit(" ", 1)[0], (3,) * 6 + (2,), places=((FAINT_CARD, "5S"),),
                                           valid=False, kinds=(SHORT_MELD, FAINT_CARD, HAND_COUNT, VERDICT_HINGES)),
     "22 cards, the discard alone": Case(VALID + " AC", (3,) * 7 + (1,), valid=True, kinds=()),

@@ -55,6 +55,19 @@ class LaidHand:
 
     melds: tuple[tuple[int, ...], ...]
     alone: tuple[int, ...]
+    #: The dublees (pairs) that finish a hand under the rules (None: no dublee route, or not known).
+    dublees_to_finish: int | None = None
+
+    @property
+    def shows_dublees(self) -> bool:
+        """Does the layout show a dublee finish: at least as many pairs as finish one, the other cards
+        lying any way (RULES.md: they are not judged)?
+
+        >>> lay_out([[2 * k, 2 * k + 1] for k in range(8)] + [[16, 17, 18]], 21, dublees=8).shows_dublees
+        True
+        """
+        return (self.dublees_to_finish is not None
+                and sum(len(m) == 2 for m in self.melds) >= self.dublees_to_finish)
 
     @property
     def discard(self) -> int | None:
@@ -75,22 +88,23 @@ class LaidHand:
         is better judged by the free search.
         """
         sizes = [len(m) for m in self.melds]
-        return (not self.apart and len(sizes) >= 2
-                and (all(n >= 3 for n in sizes) or all(n == 2 for n in sizes)))
+        return self.shows_dublees or (not self.apart and len(sizes) >= 2
+                                      and (all(n >= 3 for n in sizes) or all(n == 2 for n in sizes)))
 
 
-def lay_out(groups: Sequence[Sequence[int]], count: int) -> LaidHand:
-    """The hand as laid, from groups of card positions (0 to ``count - 1``, each once).
+def lay_out(groups: Sequence[Sequence[int]], count: int, *, dublees: int | None = None) -> LaidHand:
+    """The hand as laid, from groups of card positions (0 to ``count - 1``, each once); ``dublees``
+    the pairs that finish a hand under the rules (:attr:`LaidHand.shows_dublees`).
 
     A group of one card, or a card in no group, lies alone: groups of one first, then
     the ungrouped cards in order.
 
     >>> lay_out([[2, 3], [0]], 4)
-    LaidHand(melds=((2, 3),), alone=(0, 1))
+    LaidHand(melds=((2, 3),), alone=(0, 1), dublees_to_finish=None)
     """
     grouped = {i for g in groups for i in g}
     alone = [g[0] for g in groups if len(g) == 1] + [i for i in range(count) if i not in grouped]
-    return LaidHand(tuple(tuple(g) for g in groups if len(g) > 1), tuple(alone))
+    return LaidHand(tuple(tuple(g) for g in groups if len(g) > 1), tuple(alone), dublees)
 
 
 @dataclass(frozen=True)
@@ -136,9 +150,14 @@ def judge_as_laid(cards: Sequence[Card], laid: LaidHand, rules: RuleSet, *, tipl
     """:func:`scorer.declare.check_grouping` on the melds as laid, the lone card as the discard.
 
     With more than one card alone the hand is not laid out as a declaration, and the
-    verdict names the cards lying apart.
+    verdict names the cards lying apart; but a dublee layout (:attr:`LaidHand.shows_dublees`)
+    is judged with every other card as it lies, loose ones as groups of one, and the
+    scorer picks the discard of a 22-card hand.
     """
     melds = [[cards[i] for i in meld] for meld in laid.melds]
+    if laid.shows_dublees:
+        return check_grouping(melds + [[cards[i]] for i in laid.alone], rules, tiplu=tiplu, turned=turned,
+                              players=players)
     if laid.apart:
         apart = tuple(cards[i] for i in laid.apart)
         return DeclareResult(False, None, tuple(map(tuple, melds)), None,
@@ -154,7 +173,7 @@ def judge_hand(cards: Sequence[Card], rules: RuleSet, *, groups: Sequence[Sequen
     search, search_error = _attempt(lambda: check_hand(cards, rules, tiplu=tiplu, turned=turned, players=players))
     if groups is None:
         return HandVerdict(search, search_error)
-    laid = lay_out(groups, len(cards))
+    laid = lay_out(groups, len(cards), dublees=rules.family.dublees_to_finish)
     as_laid, as_laid_error = _attempt(lambda: judge_as_laid(cards, laid, rules, tiplu=tiplu, turned=turned,
                                                             players=players))
     return HandVerdict(search, search_error, laid, as_laid, as_laid_error)
