@@ -85,9 +85,10 @@ def test_wrong_codes_are_throttled_per_address_with_growing_waits(guarded_app: F
     clock = [1000.0]
     guarded_app.extensions["tiplu_code_throttle"] = CodeThrottle(free_tries=3, clock=lambda: clock[0])
     client = guarded_app.test_client()
-    wrong = {"X-Table-Code": "000000"}
+    guesses = iter(f"{n:06d}" for n in range(100))
     with caplog.at_level(logging.WARNING, logger="web.security"):
-        statuses = [client.get("/api/sessions", environ_base=LAN, headers=wrong).status_code for _ in range(4)]
+        statuses = [client.get("/api/sessions", environ_base=LAN, headers={"X-Table-Code": next(guesses)}).status_code
+                    for _ in range(4)]
     assert statuses == [403] * 4
     assert "wrong table code from 192.168.1.23" in caplog.text
     waits = []
@@ -97,13 +98,15 @@ def test_wrong_codes_are_throttled_per_address_with_growing_waits(guarded_app: F
         waits.append(int(blocked.headers["Retry-After"]))
         assert client.get("/api/sessions", environ_base=OTHER_PHONE, headers={"X-Table-Code": CODE}).status_code == 200
         clock[0] += waits[-1]
-        assert client.get("/api/sessions", environ_base=LAN, headers=wrong).status_code == 403
+        assert client.get("/api/sessions", environ_base=LAN, headers={"X-Table-Code": next(guesses)}
+                          ).status_code == 403
     assert waits == [1, 2, 4], "each wrong code doubles the wait"
     page = client.post("/code", data={"code": CODE}, environ_base=LAN)
     assert page.status_code == 429 and page.headers["Retry-After"] == "8"
     clock[0] += 8
     assert client.get("/api/sessions", environ_base=LAN, headers={"X-Table-Code": CODE}).status_code == 200
-    assert client.get("/api/sessions", environ_base=LAN, headers=wrong).status_code == 403, "a right code clears"
+    assert client.get("/api/sessions", environ_base=LAN, headers={"X-Table-Code": next(guesses)}
+                      ).status_code == 403, "a right code clears"
 
 
 def test_a_blocked_phone_with_a_cookie_gets_a_page_that_says_so(guarded_app: Flask) -> None:
@@ -343,8 +346,8 @@ def test_behind_a_proxy_each_client_is_throttled_by_its_own_address(tmp_path: Pa
     app = create_app({"TESTING": True, "DATABASE": str(tmp_path / "p.db"), "SECRET_KEY": "k", "TABLE_CODE": CODE,
                       "PROXY_HOPS": 1, "CODE_FREE_TRIES": 1})
     client = app.test_client()
-    guesser = {"X-Forwarded-For": "203.0.113.7", "X-Table-Code": "000000"}
-    assert [client.get("/api/sessions", environ_base=LOCAL, headers=guesser).status_code for _ in range(3)] == \
+    guesses = [{"X-Forwarded-For": "203.0.113.7", "X-Table-Code": f"00000{n}"} for n in range(3)]
+    assert [client.get("/api/sessions", environ_base=LOCAL, headers=guesser).status_code for guesser in guesses] == \
         [403, 403, 429]
     phone = {"X-Forwarded-For": "192.168.1.40", "X-Table-Code": CODE}
     assert client.get("/api/sessions", environ_base=LOCAL, headers=phone).status_code == 200
@@ -422,3 +425,134 @@ def test_a_joker_tiplu_without_printed_jokers_is_a_400(client: FlaskClient, make
     assert client.get(f"/api/sessions/{sid}").get_json()["rounds"] == []
     jokers = make_session(options={"printed_jokers": 2})
     assert client.post(f"/api/sessions/{jokers}/rounds", json=nepali_round(tiplu="JOKER")).status_code != 500
+
+
+# --- issue 44, rows 2, 3, 6, 12-14: who may use the server ------------------------------------------
+
+IMAGE = {"Accept": "image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8"}
+
+
+def entered(app: Flask, env: dict[str, str] = LAN, agent: str = "Mozilla/5.0 (Linux; Android 14) Chrome/126.0"
+            ) -> FlaskClient:
+    """A phone that typed the code on the code page (it holds a device's cookie)."""
+    phone = app.test_client()
+    answer = phone.post("/code", data={"code": CODE}, environ_base=env, headers={"User-Agent": agent})
+    assert answer.status_code == 302, answer.get_data(as_text=True)[:300]
+    return phone
+
+
+def test_the_cookie_holds_a_signed_device_token_that_can_be_revoked(guarded_app: Flask) -> None:
+    phone = entered(guarded_app)
+    cookie = phone.get_cookie("tiplu_table_code")
+    assert cookie is not None and CODE not in cookie.value and cookie.http_only and cookie.same_site == "Lax"
+    assert phone.get("/api/sessions", environ_base=LAN).status_code == 200
+    laptop = entered(guarded_app, OTHER_PHONE, "Mozilla/5.0 (Windows NT 10.0) Firefox/128.0")
+    listed = phone.get("/api/devices", environ_base=LAN).get_json()["devices"]
+    assert {(d["label"], d["address"], d["this"]) for d in listed} == {
+        ("Android, Chrome", LAN["REMOTE_ADDR"], True), ("Windows, Firefox", OTHER_PHONE["REMOTE_ADDR"], False)}
+    other = next(d["id"] for d in listed if not d["this"])
+    assert phone.post(f"/join/devices/{other}/revoke", environ_base=LAN).status_code == 302
+    shut_out = laptop.get("/api/sessions", environ_base=OTHER_PHONE)
+    assert shut_out.status_code == 403 and "tiplu_table_code=;" in shut_out.headers["Set-Cookie"]
+    assert phone.get("/api/sessions", environ_base=LAN).status_code == 200, "the others stay in"
+    assert phone.delete(f"/api/devices/{other}", environ_base=LAN, headers={"X-Table-Code": CODE}).status_code == 404
+    forged = guarded_app.test_client()
+    forged.set_cookie("tiplu_table_code", cookie.value[:-3] + "abc")
+    assert forged.get("/api/sessions", environ_base=LAN).status_code == 403
+    assert guarded_app.extensions["tiplu_code_throttle"].failures(LAN["REMOTE_ADDR"]) == 0, "a bad token is no guess"
+    guarded_app.config["TABLE_CODE"] = "135790"
+    assert phone.get("/api/sessions", environ_base=LAN).status_code == 403, "a new code ends every device"
+
+
+def test_a_cookie_that_holds_the_code_itself_is_swapped_for_a_token(guarded_app: Flask) -> None:
+    phone = guarded_app.test_client()
+    phone.set_cookie("tiplu_table_code", CODE)
+    answer = phone.get("/api/sessions", environ_base=LAN)
+    assert answer.status_code == 200 and CODE not in answer.headers["Set-Cookie"]
+    assert phone.get("/api/sessions", environ_base=LAN).status_code == 200
+
+
+def test_a_foreign_page_cannot_spend_a_phones_tries(guarded_app: Flask) -> None:
+    throttle = guarded_app.extensions["tiplu_code_throttle"]
+    phone = entered(guarded_app)
+    for n in range(8):
+        phone.get(f"/?table_code=11111{n}", environ_base=LAN, headers=IMAGE)
+        phone.get(f"/static/tiplu.css?table_code=22222{n}", environ_base=LAN)
+        phone.get(f"/sessions/1?table_code=33333{n}", environ_base=LAN, headers={"Sec-Fetch-Site": "cross-site"})
+        phone.get(f"/?table_code=44444{n}", environ_base=LAN)
+    assert throttle.failures(LAN["REMOTE_ADDR"]) == 0
+    stranger = guarded_app.test_client()
+    for n in range(8):
+        stranger.get(f"/?table_code=55555{n}", environ_base=LAN, headers=IMAGE)
+        stranger.get(f"/static/tiplu.css?table_code=66666{n}", environ_base=LAN)
+        stranger.get(f"/?table_code=77777{n}", environ_base=LAN, headers={"Sec-Fetch-Site": "same-site"})
+    assert throttle.failures(LAN["REMOTE_ADDR"]) == 0, "no code from an image, a static file or another site counts"
+    for n in range(8):
+        stranger.get("/api/sessions", environ_base=LAN, headers={"X-Table-Code": f"88888{n}"})
+    assert stranger.get("/api/sessions", environ_base=LAN, headers={"X-Table-Code": CODE}).status_code == 429
+    assert phone.get("/api/sessions", environ_base=LAN).status_code == 200, "a device already in is never throttled"
+    assert phone.get("/", environ_base=LAN).status_code == 200
+
+
+def test_a_phone_with_last_nights_code_gets_in_with_tonights(guarded_app: Flask) -> None:
+    guarded_app.extensions["tiplu_code_throttle"] = CodeThrottle(free_tries=5, first_wait=60)
+    old_token = entered(guarded_app).get_cookie("tiplu_table_code")
+    assert old_token is not None
+    guarded_app.config["TABLE_CODE"] = tonight = "864213"
+    for cookie in (old_token.value, "246810"):
+        for path in ("/", "/static/tiplu.css", "/api/sessions", "/sessions/1", "/manifest.webmanifest", "/join"):
+            at_once = guarded_app.test_client()
+            at_once.set_cookie("tiplu_table_code", cookie)
+            at_once.get(path, environ_base=LAN)
+    phone = guarded_app.test_client()
+    answer = phone.post("/code", data={"code": tonight}, environ_base=LAN)
+    assert answer.status_code == 302 and phone.get("/api/sessions", environ_base=LAN).status_code == 200
+
+
+def test_a_blocked_address_with_a_cookie_gets_429_not_500(guarded_app: Flask) -> None:
+    guarded_app.extensions["tiplu_code_throttle"] = CodeThrottle(free_tries=0, first_wait=60)
+    client = guarded_app.test_client()
+    client.get("/api/sessions", environ_base=LAN, headers={"X-Table-Code": "999999"})
+    client.set_cookie("tiplu_table_code", CODE)
+    for answer in (client.get("/?table_code=123456", environ_base=LAN), client.get("/", environ_base=LAN),
+                   client.post("/code", data={"code": CODE}, environ_base=LAN)):
+        assert answer.status_code == 429 and "too many wrong table codes" in answer.get_data(as_text=True)
+        assert int(answer.headers["Retry-After"]) > 0
+
+
+@pytest.mark.parametrize("host", ["rebind.attacker.example:8000", "evil.example", "127.0.0.1.nip.io:8000"])
+def test_a_foreign_host_name_is_refused(client: FlaskClient, host: str) -> None:
+    base = f"http://{host}"
+    write = client.post("/api/sessions", json={"players": ["Anna", "Ben"]}, base_url=base, headers={"Origin": base})
+    assert write.status_code == 403 and "does not answer to the name" in write.get_json()["error"]
+    assert client.get("/api/sessions", base_url=base).status_code == 403
+    assert client.get("/", base_url=base).status_code == 403
+    assert client.get("/api/sessions").get_json()["sessions"] == []
+
+
+def test_this_machines_names_and_addresses_are_served(client: FlaskClient, tmp_path: Path) -> None:
+    import socket
+    for host in ("localhost:8000", "127.0.0.1:8000", "[::1]:8000", "192.168.1.5:8000", socket.gethostname(),
+                 f"{socket.gethostname()}.local:8000"):
+        assert client.get("/api/sessions", base_url=f"http://{host}").status_code == 200, host
+    proxied = create_app({"TESTING": True, "DATABASE": str(tmp_path / "h.db"), "SECRET_KEY": "k",
+                          "ALLOWED_HOSTS": "tiplu.example.org, cards.example.org"})
+    assert proxied.test_client().get("/api/sessions", base_url="http://tiplu.example.org").status_code == 200
+
+
+def test_an_api_write_with_only_the_cookie_needs_origin_or_the_header(guarded_app: Flask) -> None:
+    phone = entered(guarded_app)
+    header = {"X-Table-Code": CODE}
+    sid = phone.post("/api/sessions", json={"players": PLAYERS}, environ_base=LAN).get_json()["id"]
+    for body in ({}, {"data": {"ended": "true"}}):
+        refused = phone.post(f"/api/sessions/{sid}/end", environ_base=LAN, **body)  # type: ignore[arg-type]
+        assert refused.status_code == 403 and "X-Table-Code" in refused.get_json()["error"]
+    refused = phone.post("/api/detect", data={"image": (io.BytesIO(png_bytes()), "a.png"), "session": str(sid)},
+                         content_type="multipart/form-data", environ_base=LAN)
+    assert refused.status_code == 403 and photo_files(guarded_app) == []
+    assert phone.get(f"/api/sessions/{sid}", environ_base=LAN).get_json()["ended_at"] is None
+    own_page = {"Origin": "http://localhost"}
+    assert phone.post(f"/api/sessions/{sid}/end", environ_base=LAN, headers=own_page).status_code == 200
+    assert phone.post(f"/api/sessions/{sid}/end", environ_base=LAN, json={"ended": False}).status_code == 200
+    assert guarded_app.test_client().post(f"/api/sessions/{sid}/end", environ_base=LAN, headers=header
+                                          ).status_code == 200

@@ -27,7 +27,7 @@ from flask import Blueprint, Response, current_app, jsonify, request, send_file,
 from flask.typing import ResponseReturnValue
 
 from scorer import RULE_FAMILIES, RuleSet
-from web import decks, ledger, payloads, photos
+from web import decks, ledger, payloads, photos, security
 from web.camera import camera_for
 from web.db import get_db
 from web.errors import USER_ERRORS, BadRequest, NotFound, RoundChanged, Unavailable, json_error
@@ -182,6 +182,19 @@ def export_json(session_id: int) -> Response:
     response = jsonify(data)
     response.headers["Content-Disposition"] = f"attachment; filename=tiplu-session-{data['session']['id']}.json"
     return response
+
+
+@bp.get("/devices")
+def devices() -> Response:
+    """The devices let in with the table code (each phone's cookie), newest first; ``this`` is the asking one."""
+    return jsonify({"devices": security.list_devices()})
+
+
+@bp.delete("/devices/<device_id>")
+def revoke_device(device_id: str) -> ResponseReturnValue:
+    """Shut one device out (its cookie stops working; it must enter the code again)."""
+    security.revoke_device(device_id)
+    return "", 204
 
 
 def uploaded_photo() -> bytes:

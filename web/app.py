@@ -70,7 +70,9 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     ``$TIPLU_DECK_CALIBRATION_SCENES``; :mod:`web.decks`). ``TABLE_CODE``
     (``$TIPLU_TABLE_CODE``): when set, every request needs it (see :mod:`web.security`);
     ``tiplu serve`` sets it when it listens on the network. ``PROXY_HOPS``
-    (``$TIPLU_PROXY_HOPS``): reverse proxies in front, whose ``X-Forwarded-*`` to trust.
+    (``$TIPLU_PROXY_HOPS``): reverse proxies in front, whose ``X-Forwarded-*`` to trust. ``ALLOWED_HOSTS``
+    (``$TIPLU_ALLOWED_HOSTS``, comma-separated): host names the server answers to besides its addresses,
+    ``localhost`` and this machine's own names (a proxy's public name; ``*`` for any).
     """
     instance = (test_config or {}).get("INSTANCE_PATH") or os.environ.get("TIPLU_INSTANCE")
     app = Flask(__name__, instance_relative_config=True,
@@ -88,6 +90,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         PHOTO_DIR=os.environ.get("TIPLU_PHOTOS") or None,
         MAX_PHOTO_PIXELS=int(os.environ.get("TIPLU_MAX_PHOTO_MP", 40)) * 1_000_000,
         PROXY_HOPS=int(os.environ.get("TIPLU_PROXY_HOPS") or 0),
+        ALLOWED_HOSTS=os.environ.get("TIPLU_ALLOWED_HOSTS") or "",
         DECKS_DIR=os.environ.get("TIPLU_DECKS") or None,
         DECK_EPOCHS=int(os.environ.get("TIPLU_DECK_EPOCHS") or 0) or None,
         DECK_COPIES=int(os.environ.get("TIPLU_DECK_COPIES") or 0) or None,

@@ -224,6 +224,25 @@ def m009_photo_read_with(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE photos ADD COLUMN read_with TEXT")
 
 
+@migrations()
+def m010_devices(db: sqlite_utils.Database) -> None:
+    """The phones and programs let in with the table code, each with its own revocable cookie.
+
+    The cookie holds a signed device id, not the code: one device can be shut out
+    (``revoked_at``) without a new code for everyone. ``label`` and ``address`` are what
+    the join page shows to tell devices apart.
+    """
+    db.execute("""
+        CREATE TABLE devices (
+            id TEXT PRIMARY KEY,
+            label TEXT NOT NULL DEFAULT '',
+            address TEXT NOT NULL DEFAULT '',
+            created_at TEXT NOT NULL,
+            last_seen TEXT NOT NULL,
+            revoked_at TEXT
+        )""")
+
+
 def connect(path: str | os.PathLike[str]) -> sqlite_utils.Database:
     """Open the file with the ledger's pragmas, without migrating it."""
     conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)

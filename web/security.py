@@ -24,19 +24,27 @@ body is what a cross-site form can send without asking).
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import hmac
+import ipaddress
 import logging
+import re
 import secrets
-from typing import Any, Callable, TypeVar
+import socket
+import threading
+from datetime import datetime, timezone
+from typing import Any, Callable, Sequence, TypeVar, cast
 from urllib.parse import urlencode, urlsplit
 
 from flask import Flask, Response, current_app, g, make_response, redirect, request, url_for
 from flask.typing import ResponseReturnValue
 from flask_wtf.csrf import CSRFProtect
+from itsdangerous import BadSignature, URLSafeSerializer
 from werkzeug.middleware.proxy_fix import ProxyFix
 from werkzeug.wrappers import Response as BaseResponse
 
-from web.errors import Forbidden, TooManyAttempts, UnsupportedMediaType, error_response, wants_json
+from web.errors import Forbidden, NotFound, TooManyAttempts, UnsupportedMediaType, error_response, wants_json
 from web.i18n import _
 from web.throttle import CodeThrottle
 
@@ -52,6 +60,22 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 JSON_BLUEPRINTS = frozenset({"api", "page_api"})
 CONTENT_SECURITY_POLICY = ("default-src 'self'; img-src 'self' data: blob:; style-src 'self'; script-src 'self'; "
                            "object-src 'none'; base-uri 'self'; frame-ancestors 'none'; form-action 'self'")
+
+#: A device's id in the ``devices`` table, and what a signed token for it may be at most.
+DEVICE_ID = re.compile(r"[0-9a-f]{32}")
+DEVICE_SALT = "tiplu-device"
+MAX_TOKEN_LENGTH = 200
+MAX_DEVICE_LABEL = 60
+#: A cookie from before devices held the code itself: digits only.
+LEGACY_COOKIE = re.compile(r"[0-9]{%d,%d}" % (4, 32))
+#: Distinct wrong codes remembered per address (to count each once), and addresses remembered.
+GUESSES_PER_ADDRESS = 64
+MAX_GUESS_ADDRESSES = 10_000
+#: What the join page names a device by: its system, then its browser (first match wins).
+PLATFORMS = (("iPhone", "iPhone"), ("iPad", "iPad"), ("Android", "Android"), ("Windows", "Windows"),
+             ("Macintosh", "Mac"), ("CrOS", "Chromebook"), ("Linux", "Linux"))
+BROWSERS = (("Firefox/", "Firefox"), ("Edg/", "Edge"), ("SamsungBrowser/", "Samsung Internet"), ("Chrome/", "Chrome"),
+            ("Safari/", "Safari"))
 
 csrf = CSRFProtect()
 log = logging.getLogger(__name__)
@@ -90,8 +114,9 @@ def is_table_code(supplied: str) -> bool:
     """Is ``supplied`` this server's table code? Counted against the asking address.
 
     A blocked address gets :class:`~web.errors.TooManyAttempts` before its code is
-    even compared (in constant time); a wrong code is logged and counted, a right
-    one clears the count.
+    even compared (in constant time); a wrong code is logged and counted, once per
+    distinct wrong code (six requests of a phone holding last night's code are one
+    mistake, not six guesses); a right one clears the count.
     """
     code = str(current_app.config.get("TABLE_CODE") or "")
     if not code:
@@ -99,17 +124,172 @@ def is_table_code(supplied: str) -> bool:
     address = client_address()
     wait = throttle().wait_left(address)
     if wait:
+        g.setdefault("table_code_ok", False)  # the error page must not ask again (and raise again)
         raise TooManyAttempts(_("too many wrong table codes from this device: try again in %(s)s seconds",
                                 s=wait), retry_after=wait)
     if hmac.compare_digest(supplied.strip().encode(), code.encode()):
         if throttle().failures(address):
             log.info("table code accepted from %s after wrong ones", address)
         throttle().succeeded(address)
+        wrong_guesses().forget(address)
         return True
+    if not wrong_guesses().first_time(address, supplied.strip()):
+        return False
     wait = throttle().failed(address)
     log.warning("wrong table code from %s (%d wrong; next try %s)", address, throttle().failures(address),
                 f"in {wait} s" if wait else "free")
     return False
+
+
+class WrongGuesses:
+    """The wrong codes each address already spent, so that the same wrong code counts once.
+
+    Keyed by a keyed digest (the server's secret), never the text; at most
+    :data:`GUESSES_PER_ADDRESS` per address and :data:`MAX_GUESS_ADDRESSES` addresses.
+
+    >>> memo = WrongGuesses(b"k")
+    >>> memo.first_time("10.0.0.9", "123456"), memo.first_time("10.0.0.9", "123456"), \
+memo.first_time("10.0.0.9", "654321")
+    (True, False, True)
+    """
+
+    def __init__(self, key: bytes) -> None:
+        self._key = key
+        self._seen: dict[str, set[bytes]] = {}
+        self._lock = threading.Lock()
+
+    def first_time(self, address: str, guess: str) -> bool:
+        """Record ``guess`` from ``address``; False when that address already sent it."""
+        digest = hmac.new(self._key, guess.encode("utf-8", "replace"), hashlib.sha256).digest()
+        with self._lock:
+            seen = self._seen.pop(address, set())
+            fresh = digest not in seen
+            if fresh and len(seen) < GUESSES_PER_ADDRESS:
+                seen.add(digest)
+            self._seen[address] = seen
+            while len(self._seen) > MAX_GUESS_ADDRESSES:
+                del self._seen[next(iter(self._seen))]
+            return fresh
+
+    def forget(self, address: str) -> None:
+        with self._lock:
+            self._seen.pop(address, None)
+
+
+def wrong_guesses() -> WrongGuesses:
+    return current_app.extensions["tiplu_wrong_guesses"]
+
+
+# --- devices: what the cookie holds ---------------------------------------------------------------
+
+def _device_signer() -> URLSafeSerializer:
+    """Signs device ids with the app's secret, salted with the table code: a new code ends every device."""
+    code = str(current_app.config.get("TABLE_CODE") or "")
+    return URLSafeSerializer(str(current_app.secret_key), salt=f"{DEVICE_SALT} {hashlib.sha256(code.encode()).hexdigest()}")
+
+
+def device_label(agent: str) -> str:
+    """A short name for a device, from its ``User-Agent``, for the join page's list.
+
+    >>> device_label("Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 Chrome/126.0 Mobile Safari/537.36")
+    'Android, Chrome'
+    >>> device_label("curl/8.5.0")
+    'curl/8.5.0'
+    """
+    platform = next((name for key, name in PLATFORMS if key in agent), "")
+    browser = next((name for key, name in BROWSERS if key in agent), "")
+    label = ", ".join(part for part in (platform, browser) if part)
+    text = label or "".join(ch for ch in agent if ch.isprintable())[:MAX_DEVICE_LABEL]
+    return text or "?"
+
+
+def issue_device() -> str:
+    """Register the asking device (it gave the right code) and return its signed token for the cookie."""
+    from web.db import get_db, write
+    device_id = secrets.token_hex(16)
+    stamp = _now()
+    db = get_db()
+    with write(db):
+        db.execute("INSERT INTO devices(id, label, address, created_at, last_seen) VALUES (?,?,?,?,?)",
+                   [device_id, device_label(request.headers.get("User-Agent", "")), client_address(), stamp, stamp])
+    g.device = device_id
+    return str(_device_signer().dumps(device_id))
+
+
+def device_of(token: str | None) -> str | None:
+    """The device a cookie's token names, if it is signed for this code and not revoked; else None.
+
+    A token cannot be guessed (it is signed with the server's secret), so a bad one is
+    no wrong code: it is not counted, only cleared.
+    """
+    if not token or len(token) > MAX_TOKEN_LENGTH:
+        return None
+    try:
+        device_id = _device_signer().loads(token)
+    except BadSignature:
+        return None
+    if not isinstance(device_id, str) or not DEVICE_ID.fullmatch(device_id):
+        return None
+    from web.db import get_db, write
+    db = get_db()
+    row = db.execute("SELECT revoked_at, last_seen FROM devices WHERE id = ?", [device_id]).fetchone()
+    if row is None or row[0]:
+        return None
+    stamp = _now()
+    if row[1][:15] != stamp[:15]:  # seen again after ten minutes or more: note it (at most one write then)
+        with write(db):
+            db.execute("UPDATE devices SET last_seen = ? WHERE id = ?", [stamp, device_id])
+    return device_id
+
+
+def list_devices() -> list[dict[str, Any]]:
+    """The devices let in with the code, newest first; ``this`` marks the asking one."""
+    from web.db import get_db
+    current = g.get("device")
+    return [{"id": r[0], "label": r[1], "address": r[2], "created_at": r[3], "last_seen": r[4], "this": r[0] == current}
+            for r in get_db().execute("SELECT id, label, address, created_at, last_seen FROM devices "
+                                      "WHERE revoked_at IS NULL ORDER BY created_at DESC, id").fetchall()]
+
+
+def revoke_device(device_id: str) -> None:
+    """Shut one device out: its cookie stops working; it must enter the code again (:class:`NotFound` if none)."""
+    from web.db import get_db, write
+    db = get_db()
+    with write(db):
+        found = db.execute("UPDATE devices SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
+                           [_now(), device_id if DEVICE_ID.fullmatch(device_id or "") else ""]).rowcount
+    if not found:
+        raise NotFound(_("no such device: it may have been removed already"))
+    log.info("device %s was shut out by %s", device_id, client_address())
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+# --- who may use the server -----------------------------------------------------------------------
+
+def credential() -> str | None:
+    """How this request proved it may use the server: ``device`` (a valid cookie), ``header``
+    (``X-Table-Code``), ``cookie`` (a cookie from before devices that holds the code), or None.
+
+    A valid device cookie is checked first and is never throttled: a blocked address
+    (a foreign page spent its tries) does not shut out a phone that is already in.
+    """
+    if not code_required():
+        return None
+    if "credential" not in g:
+        g.credential = None
+        cookie = request.cookies.get(TABLE_CODE_COOKIE)
+        header = request.headers.get(TABLE_CODE_HEADER)
+        device = device_of(cookie)
+        if device:
+            g.credential, g.device = "device", device
+        elif header:
+            g.credential = "header" if is_table_code(header) else None
+        elif cookie and LEGACY_COOKIE.fullmatch(cookie) and is_table_code(cookie):
+            g.credential = "cookie"
+    return cast("str | None", g.credential)
 
 
 def supplied_code() -> str | None:
@@ -118,13 +298,16 @@ def supplied_code() -> str | None:
 
 
 def table_code_ok() -> bool:
-    """Does this request carry the table code (or need none)? Decided once per request."""
+    """Does this request carry the table code or a device's cookie (or need neither)? Decided once per request.
+
+    It never raises twice: once a request was refused (429), the error page asks here
+    again and gets False.
+    """
     if not code_required():
         return True
     if "table_code_ok" not in g:
         g.table_code_ok = False
-        code = supplied_code()
-        g.table_code_ok = code is not None and is_table_code(code)
+        g.table_code_ok = credential() is not None
     return bool(g.table_code_ok)
 
 
@@ -144,17 +327,49 @@ def answers_json() -> bool:
     return wants_json() or request.blueprint in JSON_BLUEPRINTS
 
 
-def set_code_cookie(response: BaseResponse, code: str) -> BaseResponse:
-    response.set_cookie(TABLE_CODE_COOKIE, code, max_age=TABLE_CODE_MAX_AGE, httponly=True, samesite="Lax")
+def set_code_cookie(response: BaseResponse, code: str | None = None) -> BaseResponse:
+    """Let the asking device in from now on: the cookie gets a new device's signed token (never the code)."""
+    response.set_cookie(TABLE_CODE_COOKIE, issue_device(), max_age=TABLE_CODE_MAX_AGE, httponly=True,
+                        samesite="Lax")
     return response
 
 
-def enter_by_link() -> ResponseReturnValue:
-    """``?table_code=...`` (the printed link or QR): right, the cookie is set and the address loses the code."""
+def from_another_site() -> bool:
+    """Does the browser say another site made this request (``Sec-Fetch-Site``)?"""
+    return request.headers.get("Sec-Fetch-Site", "").lower() in ("cross-site", "same-site")
+
+
+def link_may_enter() -> bool:
+    """May ``?table_code=`` be tried on this request? Only where a person opens a page of tiplu.
+
+    Not on static files, photos or the API (an ``<img>`` there is no one typing a code),
+    not for a request that names what it accepts without HTML (an image, a script's
+    ``fetch``) or a destination other than the page itself (``Sec-Fetch-Dest``), and not
+    when the browser says another site sent it: otherwise a foreign page could spend a
+    phone's tries.
+    """
+    accepted = [value for value, _quality in request.accept_mimetypes]
+    html = not accepted or "text/html" in accepted
+    document = request.headers.get("Sec-Fetch-Dest", "document").lower() == "document"
+    return request.blueprint == "views" and html and document and not from_another_site()
+
+
+def enter_by_link() -> ResponseReturnValue | None:
+    """``?table_code=...`` (the printed link or QR): right, the cookie is set and the address loses the code.
+
+    A device already in is sent on without the code being compared (nothing is
+    counted); where :func:`link_may_enter` says no, the code is not looked at at all.
+    """
     code = request.args.get(TABLE_CODE_PARAM, "")
     rest = {k: v for k, v in request.args.items(multi=True) if k != TABLE_CODE_PARAM}
     target = request.path + (f"?{urlencode(rest)}" if rest else "")
+    if device_of(request.cookies.get(TABLE_CODE_COOKIE)):
+        return redirect(target)
+    if not link_may_enter():
+        return None
+    g.table_code_ok = False
     if is_table_code(code):
+        g.table_code_ok = True
         return set_code_cookie(redirect(target), code.strip())
     return redirect(url_for("views.table_code", next=target))
 
@@ -162,13 +377,15 @@ def enter_by_link() -> ResponseReturnValue:
 def require_table_code() -> ResponseReturnValue | None:
     """Before each request: when the app has a code, no request but the code page and static files goes without it.
 
-    API and JSON routes answer 403; pages lead to the code page. A wrong cookie (an
-    old code) is cleared so a phone is asked again instead of counting as a guess.
+    API and JSON routes answer 403; pages lead to the code page. A cookie that lets
+    nobody in (an old code, a revoked device) is cleared so a phone is asked again.
     """
     if not code_required():
         return None
     if TABLE_CODE_PARAM in request.args and request.method in SAFE_METHODS:
-        return enter_by_link()
+        entered = enter_by_link()
+        if entered is not None:
+            return entered
     if is_open() or table_code_ok():
         return None
     answer: BaseResponse
@@ -184,7 +401,71 @@ def require_table_code() -> ResponseReturnValue | None:
     return answer
 
 
-# --- writes from other sites ----------------------------------------------------------------------
+def upgrade_cookie(response: Response) -> Response:
+    """After a request let in by a cookie that holds the code itself: give that device a token instead."""
+    if g.get("credential") == "cookie" and response.status_code < 400:
+        set_code_cookie(response)
+    return response
+
+
+# --- names and writes from other sites ------------------------------------------------------------
+
+def host_name(host: str) -> str:
+    """The name or address in a ``Host`` header, without port or brackets, lower case.
+
+    >>> [host_name(h) for h in ("Tiplu.local:8000", "[::1]:8000", "192.168.1.5", "pi.")]
+    ['tiplu.local', '::1', '192.168.1.5', 'pi']
+    """
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1:host.find("]")] if "]" in host else host[1:]
+    return host.rsplit(":", 1)[0].rstrip(".") if host.count(":") <= 1 else host
+
+
+@functools.lru_cache(maxsize=1)
+def machine_names() -> frozenset[str]:
+    """This machine's own names: ``localhost``, its host name and fully qualified name, and ``<name>.local``."""
+    names = {"localhost"}
+    for name in (socket.gethostname(), socket.getfqdn()):
+        name = name.strip().lower().rstrip(".")
+        if name:
+            names.update({name, f"{name.split('.')[0]}.local"})
+    return frozenset(names)
+
+
+def allowed_host(host: str, extra: Sequence[str] = ()) -> bool:
+    """Is ``host`` a name this server answers to? Addresses always are; names must be this machine's own.
+
+    A DNS-rebinding page reaches tiplu under its *own* name (``Host: rebind.attacker.example``),
+    never under an address: so any IP address passes, and of names only ``localhost``
+    (and ``*.localhost``), this machine's names and those in ``ALLOWED_HOSTS``.
+
+    >>> [allowed_host(h) for h in ("127.0.0.1:8000", "[::1]:80", "10.0.0.7", "localhost:8000", "rebind.example:8000")]
+    [True, True, True, True, False]
+    >>> allowed_host("tiplu.example.org", ["tiplu.example.org"])
+    True
+    """
+    name = host_name(host)
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        pass
+    else:
+        return True
+    wanted = {h.strip().lower().rstrip(".") for h in extra if h.strip()}
+    return (name in wanted or "*" in wanted or name in machine_names() or name == "localhost"
+            or name.endswith(".localhost"))
+
+
+def verify_host() -> None:
+    """Before each request: refuse a ``Host`` that is not this machine's (a DNS-rebinding page)."""
+    extra = current_app.config.get("ALLOWED_HOSTS") or ()
+    if isinstance(extra, str):
+        extra = extra.split(",")
+    if not allowed_host(request.host, list(extra)):
+        raise Forbidden(_("this server does not answer to the name %(host)s: open it by its address, or add the name "
+                          "to TIPLU_ALLOWED_HOSTS", host=host_name(request.host)[:100]))
+
 
 def same_origin(origin: str) -> bool:
     """Does an ``Origin`` header name this very server (host and port as the request reached it)?"""
@@ -193,15 +474,27 @@ def same_origin(origin: str) -> bool:
 
 
 def verify_same_origin() -> None:
-    """Before each write: refuse what another site's page sends (its ``Origin`` or ``Sec-Fetch-Site``)."""
+    """Before each write: refuse what another site's page sends (its ``Origin`` or ``Sec-Fetch-Site``).
+
+    A write to the API that only a cookie lets in must also show it came from a page
+    of tiplu (``Origin`` or ``Sec-Fetch-Site``), since the API takes no CSRF token,
+    unless its body is JSON (no other site can send ``application/json`` without asking
+    first): an empty or a multipart body is what a foreign form sends. Programs send
+    ``X-Table-Code``.
+    """
     if request.method in SAFE_METHODS:
         return
     origin = request.headers.get("Origin")
     if origin is not None and not same_origin(origin):
         raise Forbidden(_("this request came from another site (%(origin)s); open tiplu's own page to make changes",
                           origin=origin))
-    if request.headers.get("Sec-Fetch-Site", "").lower() in ("cross-site", "same-site"):
+    if from_another_site():
         raise Forbidden(_("this request came from another site; open tiplu's own page to make changes"))
+    if (request.blueprint == "api" and g.get("credential") in ("device", "cookie") and origin is None
+            and "Sec-Fetch-Site" not in request.headers and TABLE_CODE_HEADER not in request.headers
+            and request.mimetype != "application/json"):
+        raise Forbidden(_("a write to the API with only the cookie must come from tiplu's own page; "
+                          "programs send the table code in the %(header)s header", header=TABLE_CODE_HEADER))
 
 
 def takes_upload(view: View) -> View:
@@ -223,7 +516,8 @@ def verify_json_body() -> None:
 
 
 def guard_request() -> ResponseReturnValue | None:
-    """Before each request: the table code, then same-origin writes, then JSON bodies for the API."""
+    """Before each request: the Host name, the table code, then same-origin writes, then JSON bodies for the API."""
+    verify_host()
     answer = require_table_code()
     if answer is not None:
         return answer
@@ -278,6 +572,8 @@ def init_app(app: Flask) -> None:
     csrf.init_app(app)
     app.extensions["tiplu_code_throttle"] = CodeThrottle(
         free_tries=int(app.config.get("CODE_FREE_TRIES", 5)), first_wait=float(app.config.get("CODE_FIRST_WAIT", 1.0)))
+    app.extensions["tiplu_wrong_guesses"] = WrongGuesses(str(app.secret_key).encode())
     trust_proxy(app, int(app.config.get("PROXY_HOPS") or 0))
     app.before_request(guard_request)
+    app.after_request(upgrade_cookie)
     app.after_request(security_headers)

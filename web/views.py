@@ -12,6 +12,7 @@ option of every family, generated from :data:`scorer.RULE_FAMILIES`.
 from __future__ import annotations
 
 import json
+import re
 import secrets
 from typing import Any, Mapping
 
@@ -28,12 +29,14 @@ from scorer.settle import Payment
 from scorer.rules import DEFAULT_FAMILY
 from web import corrections, decks, ledger, payloads, photos
 from web.api import sent_round
+from web.bounds import maal_limit, parse_digits, penalty_limit
 from web.camera import camera_for
 from web.db import get_db
 from web.errors import USER_ERRORS, BadRequest, KeyReused, NotFound, status_of
 from web.i18n import LANGUAGE_COOKIE, N_, _, available_languages, current_language, translate
 from web.payloads import MAX_SEATS
-from web.security import code_exempt, code_link, is_table_code, safe_next, set_code_cookie, table_code_ok
+from web.security import code_exempt, code_link, is_table_code, list_devices, safe_next, set_code_cookie, table_code_ok
+from web.security import revoke_device as revoke_device_of
 from web.network import is_loopback_host, lan_addresses
 
 bp = Blueprint("views", __name__)
@@ -201,9 +204,22 @@ def posted_round(session: Mapping[str, Any]) -> MultiDict[str, str]:
 
 
 def round_form_problems(session: Mapping[str, Any], form: Mapping[str, str]) -> dict[str, str]:
-    """Fields to fix before the round is scored: typed values, and a winner or a confirmed "nobody won"."""
+    """Fields to fix before the round is scored: typed values, and a winner or a confirmed "nobody won".
+
+    A number more than a hand can hold is caught here too, with the others, so that the first
+    save marks it under its own field rather than after every other mistake is fixed.
+    """
     rules = ledger.rules_of(session)
     problems = payloads.round_form_problems(form, session["players"], rules)
+    penalty = rules.scoring == Scoring.PENALTY
+    limit = penalty_limit(rules) if penalty else maal_limit(rules)
+    for seat, name in enumerate(session["players"]):
+        field = f"p{seat}_{'penalty' if penalty else 'maal'}"
+        typed = form.get(field, "").strip()
+        if field not in problems and typed.isascii() and typed.isdigit() and parse_digits(typed, limit) is None:
+            what = _("%(name)s's penalty points", name=name) if penalty else _("%(name)s's maal", name=name)
+            problems[field] = _("%(what)s: %(number)s is more than a hand can hold (at most %(maximum)s)",
+                                what=what, number=typed[:12], maximum=limit)
     if not form.get("winner") and not form.get("no_winner"):
         problems["winner"] = (_("Tap the name of the player who closed, or tick \"Nobody won this round\".")
                               if rules.scoring == Scoring.PENALTY else
@@ -238,10 +254,36 @@ def save_round_form(session: Mapping[str, Any], number: int | None) -> ResponseR
             "This form was already saved as a round, with other values. Check the ledger; "
             "to save these values as a new round, press Save again."))
     except USER_ERRORS as exc:
-        return render_round_form(session, form, number=number, error=translate(exc))
+        field, message = field_of_error(session, translate(exc))
+        if field:
+            return render_round_form(session, form, number=number, field_errors={field: message})
+        return render_round_form(session, form, number=number, error=message)
     if number is not None:
         flash(_("Round %(n)s was changed; every total after it was recomputed.", n=number))
     return redirect(url_for("views.round_page", session_id=session["id"], number=rnd["number"]))
+
+
+#: A checked payload's message names a player's field by its key ("players.Ram.maal: ..."): the
+#: round form's field for each key, where the message is shown instead.
+FORM_FIELDS: Mapping[str, str] = {"maal": "p%d_maal", "penalty": "p%d_penalty", "cards": "p%d_cards",
+                                  "dealt_tunnelas": "p%d_tunnelas"}
+
+
+def field_of_error(session: Mapping[str, Any], message: str) -> tuple[str | None, str]:
+    """The form field a scorer or payload message is about, and the message in plain words.
+
+    The payload's checks name a field by its JSON key, which a family at the table should never
+    read: ``players.Ram.maal: 99999 is above 294`` becomes "Ram's maal: 99999 is above 294",
+    shown under Ram's maal (None when the message names no field of the form).
+    """
+    match = re.match(r"players\.(.+)\.(\w+): (.*)", message, re.S)
+    if not match or match.group(1) not in session["players"]:
+        return None, message
+    name, key, rest = match.groups()
+    label = LINE_FIELD_NAMES.get(key)
+    plain = f"{_(label, name=name)}: {rest}" if label else f"{name}: {rest}"
+    seat = session["players"].index(name)
+    return (FORM_FIELDS[key] % seat if key in FORM_FIELDS else None), plain
 
 
 @bp.route("/sessions/<session:session_id>/rounds/new", methods=["GET", "POST"])
@@ -523,7 +565,19 @@ def join() -> ResponseReturnValue:
         link = code_link(address.rstrip("/") + url_for("views.index"), code)
         links.append({"address": address, "link": link,
                       "qr": segno.make(link, error="m").svg_data_uri(scale=6, border=2, dark="#000", light="#fff")})
-    return render_template("join.html", links=links, code=code)
+    return render_template("join.html", links=links, code=code, devices=list_devices() if code else [])
+
+
+@bp.post("/join/devices/<device_id>/revoke")
+def revoke_device(device_id: str) -> ResponseReturnValue:
+    """Shut one phone out from the join page's list: its cookie stops working (the code stays the same)."""
+    try:
+        revoke_device_of(device_id)
+    except USER_ERRORS as exc:
+        flash(translate(exc))
+    else:
+        flash(_("That device was shut out; it needs the table code to come back."))
+    return redirect(url_for("views.join"))
 
 
 @bp.get("/manifest.webmanifest")
