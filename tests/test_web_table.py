@@ -217,3 +217,24 @@ def test_a_failing_restore_changes_nothing(tmp_path: Path) -> None:
     restored = ledger.restore_round(db, sid, kept)
     assert restored["number"] == 2 and restored["winner"] == "Carla"
     assert [r["winner"] for r in ledger.get_session(db, sid)["rounds"]] == ["Anna", "Carla", "Ben"]
+
+
+def test_a_too_big_maal_is_marked_with_the_other_mistakes(client: FlaskClient,
+                                                          make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    page = client.post(f"/sessions/{sid}/rounds/new", data={"tiplu": "1X", "winner": "Anna", "p2_maal": "99999",
+                                                           "p3_maal": "9" * 40})
+    assert page.status_code == 400
+    html = page.get_data(as_text=True)
+    assert 'id="p2_maal-error"' in html and 'id="p3_maal-error"' in html and 'id="tiplu-error"' in html
+    assert "Carla's maal: 99999 is more than a hand can hold (at most" in text(html)
+    assert "players." not in text(html)
+
+
+def test_a_payload_message_goes_under_its_field_in_plain_words(client: FlaskClient) -> None:
+    from web.views import field_of_error
+    session = {"players": ["Hari", "Ram"]}
+    with client.application.test_request_context("/"):
+        assert field_of_error(session, "players.Ram.maal: 300 is above 294") == ("p1_maal", "Ram's maal: 300 is above 294")
+        assert field_of_error(session, "players.Hari.seen: 'x' is not yes or no") == (None, "Hari seen: 'x' is not yes or no")
+        assert field_of_error(session, "tiplu: give a card") == (None, "tiplu: give a card")

@@ -127,6 +127,20 @@
       });
     });
 
+    /* Typing a player's maal ticks "seen" (only a player who has seen counts maal): one tap fewer a player.
+       The switch can still be unticked after; a later change of the number does not tick it again. */
+    numbers.forEach(function (input) {
+      var seen = input.closest(".player-row") && input.closest(".player-row").querySelector('input[name$="_seen"]');
+      if (!seen || !/_maal$/.test(input.name)) return;
+      var ticked = false;
+      input.addEventListener("input", function () {
+        if (ticked || seen.checked || !(parseInt(input.value, 10) > 0)) return;
+        ticked = true;
+        seen.checked = true;
+        seen.dispatchEvent(new Event("change", { bubbles: true }));
+      });
+    });
+
     /* The keyboard's "next" key moves to the next player's points instead of saving half a round. */
     numbers.forEach(function (input, index) {
       input.addEventListener("keydown", function (event) {
