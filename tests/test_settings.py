@@ -158,3 +158,27 @@ def test_a_bad_schema_setting_says_what_to_give(tmp_path: Path, change: dict[str
     (folder / "model.json").write_text(json.dumps(SHIPPED | change))
     with pytest.raises(ModelError, match=words):
         CardDetector(folder)
+
+
+def test_the_fast_profile_reads_without_the_passes_that_cost_most_for_least(far_table: np.ndarray,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--profile fast`` (or ``TIPLU_PROFILE``) reads the photo passes it keeps and no window about the cards;
+    the samples' cards stay what the full reader reads."""
+    fast = load_detector(profile="fast")
+    assert passes_read(fast, far_table) == ["base", "big", "tiles"]
+    monkeypatch.setenv("TIPLU_PROFILE", "fast")
+    assert load_detector().settings.passes == fast.settings.passes
+    monkeypatch.delenv("TIPLU_PROFILE")
+    full = load_detector()
+    for name in ("declared_hand.jpg", "tunnela.jpg", "real_maal.jpg"):
+        image = cv2.imread(str(ROOT / "sample_images" / name))
+        assert read_photo(image, fast).card_names() == read_photo(image, full).card_names(), name
+
+
+def test_an_unknown_profile_is_bad_input() -> None:
+    from io import StringIO
+
+    from web.cli import main
+    err = StringIO()
+    code = main(["detect", "--profile", "slow", str(ROOT / "sample_images" / "tiplu.jpg")], stdout=StringIO(), stderr=err)
+    assert code == 2 and "invalid choice: 'slow'" in err.getvalue()

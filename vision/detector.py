@@ -496,11 +496,17 @@ BACKENDS: dict[str, Callable[..., Detector]] = {"tiplu-corners-v1": CardDetector
 DEFAULT_FORMAT = "tiplu-corners-v1"
 
 
-def load_detector(model_path: str | os.PathLike[str] | None = None, *, imgsz: int | None = None) -> Detector:
+def load_detector(model_path: str | os.PathLike[str] | None = None, *, imgsz: int | None = None,
+                  profile: str | None = None) -> Detector:
     """The detector for a model folder (or its detector file), by its ``model.json`` format.
 
     Default: ``$TIPLU_MODEL`` if set, else the shipped ``models/``. A folder without
-    ``model.json``, or without a ``format`` in it, is taken as the shipped kind.
+    ``model.json``, or without a ``format`` in it, is taken as the shipped kind. ``profile``
+    (default ``$TIPLU_PROFILE``, else the model's own passes) reads with one of
+    :data:`vision.settings.PROFILES` (``"fast"`` on a small machine).
+
+    >>> load_detector(profile="fast").settings.passes
+    ('base', 'big', 'tiles')
 
     >>> type(load_detector()).__name__
     'CardDetector'
@@ -517,5 +523,9 @@ def load_detector(model_path: str | os.PathLike[str] | None = None, *, imgsz: in
     if backend is None:
         raise ModelError(f"{folder / INFO_FILE}: format '{kind}' is not one tiplu runs "
                          f"(known: {', '.join(BACKENDS)})")
-    return backend(model_path, imgsz=imgsz)
+    detector = backend(model_path, imgsz=imgsz)
+    profile = profile or os.environ.get("TIPLU_PROFILE") or None
+    if profile is not None:
+        detector.settings = detector.settings.with_profile(profile)
+    return detector
 

@@ -43,6 +43,10 @@ PASS_NAMES = ("base", "views", "big", "tiles", "look_around")
 #: Stage 1's other looks at the photo at ``imgsz``, by name: which axes each flips (x, y).
 #: ``"mirror"``: mirrored left to right; ``"turn180"``: upside down.
 VIEW_FLIPS: dict[str, tuple[bool, bool]] = {"mirror": (True, False), "turn180": (True, True)}
+#: Named sets of passes a caller may read with instead of a model's own (``--profile``, ``TIPLU_PROFILE``):
+#: ``"full"`` every pass the model turns on; ``"fast"`` for small machines, without the passes that cost
+#: most for least (``bench/bench_profiles.py`` measures each pass; the model card gives the figures).
+PROFILES: dict[str, tuple[str, ...]] = {"full": PASS_NAMES, "fast": ("base", "big", "tiles")}
 #: The keys of ``model.json`` that are not settings.
 SECTIONS = ("schema", "calibration", "metrics")
 
@@ -103,6 +107,20 @@ class ReaderSettings:
         False
         """
         return name in self.passes
+
+    def with_profile(self, profile: str) -> ReaderSettings:
+        """These settings reading only the passes of :data:`PROFILES`' ``profile`` that they turn on.
+
+        >>> ReaderSettings().with_profile("fast").passes
+        ('base', 'big', 'tiles')
+        >>> ReaderSettings().with_profile("slow")
+        Traceback (most recent call last):
+        ...
+        vision.settings.SettingsError: profile 'slow': give one of full, fast
+        """
+        if profile not in PROFILES:
+            raise SettingsError(f"profile {profile!r}: give one of {', '.join(PROFILES)}")
+        return dataclasses.replace(self, passes=tuple(p for p in self.passes if p in PROFILES[profile]))
 
     def to_json(self) -> dict[str, Any]:
         """The settings as ``model.json`` spells them (schema :data:`SCHEMA`; ``classes`` live in ``classes.txt``).

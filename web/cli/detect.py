@@ -12,6 +12,7 @@ import argparse
 from vision.detector import Detector, ModelError, load_detector
 from vision.images import ImageError, read_image
 from vision.pipeline import DEFAULT_CONF, read_photo
+from vision.settings import PROFILES
 from web.cli._common import ExitCode, Streams
 
 
@@ -24,6 +25,9 @@ def add_detector_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default=None,
                         help="model folder or detector .onnx (default: $TIPLU_MODEL or the shipped models/)")
     parser.add_argument("--imgsz", type=int, default=None, help="detector input size (default: the model's)")
+    parser.add_argument("--profile", choices=sorted(PROFILES), default=None,
+                        help="the stage-1 passes to read with: full, or fast for a small machine "
+                             "(default: $TIPLU_PROFILE, else the model's own)")
 
 
 def detector_from(args: argparse.Namespace) -> Detector:
@@ -34,7 +38,7 @@ def detector_from(args: argparse.Namespace) -> Detector:
         raise ModelError(f"--uncertain-below {args.uncertain_below}: give a confidence between 0 and 1, e.g. 0.5")
     if args.imgsz is not None and not 32 <= args.imgsz <= 4096:
         raise ModelError(f"--imgsz {args.imgsz}: give an input size between 32 and 4096, e.g. 640")
-    return load_detector(args.model, imgsz=args.imgsz)
+    return load_detector(args.model, imgsz=args.imgsz, profile=args.profile)
 
 
 def photo_error(path: str, error: ImageError) -> str:
