@@ -381,3 +381,60 @@ def test_every_session_tab_is_in_sight_at_360_px(phone: Any, server: Server) -> 
             assert box[1] >= 0 and box[2] <= PHONE["width"] and box[3] >= MIN_TARGET - 0.5, f"{language}: {box}"
     phone.goto(f"{server.base}/language/en?next=/sessions/{sid}")
     shoot(phone, "ledger-tabs")
+
+
+#: Visible text a ne or hi page may show in Latin letters: names, cards, the app's name and a few acronyms.
+LATIN_ALLOWED = {"tiplu", "API", "Wi-Fi", "AGPL-3.0-or-later", "English", "QR", "JSON", "CSV", "MB", "JK", "OK"}
+
+
+def english_left(page: Any, names: list[str]) -> list[str]:
+    """Words of 3 or more Latin letters in the page's visible text that are not a name, a card or allowed."""
+    import re
+    shown = page.evaluate("""() => { const body = document.body.cloneNode(true);
+        body.querySelectorAll('code, script, style, [hidden]').forEach(n => n.remove());
+        document.body.after(body); const text = body.innerText; body.remove(); return text; }""")
+    words = re.findall(r"[A-Za-z][A-Za-z0-9.\-]{2,}", shown)
+    return sorted({w for w in words if w.strip(".") not in LATIN_ALLOWED and w.strip(".") not in names
+                   and not re.fullmatch(r"(10|[2-9JQKA])[SHDC]", w)})
+
+
+@pytest.mark.parametrize("language", ["ne", "hi"])
+def test_a_whole_evening_in_nepali_or_hindi_shows_no_english(phone: Any, server: Server, language: str) -> None:
+    """Every page of an evening (rounds added, one edited, one deleted, the end): no rule key, no raw field
+    key, no English label; Hindi sentences end with "।"."""
+    import re
+    names = ["Hari", "Sita", "Ram", "Gita"]
+    sid = new_session(server, names, title="Tihar")
+    names.append("Tihar")
+    for winner in ("Hari", "Sita", "Ram"):
+        status, _body = server.call("POST", f"/api/sessions/{sid}/rounds", {
+            "tiplu": "JC", "winner": winner, "players": {n: {"seen": True, "maal": 3 + i} for i, n in enumerate(names[:4])}})
+        assert status == 201
+    phone.goto(f"{server.base}/language/{language}?next=/")
+    phone.on("dialog", lambda dialog: dialog.accept())
+    phone.goto(f"{server.base}/sessions/{sid}/rounds/2/edit")
+    phone.fill('input[name="p1_maal"]', "99999")
+    phone.locator("#save-round").tap()
+    phone.wait_for_selector("#p1_maal-error")
+    seen = {"round-form-errors": english_left(phone, names)}
+    phone.fill('input[name="p1_maal"]', "7")
+    phone.locator("#save-round").tap()
+    phone.wait_for_url(f"**/sessions/{sid}/rounds/2")
+    phone.goto(f"{server.base}/sessions/{sid}/rounds/3/edit")
+    phone.locator(".delete-form button").tap()
+    phone.wait_for_url(f"**/sessions/{sid}")
+    pages = {"sessions": "/", "ledger": f"/sessions/{sid}", "round": f"/sessions/{sid}/rounds/1",
+             "new-round": f"/sessions/{sid}/rounds/new", "check-hand": f"/sessions/{sid}/verify",
+             "history": f"/sessions/{sid}/history", "settings": f"/sessions/{sid}/settings",
+             "end": f"/sessions/{sid}/end", "new-session": "/sessions/new", "join": "/join"}
+    for name, path in pages.items():
+        phone.goto(server.base + path)
+        assert phone.evaluate("document.documentElement.lang") == language
+        seen[name] = english_left(phone, names)
+        text = phone.inner_text("body")
+        assert "players." not in text and "web 127" not in text and not re.search(r"\bround round\b", text), name
+        if language == "hi":
+            assert not re.search("[\u0900-\u097f]\\.(\\s|$)", text), f"{name}: a Hindi sentence ends with '.'"
+            assert "देगा" not in text or name == "join", name
+    shoot(phone, f"history-{language}")
+    assert {page: words for page, words in seen.items() if words} == {}

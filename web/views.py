@@ -65,9 +65,44 @@ def card_ranks() -> list[str]:
     return list(dict.fromkeys(card.rank_name for card in ALL_FACES if not card.is_joker))
 
 
+#: Each rule family by the name a family at the table calls it (the registry's key is for the API).
+RULE_NAMES: Mapping[str, str] = {"nepali": N_("Nepali Marriage"), "rummy": N_("Marriage rummy")}
+#: What a kept photo shows, by its upload purpose (web.photos.PURPOSES), as its caption says it.
+PHOTO_PURPOSES: Mapping[str, str] = {"hand": N_("declared hand"), "maal": N_("maal cards"), "tiplu": N_("tiplu"),
+                                     "turned": N_("turned card"), "penalty": N_("cards left in hand")}
+
+
+def rules_name(family: str) -> str:
+    """A rule family in the page's language (its registry key, ``nepali``, is never shown)."""
+    if family in RULE_NAMES:
+        return _(RULE_NAMES[family])
+    known = RULE_FAMILIES.get(family)
+    return _(known.title) if known else family
+
+
+def photo_purpose(purpose: str) -> str:
+    """What a kept photo shows, in the page's language."""
+    return _(PHOTO_PURPOSES[purpose]) if purpose in PHOTO_PURPOSES else purpose
+
+
+def source_name(source: str) -> str:
+    """Where a change came from, as History says it: "phone or browser · 192.168.1.23", "this computer".
+
+    The audit trail stores ``web 127.0.0.1``, ``api 10.0.0.5`` or ``demo``.
+    """
+    kind, _space, address = source.partition(" ")
+    kinds = {"web": _("phone or browser"), "api": _("API"), "demo": _("demo")}
+    shown_kind = kinds.get(kind, kind)
+    if not address:
+        return shown_kind
+    where = _("this computer") if is_loopback_host(address) else address
+    return f"{shown_kind} · {where}"
+
+
 @bp.app_context_processor
 def template_helpers() -> dict[str, Any]:
     return {"card_faces": card_faces, "card_ranks": card_ranks, "suit_symbol": SUIT_SYMBOL, "rule_families": RULE_FAMILIES,
+            "rules_name": rules_name, "photo_purpose": photo_purpose, "source_name": source_name,
             "Scoring": Scoring, "WildSource": WildSource,
             "needs_code": not table_code_ok(), "has_camera": lambda: camera_for(current_app) is not None}
 
@@ -354,6 +389,10 @@ LINE_FIELD_NAMES: Mapping[str, str] = {
 FIELD_NAMES: Mapping[str, str] = {
     "tiplu": N_("tiplu"), "turned": N_("turned card"), "winner": N_("winner"), "finish": N_("finish"),
     "title": N_("title"), "rounds_planned": N_("rounds agreed"), "rules": N_("rules"), "deck": N_("deck")}
+#: History's line for an action on a round: the number inside one sentence, in the page's language.
+ROUND_ACTIONS: Mapping[str, str] = {"add round": N_("Round %(n)s added"), "edit round": N_("Round %(n)s changed"),
+                                    "delete round": N_("Round %(n)s deleted"),
+                                    "restore round": N_("Round %(n)s restored")}
 #: What the ledger writes in the audit trail (in English, as stored); History shows them translated.
 AUDIT_ACTIONS = (N_("create session"), N_("edit session"), N_("end session"), N_("reopen session"),
                  N_("delete session"), N_("add round"), N_("edit round"), N_("delete round"), N_("restore round"))
@@ -411,6 +450,9 @@ def history(session_id: int) -> str:
         session = deleted["before"]
     for entry in entries:
         entry["changes"] = field_changes(entry["before"], entry["after"])
+        action = entry["action"]
+        entry["title"] = (_(ROUND_ACTIONS[action], n=entry["round"]) if entry["round"] and action in ROUND_ACTIONS
+                          else _(action))
     return render_template("history.html", session=session, entries=entries, deleted=deleted is not None)
 
 
