@@ -295,12 +295,15 @@ def test_a_row_that_cannot_be_written_takes_its_file_with_it(app: Flask) -> None
     assert photo_files(app) == []
 
 
-def test_the_ninth_photo_at_once_is_refused_with_retry_after(client: FlaskClient) -> None:
+def test_one_photo_more_than_admitted_is_refused_with_retry_after(client: FlaskClient) -> None:
     release = threading.Event()
 
     def hold() -> None:
-        with photos.photo_slot():
-            release.wait(timeout=30)
+        try:
+            with photos.photo_slot():
+                release.wait(timeout=30)
+        except photos.Unavailable:
+            pass  # a waiting one gave up after photos.SLOT_WAIT
 
     threads = [threading.Thread(target=hold) for _ in range(photos.MAX_ADMITTED)]
     for thread in threads:
@@ -544,9 +547,9 @@ def test_an_api_write_with_only_the_cookie_needs_origin_or_the_header(guarded_ap
     phone = entered(guarded_app)
     header = {"X-Table-Code": CODE}
     sid = phone.post("/api/sessions", json={"players": PLAYERS}, environ_base=LAN).get_json()["id"]
-    for body in ({}, {"data": {"ended": "true"}}):
-        refused = phone.post(f"/api/sessions/{sid}/end", environ_base=LAN, **body)  # type: ignore[arg-type]
-        assert refused.status_code == 403 and "X-Table-Code" in refused.get_json()["error"]
+    refused = phone.post(f"/api/sessions/{sid}/end", environ_base=LAN)
+    assert refused.status_code == 403 and "X-Table-Code" in refused.get_json()["error"]
+    assert phone.post(f"/api/sessions/{sid}/end", environ_base=LAN, data={"ended": "true"}).status_code == 415
     refused = phone.post("/api/detect", data={"image": (io.BytesIO(png_bytes()), "a.png"), "session": str(sid)},
                          content_type="multipart/form-data", environ_base=LAN)
     assert refused.status_code == 403 and photo_files(guarded_app) == []
@@ -556,3 +559,85 @@ def test_an_api_write_with_only_the_cookie_needs_origin_or_the_header(guarded_ap
     assert phone.post(f"/api/sessions/{sid}/end", environ_base=LAN, json={"ended": False}).status_code == 200
     assert guarded_app.test_client().post(f"/api/sessions/{sid}/end", environ_base=LAN, headers=header
                                           ).status_code == 200
+
+
+# --- issue 44, rows 4-5: photos: a bounded pool, kept photos downscaled, expired and capped ----------
+
+def jpeg_claiming(width: int, height: int) -> bytes:
+    """A small JPEG whose header says ``width`` x ``height`` (a flat photo compresses to kilobytes)."""
+    return cv2.imencode(".jpg", np.full((height, width, 3), 128, np.uint8), [cv2.IMWRITE_JPEG_QUALITY, 30])[1].tobytes()
+
+
+def test_photos_wait_a_few_seconds_at_most_and_the_ledger_never_waits(app: Flask, client: FlaskClient,
+                                                                     make_session: Callable[..., int]) -> None:
+    from web.serve import DEFAULT_THREADS
+    assert photos.MAX_PARALLEL < photos.MAX_ADMITTED < DEFAULT_THREADS, "photos leave threads for the ledger"
+    app.config["PHOTO_WAIT_SECONDS"] = 0.5
+    sid = make_session()
+    release = threading.Event()
+
+    def hold() -> None:
+        with photos.photo_slot():
+            release.wait(timeout=30)
+
+    threads = [threading.Thread(target=hold) for _ in range(photos.MAX_PARALLEL)]
+    for thread in threads:
+        thread.start()
+    try:
+        deadline = time.monotonic() + 10
+        while photos.photos_admitted() < photos.MAX_PARALLEL and time.monotonic() < deadline:
+            time.sleep(0.01)
+        started = time.monotonic()
+        waited = client.post("/api/detect", data={"image": (io.BytesIO(png_bytes()), "a.png")},
+                             content_type="multipart/form-data")
+        assert waited.status_code == 503 and waited.headers["Retry-After"] == str(photos.BUSY_RETRY_AFTER)
+        assert 0.4 < time.monotonic() - started < 5
+        started = time.monotonic()
+        assert client.get(f"/api/sessions/{sid}").status_code == 200
+        assert time.monotonic() - started < 1
+    finally:
+        release.set()
+        for thread in threads:
+            thread.join(timeout=30)
+
+
+def test_a_kept_photo_is_shrunk_to_what_the_reading_needs(app: Flask, client: FlaskClient,
+                                                         make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    big = jpeg_claiming(6000, 4500)
+    kept = client.post("/api/detect", data={"image": (io.BytesIO(big), "big.jpg"), "session": str(sid)},
+                       content_type="multipart/form-data")
+    assert kept.status_code == 200, kept.get_json()
+    photo = kept.get_json()["photo"]
+    assert max(photo["width"], photo["height"]) == photos.MAX_SIDE and photo["width"] * 3 == photo["height"] * 4
+    stored = cv2.imread(str(photos.photo_folder(app) / f"{photo['id']}.jpg"))
+    assert stored.shape[:2] == (photo["height"], photo["width"])
+
+
+def test_unlinked_photos_expire_and_the_folder_has_a_cap(app: Flask, client: FlaskClient,
+                                                        make_session: Callable[..., int]) -> None:
+    from web.db import get_db
+    sid = make_session()
+
+    def keep() -> Any:
+        return client.post("/api/detect", data={"image": (io.BytesIO(png_bytes()), "a.png"), "session": str(sid)},
+                           content_type="multipart/form-data")
+
+    old, linked, corrected = (keep().get_json()["photo"]["id"] for _ in range(3))
+    assert client.post(f"/api/sessions/{sid}/rounds", json=nepali_round()).status_code == 201
+    with app.app_context():
+        db = get_db()
+        photos.link_photos(db, sid, 1, [linked])
+        db.execute("UPDATE photos SET created_at = '2020-01-01T00:00:00+00:00'")
+        db.execute("INSERT INTO corrections(photo_id, position, deck, card, read, file, created_at) "
+                   "VALUES (?, 0, NULL, '7H', '7D', 'x.png', '2020-01-01')", [corrected])
+        db.conn.commit()
+    assert keep().status_code == 200
+    assert sorted(p for p in photo_files(app) if p.endswith(".jpg")) != []
+    names = set(photo_files(app))
+    assert f"{old}.jpg" not in names and {f"{linked}.jpg", f"{corrected}.jpg"} <= names
+    app.config["MAX_PHOTO_STORE_MB"] = 0.000001
+    before = set(photo_files(app))
+    full = keep()
+    assert full.status_code == 507 and "photos folder is full" in full.get_json()["error"]
+    assert set(photo_files(app)) == before, "nothing kept is removed to make room"

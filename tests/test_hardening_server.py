@@ -114,3 +114,68 @@ def test_behind_a_reverse_proxy_on_loopback_the_given_code_is_still_asked(server
     assert "table code: " + CODE in "".join(server.output)
     assert server.call("GET", "/api/sessions")[0] == 403
     assert server.call("GET", "/api/sessions", headers={"X-Table-Code": CODE})[0] == 200
+
+
+# --- issue 44, rows 1 and 15: slow clients, and waitress's own answers ------------------------------
+
+def half_sent(port: int, source: str, count: int) -> list[Any]:
+    """``count`` connections from ``source`` to 127.0.0.1 that each send half a request line and wait."""
+    import socket
+    held = []
+    for _ in range(count):
+        conn = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        conn.settimeout(5)
+        conn.bind((source, 0))
+        try:
+            conn.connect(("127.0.0.1", port))
+            conn.sendall(b"GET /api/sessions HT")
+        except OSError:
+            conn.close()
+            continue
+        held.append(conn)
+    return held
+
+
+def closed_by_server(held: list[Any], wait: float) -> int:
+    """How many of ``held`` the server has closed within ``wait`` seconds."""
+    import select
+    import time
+    closed: set[Any] = set()
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline and len(closed) < len(held):
+        readable, _, _ = select.select([c for c in held if c not in closed], [], [], 0.2)
+        for conn in readable:
+            try:
+                if conn.recv(1024) == b"":
+                    closed.add(conn)
+            except OSError:
+                closed.add(conn)
+    return len(closed)
+
+
+def test_a_hundred_half_sent_requests_do_not_keep_players_out(tmp_path: Path) -> None:
+    import time
+    server = Server(tmp_path / "slow.db", env={"TIPLU_CHANNEL_TIMEOUT": "3"})
+    port = int(server.base.rsplit(":", 1)[1])
+    held: list[Any] = []
+    try:
+        held = half_sent(port, "127.0.0.2", 110)
+        assert len(held) == 110
+        started = time.monotonic()
+        status, _body = server.call("GET", "/api/sessions")
+        assert status == 200 and time.monotonic() - started < 2, "a player is served at once"
+        assert closed_by_server(held, 1.5) >= 110 - 24, "one address gets its share of connections, no more"
+        assert closed_by_server(held, 8) == len(held), "half-sent requests are closed after the channel timeout"
+    finally:
+        for conn in held:
+            conn.close()
+        server.kill()
+
+
+def test_the_answers_waitress_gives_itself_carry_the_security_headers(server_factory: Any) -> None:
+    server = server_factory("--max-upload-mb", "1")
+    for path, kind in (("/sessions/new", "application/x-www-form-urlencoded"), ("/api/sessions", "application/json")):
+        status, headers, _body = send(server, "POST", path, b" " * 3_000_000, {"Content-Type": kind})
+        assert status == 413, path
+        assert "default-src 'self'" in headers["Content-Security-Policy"], path
+        assert headers["X-Content-Type-Options"] == "nosniff" and headers["Referrer-Policy"] == "same-origin"

@@ -210,9 +210,10 @@ def uploaded_photo() -> bytes:
 
 
 def decoded_photo(data: bytes) -> np.ndarray:
-    """The upload's pixels; call it inside :func:`web.photos.photo_slot` (the header is checked first)."""
+    """The upload's pixels, shrunk to what is read and kept (:func:`web.photos.fit_for_reading`); call it
+    inside :func:`web.photos.photo_slot` (the header is checked first)."""
     max_bytes, max_pixels = photos.image_limits()
-    return photos.decode_photo(data, max_bytes=max_bytes, max_pixels=max_pixels)
+    return photos.fit_for_reading(photos.decode_photo(data, max_bytes=max_bytes, max_pixels=max_pixels))
 
 
 def read_photo(image: np.ndarray, name: str, model_path: str | None = None,
@@ -237,7 +238,7 @@ def read_and_keep(session_id: int, deck: str | None, rules: RuleSet,
     read_with = "" if deck is None or notice else deck  # the deck model_for found, '' for the standard one
     photo_id = photos.new_photo_id()
     with photos.photo_slot():
-        image = take()
+        image = photos.fit_for_reading(take())
         reading = read_photo(image, f"{photo_id}.jpg", model_path, rules)
         photo = photos.store_photo(get_db(), photos.photo_folder(), image, session_id=session_id,
                                    purpose=target.purpose, seat=target.seat, reading=reading.to_dict(),

@@ -62,7 +62,10 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     ``INSTANCE_PATH`` (or ``$TIPLU_INSTANCE``) moves the instance folder, where the
     default ledger ``tiplu.db`` and the secret key live. Photos: ``PHOTO_DIR``
     (``$TIPLU_PHOTOS``, default ``photos/`` next to the ledger), ``MAX_PHOTO_PIXELS``
-    (``$TIPLU_MAX_PHOTO_MP`` megapixels), ``MODEL_PATH`` (``$TIPLU_MODEL``) and
+    (``$TIPLU_MAX_PHOTO_MP`` megapixels), ``MAX_PHOTO_STORE_MB`` (``$TIPLU_PHOTO_STORE_MB``, the photos
+    folder's cap, 2048), ``PHOTO_UNLINKED_HOURS`` (``$TIPLU_PHOTO_UNLINKED_HOURS``, 24: when a photo no
+    round uses expires), ``PHOTO_WAIT_SECONDS`` (``$TIPLU_PHOTO_WAIT_SECONDS``, 5: a photo's longest wait
+    for its turn before 503), ``MODEL_PATH`` (``$TIPLU_MODEL``) and
     ``CAMERA`` (``$TIPLU_CAMERA``: ``auto``, ``none`` or a device). Decks taught on the Decks page:
     ``DECKS_DIR`` (``$TIPLU_DECKS``, default ``decks/`` next to the ledger), and the epochs and crops
     per corner of their learning and the scenes their doubt is recalibrated on, ``DECK_EPOCHS``,
@@ -89,6 +92,9 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         MODEL_PATH=os.environ.get("TIPLU_MODEL") or None,
         PHOTO_DIR=os.environ.get("TIPLU_PHOTOS") or None,
         MAX_PHOTO_PIXELS=int(os.environ.get("TIPLU_MAX_PHOTO_MP", 40)) * 1_000_000,
+        MAX_PHOTO_STORE_MB=int(os.environ.get("TIPLU_PHOTO_STORE_MB") or 0) or None,
+        PHOTO_UNLINKED_HOURS=float(os.environ.get("TIPLU_PHOTO_UNLINKED_HOURS") or 0) or None,
+        PHOTO_WAIT_SECONDS=float(os.environ.get("TIPLU_PHOTO_WAIT_SECONDS") or 0) or None,
         PROXY_HOPS=int(os.environ.get("TIPLU_PROXY_HOPS") or 0),
         ALLOWED_HOSTS=os.environ.get("TIPLU_ALLOWED_HOSTS") or "",
         DECKS_DIR=os.environ.get("TIPLU_DECKS") or None,

@@ -108,6 +108,12 @@ class Unavailable(HttpError):
     status = 503
 
 
+class InsufficientStorage(HttpError):
+    """The photos folder holds as much as it may; nothing more is kept until room is made (507)."""
+
+    status = 507
+
+
 class NotFoundInPath(RoutingNotFound):
     """A URL part that names nothing (``/sessions/abc``), raised while routing; answered with its message."""
 

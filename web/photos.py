@@ -25,13 +25,14 @@ import shutil
 import threading
 import uuid
 from dataclasses import dataclass, replace
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 import cv2
 import numpy as np
 import sqlite_utils
-from flask import Flask, current_app
+from flask import Flask, current_app, has_app_context
 
 from scorer import Card, RuleSet, TipluError, parse_card, parse_cards
 from scorer.kinds import Scoring, WildSource
@@ -41,7 +42,7 @@ from vision.pipeline import DEFAULT_CONF, PhotoReading, read_photo
 from vision.doubts import FAINT_CARD, PLACE_KINDS, Doubt, place_doubt, short_meld_doubt, short_meld_doubts
 from vision.score import DoubtfulCard, judge_cards
 from web.db import folder_beside_ledger, write
-from web.errors import NotFound, Unavailable
+from web.errors import InsufficientStorage, NotFound, Unavailable
 from web.i18n import _, translate
 from web.ledger import rules_of
 
@@ -49,11 +50,21 @@ PURPOSES = ("hand", "maal", "tiplu", "turned", "penalty")
 PHOTO_ID = re.compile(r"^[0-9a-f]{32}$")
 DEFAULT_MAX_PIXELS = 40_000_000
 MAX_PARALLEL = 2
-#: Photos in the server at once, decoding or waiting for a turn; the next is refused.
-MAX_ADMITTED = 8
+#: Photos in the server at once, decoding or waiting for a turn; the next is refused. Fewer than
+#: waitress's threads (:data:`web.serve.DEFAULT_THREADS`, 8), so the ledger always has threads left.
+MAX_ADMITTED = 4
+#: Seconds a photo waits for a turn (``PHOTO_WAIT_SECONDS``) before it is refused instead.
+SLOT_WAIT = 5.0
 #: Seconds a refused upload is told to wait.
 BUSY_RETRY_AFTER = 5
 JPEG_QUALITY = 88
+#: The long side a photo is read and kept at, at most: a 12-megapixel phone photo (4032 x 3024)
+#: as it is; a 40-megapixel one is shrunk to it first (the reader gains nothing from more).
+MAX_SIDE = 4096
+#: Hours a kept photo that no saved round uses (and no correction) stays (``PHOTO_UNLINKED_HOURS``).
+UNLINKED_HOURS = 24
+#: Megabytes the photos folder may hold (``MAX_PHOTO_STORE_MB``); a photo beyond it is refused (507).
+DEFAULT_STORE_MB = 2048
 
 _detector_lock = threading.Lock()
 _detectors: dict[str, Detector] = {}
@@ -121,10 +132,12 @@ def forget_detectors(folder: Path) -> int:
 def photo_slot() -> Iterator[None]:
     """Hold one of the :data:`MAX_PARALLEL` turns to decode, read and store a photo.
 
-    Up to :data:`MAX_ADMITTED` photos wait for a turn; one more is refused at once
-    with :class:`~web.errors.Unavailable` (503, ``Retry-After``) instead of queueing
-    without end. A decoded 40-megapixel photo takes 120 MB, so the bound is on
-    photos held in memory, not on requests.
+    Up to :data:`MAX_ADMITTED` photos wait for a turn; one more is refused at once,
+    and one that waits longer than :data:`SLOT_WAIT` seconds is refused then, both with
+    :class:`~web.errors.Unavailable` (503, ``Retry-After``) instead of queueing without
+    end. Fewer photos are admitted than the server has threads, so reading the ledger
+    never waits behind photos. A decoded 40-megapixel photo takes 120 MB, so the bound
+    is on photos held in memory, not on requests.
 
     >>> with photo_slot():
     ...     "decode here"
@@ -134,10 +147,22 @@ def photo_slot() -> Iterator[None]:
         raise Unavailable(_("the server is busy with %(n)s photos; send this one again in a few seconds",
                             n=MAX_ADMITTED), retry_after=BUSY_RETRY_AFTER)
     try:
-        with _working:
+        if not _working.acquire(timeout=slot_wait()):
+            raise Unavailable(_("the server is busy with %(n)s photos; send this one again in a few seconds",
+                                n=MAX_ADMITTED), retry_after=BUSY_RETRY_AFTER)
+        try:
             yield
+        finally:
+            _working.release()
     finally:
         _admitted.release()
+
+
+def slot_wait() -> float:
+    """Seconds a photo may wait for its turn: the app's ``PHOTO_WAIT_SECONDS``, else :data:`SLOT_WAIT`."""
+    if has_app_context():
+        return float(current_app.config.get("PHOTO_WAIT_SECONDS") or SLOT_WAIT)
+    return SLOT_WAIT
 
 
 def photos_admitted() -> int:
@@ -174,6 +199,72 @@ def read_image(image: np.ndarray, *, name: str = "upload", conf: float = DEFAULT
     covers the decoding before it.
     """
     return read_photo(image, get_detector(model_path), conf, name=name, rules=rules)
+
+
+def fit_for_reading(image: np.ndarray, max_side: int = MAX_SIDE) -> np.ndarray:
+    """``image`` with its long side at most ``max_side`` (shrunk evenly), as it is read and kept.
+
+    An 11 MB 40-megapixel photo would be kept at 23 MB; shrunk to a phone camera's usual
+    12 megapixels it reads the same and takes a third of the disk and memory.
+
+    >>> fit_for_reading(np.zeros((3000, 8000, 3), np.uint8), 4000).shape, fit_for_reading(np.zeros((30, 40, 3), np.uint8)).shape
+    ((1500, 4000, 3), (30, 40, 3))
+    """
+    height, width = image.shape[:2]
+    if max(height, width) <= max_side:
+        return image
+    scale = max_side / max(height, width)
+    size = (max(1, round(width * scale)), max(1, round(height * scale)))
+    return cv2.resize(image, size, interpolation=cv2.INTER_AREA)
+
+
+def store_limit(app: Flask | None = None) -> int:
+    """Bytes the photos folder may hold: ``MAX_PHOTO_STORE_MB`` megabytes."""
+    return int((app or current_app).config.get("MAX_PHOTO_STORE_MB") or DEFAULT_STORE_MB) * 1024 * 1024
+
+
+def folder_bytes(folder: Path) -> int:
+    """What the photos folder holds on disk: the photos and their folders of kept corrections."""
+    total = 0
+    for root, _dirs, files in os.walk(folder):
+        for name in files:
+            try:
+                total += (Path(root) / name).stat().st_size
+            except OSError:
+                continue
+    return total
+
+
+def expire_photos(db: sqlite_utils.Database, folder: Path, *, hours: float = UNLINKED_HOURS,
+                  now: datetime | None = None) -> int:
+    """Remove photos kept with a session but used by no saved round and no correction, older than ``hours``.
+
+    A photo from ``/api/detect`` with ``session=`` or from a round form never saved is
+    used by nothing; one that a round or a kept correction uses is never removed here.
+    Rows go in one transaction, files after; returns how many photos went.
+    """
+    cutoff = ((now or datetime.now(timezone.utc)) - timedelta(hours=hours)).isoformat(timespec="seconds")
+    with write(db):
+        ids = [r[0] for r in db.execute(
+            "SELECT id FROM photos p WHERE round_id IS NULL AND created_at < ? "
+            "AND NOT EXISTS (SELECT 1 FROM corrections c WHERE c.photo_id = p.id)", [cutoff]).fetchall()]
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            db.execute(f"DELETE FROM photos WHERE id IN ({','.join('?' * len(chunk))})", chunk)
+    remove_files(folder, ids)
+    return len(ids)
+
+
+def make_room(db: sqlite_utils.Database, folder: Path, needed: int) -> None:
+    """Before a photo of ``needed`` bytes is kept: expire unused photos, then refuse it if the folder is full."""
+    config = current_app.config if has_app_context() else {}
+    expire_photos(db, folder, hours=float(config.get("PHOTO_UNLINKED_HOURS") or UNLINKED_HOURS))
+    limit = store_limit() if has_app_context() else DEFAULT_STORE_MB * 1024 * 1024
+    used = folder_bytes(folder) if folder.is_dir() else 0
+    if used + needed > limit:
+        raise InsufficientStorage(_("the photos folder is full (%(used)s of %(limit)s MB): delete old sessions, or "
+                                    "raise TIPLU_PHOTO_STORE_MB where tiplu serve runs",
+                                    used=used // (1024 * 1024), limit=limit // (1024 * 1024)))
 
 
 def photo_folder(app: Flask | None = None) -> Path:
@@ -214,6 +305,7 @@ def store_photo(db: sqlite_utils.Database, folder: Path, image: np.ndarray, *, s
                         int(image.shape[0]))
     temporary, final = folder / f".{photo.id}.tmp", folder / photo.file_name
     from web.ledger import now
+    make_room(db, folder, len(encoded))
     try:
         folder.mkdir(parents=True, exist_ok=True)
         temporary.write_bytes(encoded.tobytes())

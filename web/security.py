@@ -490,6 +490,16 @@ def verify_same_origin() -> None:
                           origin=origin))
     if from_another_site():
         raise Forbidden(_("this request came from another site; open tiplu's own page to make changes"))
+
+
+def verify_cookie_write() -> None:
+    """After the body's type is checked: an API write that only the cookie lets in shows where it came from.
+
+    See :func:`verify_same_origin`: ``Origin``, ``Sec-Fetch-Site``, ``X-Table-Code`` or a JSON body.
+    """
+    if request.method in SAFE_METHODS:
+        return
+    origin = request.headers.get("Origin")
     if (request.blueprint == "api" and g.get("credential") in ("device", "cookie") and origin is None
             and "Sec-Fetch-Site" not in request.headers and TABLE_CODE_HEADER not in request.headers
             and request.mimetype != "application/json"):
@@ -523,6 +533,7 @@ def guard_request() -> ResponseReturnValue | None:
         return answer
     verify_same_origin()
     verify_json_body()
+    verify_cookie_write()
     return None
 
 
@@ -549,11 +560,15 @@ def safe_next(target: str | None) -> str:
     return target if target.startswith("/") and not target.startswith("//") else "/"
 
 
+#: The headers on every answer, the app's and those waitress gives itself (:mod:`web.serve`).
+SECURITY_HEADERS = (("Content-Security-Policy", CONTENT_SECURITY_POLICY), ("X-Content-Type-Options", "nosniff"),
+                    ("Referrer-Policy", "same-origin"))
+
+
 def security_headers(response: Response) -> Response:
     """A strict content security policy: the pages run only their own scripts."""
-    response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
-    response.headers.setdefault("X-Content-Type-Options", "nosniff")
-    response.headers.setdefault("Referrer-Policy", "same-origin")
+    for name, value in SECURITY_HEADERS:
+        response.headers.setdefault(name, value)
     return response
 
 

@@ -14,13 +14,114 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Sequence, TextIO
+import threading
+from typing import Any, Sequence, TextIO
+
+from waitress.server import BaseWSGIServer
 
 from scorer import TipluError
 from web.network import is_loopback_host, lan_addresses
+from web.security import SECURITY_HEADERS
+from web.server_errors import JsonErrorChannel, JsonErrorTask
 
 DEFAULT_PORT = 8000
 DEFAULT_THREADS = 8
+#: Seconds a connection may sit idle, or halfway through its request, before it is closed
+#: (``$TIPLU_CHANNEL_TIMEOUT``); waitress's own default, 120, lets a few slow clients hold every slot.
+CHANNEL_TIMEOUT = 10
+#: How often (seconds) idle connections are looked for.
+CLEANUP_INTERVAL = 2
+#: Connections open at once, all clients together (``$TIPLU_CONNECTION_LIMIT``).
+CONNECTION_LIMIT = 250
+#: Connections open at once from one address (``$TIPLU_CONNECTIONS_PER_ADDRESS``): a phone's browser
+#: opens about 6; more are closed at once. Behind a reverse proxy (``TIPLU_PROXY_HOPS``) every client
+#: comes from the proxy's address, so the proxy must do this instead and loopback is not counted.
+CONNECTIONS_PER_ADDRESS = 24
+
+
+def connection_settings(environ: Any = None) -> dict[str, int]:
+    """waitress's limits on slow and idle clients, each overridable from the environment.
+
+    >>> connection_settings({"TIPLU_CHANNEL_TIMEOUT": "30"})["channel_timeout"]
+    30
+    >>> connection_settings({})["connection_limit"]
+    250
+    """
+    env = os.environ if environ is None else environ
+    return {"channel_timeout": int(env.get("TIPLU_CHANNEL_TIMEOUT") or CHANNEL_TIMEOUT),
+            "cleanup_interval": CLEANUP_INTERVAL,
+            "connection_limit": int(env.get("TIPLU_CONNECTION_LIMIT") or CONNECTION_LIMIT)}
+
+
+class GuardedErrorTask(JsonErrorTask):
+    """An error that waitress answers itself (a body too large, broken headers), with the app's security headers."""
+
+    def execute(self) -> None:
+        self.response_headers.extend(SECURITY_HEADERS)
+        super().execute()
+
+
+class GuardedChannel(JsonErrorChannel):
+    """A connection that counts against its address: beyond the server's ``per_address`` it is closed at once.
+
+    One address holding a hundred half-sent requests would otherwise fill waitress's
+    connection limit, and the players' phones would wait for a free slot.
+    """
+
+    error_task_class = GuardedErrorTask
+
+    def __init__(self, server: BaseWSGIServer, sock: Any, addr: Any, adj: Any, map: Any = None) -> None:
+        self.counted: str | None = None
+        super().__init__(server, sock, addr, adj, map)
+        address = str(addr[0]) if isinstance(addr, tuple) and addr else ""
+        limits: ConnectionCounts | None = getattr(server, "tiplu_connections", None)
+        if limits is not None and address and limits.open(address):
+            self.counted = address
+        elif limits is not None and address:
+            self.handle_close()
+
+    def handle_close(self) -> None:
+        counted, self.counted = self.counted, None
+        if counted is not None:
+            self.server.tiplu_connections.closed(counted)
+        super().handle_close()
+
+
+class ConnectionCounts:
+    """Open connections per address, shared by the server's channels (thread-safe).
+
+    >>> counts = ConnectionCounts(per_address=2)
+    >>> [counts.open("10.0.0.9") for _ in range(3)], counts.open("10.0.0.8")
+    ([True, True, False], True)
+    >>> counts.closed("10.0.0.9"); counts.open("10.0.0.9")
+    True
+    >>> ConnectionCounts(per_address=1, exempt_loopback=True).open("127.0.0.1")
+    True
+    """
+
+    def __init__(self, per_address: int, *, exempt_loopback: bool = False) -> None:
+        self.per_address = per_address
+        self.exempt_loopback = exempt_loopback
+        self._open: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def open(self, address: str) -> bool:
+        """Count a new connection from ``address``; False (not counted) when it already has its share."""
+        if self.exempt_loopback and is_loopback_host(address):
+            return True
+        with self._lock:
+            if self._open.get(address, 0) >= self.per_address:
+                return False
+            self._open[address] = self._open.get(address, 0) + 1
+            return True
+
+    def closed(self, address: str) -> None:
+        with self._lock:
+            left = self._open.get(address, 0) - 1
+            if left > 0:
+                self._open[address] = left
+            else:
+                self._open.pop(address, None)
 
 
 class ServeError(TipluError):
@@ -61,7 +162,6 @@ def serve(*, host: str = "127.0.0.1", port: int = DEFAULT_PORT, db: str | None =
 
     from web.app import MEGABYTE, create_app
     from web.security import DEFAULT_CODE_LENGTH, code_link, new_table_code
-    from web.server_errors import JsonErrorChannel
 
     out = out or sys.stdout
     config: dict[str, object] = {}
@@ -88,10 +188,13 @@ def serve(*, host: str = "127.0.0.1", port: int = DEFAULT_PORT, db: str | None =
     try:
         server = create_server(app, host=host, port=port, threads=threads,
                                max_request_body_size=int(app.config["MAX_CONTENT_LENGTH"]) + MEGABYTE,
-                               ident="tiplu")
+                               ident="tiplu", **connection_settings())
     except OSError as error:
         raise ServeError(f"cannot listen on {host}:{port}: {error}") from None
-    server.channel_class = JsonErrorChannel
+    server.channel_class = GuardedChannel
+    server.tiplu_connections = ConnectionCounts(
+        int(os.environ.get("TIPLU_CONNECTIONS_PER_ADDRESS") or CONNECTIONS_PER_ADDRESS),
+        exempt_loopback=bool(app.config.get("PROXY_HOPS")))
     urls = urls_for(host, int(getattr(server, "effective_port", port)))
     try:
         out.write(f"tiplu is serving the ledger {app.config['DATABASE']}\n")
