@@ -14,6 +14,11 @@ camera every camera endpoint answers 404 and the pages hide the button.
 A camera that stops answering (unplugged, file gone) makes that request answer
 503; it is opened afresh on the next request, so plugging it back in is enough.
 
+The preview stays light enough for a Pi 4: it is scaled on the server (picamera2's
+small ``lores`` stream, else the frame shrunk to ``PREVIEW_WIDTH``) and taken at most
+``PREVIEW_MAX_FPS`` times a second however many phones ask; the others get the same
+JPEG. The capture always reads the full-resolution ``main`` stream.
+
 >>> find_camera("none") is None
 True
 """
@@ -24,6 +29,7 @@ import glob
 import importlib
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +38,7 @@ import numpy as np
 from flask import Flask
 
 PREVIEW_WIDTH = 640
+PREVIEW_MAX_FPS = 5.0
 CAMERA_EXTENSION = "tiplu_camera"
 IMAGE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".bmp", ".webp"})
 _probing = threading.Lock()
@@ -68,25 +75,66 @@ class ImageFolder:
         self.position = 0
 
 
+def preview_size(sensor: tuple[int, int], width: int = PREVIEW_WIDTH) -> tuple[int, int]:
+    """The picamera2 ``lores`` size for the preview: ``width`` wide, the sensor's shape, even sides.
+
+    Every libcamera stream shows the same field of view, so a ``lores`` of another shape
+    would be squashed; YUV420 needs even sides.
+
+    >>> preview_size((4608, 2592))   # Camera Module 3 (16:9)
+    (640, 360)
+    >>> preview_size((4056, 3040))   # HQ camera (4:3)
+    (640, 480)
+    """
+    sensor_width, sensor_height = sensor
+    width = min(width, sensor_width) // 2 * 2
+    return width, max(2, round(width * sensor_height / sensor_width / 2) * 2)
+
+
+def open_picamera2() -> tuple[Any, bool]:
+    """Start the Pi camera: a full-resolution BGR ``main`` stream and a small YUV420 ``lores`` one.
+
+    Returns the camera and whether ``lores`` exists (a camera stack that refuses it still
+    works; the preview then shrinks ``main``). picamera2's ``RGB888`` is laid out B, G, R,
+    OpenCV's order.
+    """
+    camera = importlib.import_module("picamera2").Picamera2()
+    main = {"format": "RGB888"}
+    try:
+        lores = {"size": preview_size(tuple(camera.sensor_resolution)), "format": "YUV420"}
+        camera.configure(camera.create_still_configuration(main=main, lores=lores))
+        has_lores = True
+    except (RuntimeError, ValueError, TypeError, AttributeError):
+        camera.configure(camera.create_still_configuration(main=main))
+        has_lores = False
+    camera.start()
+    return camera, has_lores
+
+
 class Camera:
     """One opened camera shared by every request thread (a lock serialises reads).
 
     ``source`` is ``"picamera2"``, an OpenCV device (number or path), a video file or a
     folder of images; it is opened on the first frame and kept open until it fails.
+    ``preview_interval`` is the shortest time between two frames taken for previews.
     """
 
-    def __init__(self, source: int | str) -> None:
+    def __init__(self, source: int | str, preview_interval: float = 1 / PREVIEW_MAX_FPS) -> None:
         self.source = source
+        self.preview_interval = preview_interval
         self._lock = threading.Lock()
         self._device: Any = None
+        self._lores = False
+        self._preview_lock = threading.Lock()
+        self._preview: tuple[int, float, bytes] | None = None  # (width, monotonic time taken, JPEG)
 
     def _open(self) -> Any:
         if self._device is None:
             if self.source == "picamera2":
-                camera = importlib.import_module("picamera2").Picamera2()
-                camera.configure(camera.create_still_configuration(main={"format": "RGB888"}))
-                camera.start()
-                self._device = camera
+                try:
+                    self._device, self._lores = open_picamera2()
+                except Exception as error:  # noqa: BLE001 - no camera, busy, cable out: all "cannot be opened"
+                    raise OSError(f"camera 'picamera2' cannot be opened: {error}") from None
             else:
                 folder = isinstance(self.source, str) and os.path.isdir(self.source)
                 capture = ImageFolder(str(self.source)) if folder else cv2.VideoCapture(self.source)
@@ -98,15 +146,33 @@ class Camera:
     def _close(self) -> None:
         """Forget a device that failed, so the next frame opens it again (a camera plugged back in)."""
         device, self._device = self._device, None
-        if device is not None and hasattr(device, "release"):
-            device.release()
+        self._preview = None
+        for name in ("release", "close"):  # OpenCV's and picamera2's
+            if device is not None and hasattr(device, name):
+                try:
+                    getattr(device, name)()
+                except Exception:  # noqa: BLE001 - a failed camera may fail to close too; it is forgotten anyway
+                    pass
+                break
+
+    def _picamera2(self, stream: str) -> np.ndarray:
+        """One picamera2 frame of ``stream`` (``main`` BGR, or ``lores`` YUV420 turned BGR); closes it on failure."""
+        device = self._open()
+        try:
+            array = device.capture_array(stream)
+        except Exception as error:  # noqa: BLE001 - whatever the camera stack raises, reopen next time
+            self._close()
+            raise OSError(f"camera {self.source!r} gave no picture: {error}") from None
+        if stream == "lores":
+            return cv2.cvtColor(array, cv2.COLOR_YUV2BGR_I420)
+        return np.ascontiguousarray(array[:, :, :3])
 
     def frame(self) -> np.ndarray:
         """One BGR frame at the camera's full resolution."""
         with self._lock:
-            device = self._open()
             if self.source == "picamera2":
-                return np.ascontiguousarray(device.capture_array())
+                return self._picamera2("main")
+            device = self._open()
             ok, image = device.read()
             if not ok and isinstance(device, cv2.VideoCapture) and device.get(cv2.CAP_PROP_FRAME_COUNT) > 0:
                 device.set(cv2.CAP_PROP_POS_FRAMES, 0)  # a video file: loop, like a camera that keeps going
@@ -116,16 +182,36 @@ class Camera:
                 raise OSError(f"camera {self.source!r} gave no picture")
             return image
 
+    def preview_frame(self) -> np.ndarray:
+        """A BGR frame for the preview: picamera2's small ``lores`` stream when there is one, else :meth:`frame`."""
+        if self.source == "picamera2":
+            with self._lock:
+                self._open()
+                if self._lores:
+                    return self._picamera2("lores")
+        return self.frame()
+
     def preview_jpeg(self, width: int = PREVIEW_WIDTH) -> bytes:
-        """A small JPEG of the current view, for the live preview."""
-        image = self.frame()
-        if image.shape[1] > width:
-            scale = width / image.shape[1]
-            image = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
-        ok, encoded = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 75])
-        if not ok:
-            raise OSError("the preview could not be encoded")
-        return encoded.tobytes()
+        """A small JPEG of the current view, for the live preview.
+
+        Taken at most once per ``preview_interval``: phones asking in between get the
+        last one, so ten phones watching cost the camera no more than one.
+        """
+        with self._preview_lock:
+            kept = self._preview
+            if kept is not None and kept[0] == width and time.monotonic() - kept[1] < self.preview_interval:
+                return kept[2]
+            taken = time.monotonic()
+            image = self.preview_frame()
+            if image.shape[1] > width:
+                scale = width / image.shape[1]
+                image = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+            ok, encoded = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 75])
+            if not ok:
+                raise OSError("the preview could not be encoded")
+            jpeg = encoded.tobytes()
+            self._preview = (width, taken, jpeg)
+            return jpeg
 
 
 def find_camera(setting: str | None) -> Camera | None:
