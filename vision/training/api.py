@@ -23,10 +23,12 @@ It offers, by use:
   :data:`COPIES`, :data:`EPOCHS`, :data:`SCENES`, :data:`TABLE_SCENES`, and the error they
   raise, :class:`EnrolError` (from :mod:`vision.enrolment`);
 - **data** (:mod:`~vision.training.dataset`, :mod:`~vision.training.decks`,
-  :mod:`~vision.training.generate`, :mod:`~vision.training.scenes`,
+  :mod:`~vision.training.generate`, :mod:`~vision.training.scenes`, :mod:`~vision.training.photo_import`,
   :mod:`~vision.training.turned`): :func:`import_real`, :func:`pack_yolo`, :func:`tile_yolo`,
   :func:`turned_copies`, :func:`generate_dataset` with :data:`CROP_CARD_PX`,
-  :data:`MIN_VISIBLE`, :data:`SCENE_TYPES`, :data:`HOLDOUT_DECK`; the SVG decks
+  :data:`MIN_VISIBLE`, :data:`SCENE_TYPES`, :data:`HOLDOUT_DECK`; licensed real photos of other
+  cameras with their credit (:mod:`~vision.training.photo_import`): :func:`import_photos`,
+  :class:`PhotoSource`, :data:`PHOTO_CAMERAS`, :data:`PHOTO_LABELS`, :data:`PHOTO_LICENCES`; the SVG decks
   (:func:`svg_deck`, :func:`installed_svg_decks`, :func:`render_deck`,
   :func:`load_svg_faces`, :func:`contact_sheet`); errors :class:`DatasetError`,
   :class:`DeckError`, :class:`SceneError`;
@@ -64,6 +66,11 @@ from vision.training.evaluate import LOCATE_CONF, MATCH_IOU, evaluate
 from vision.training.generate import generate_dataset
 from vision.training.hard_crops import hard_crops, save_hard_crops
 from vision.training.orientation import OrientationError, train_orientation
+from vision.training.photo_import import CAMERAS as PHOTO_CAMERAS
+from vision.training.photo_import import LABEL_KINDS as PHOTO_LABELS
+from vision.training.photo_import import LICENCES as PHOTO_LICENCES
+from vision.training.photo_import import Source as PhotoSource
+from vision.training.photo_import import import_photos
 from vision.training.report import (ANGLES, FAR_SCENES, HELD_OUT_DESIGNS, ReportError, build_report, enrolled_rows,
                                     markdown_table, write_report_metrics)
 from vision.training.scenes import CROP_CARD_PX, MIN_VISIBLE, SCENE_TYPES, SceneError
@@ -77,7 +84,8 @@ __all__ = [
     # data
     "import_real", "pack_yolo", "tile_yolo", "turned_copies", "generate_dataset", "CROP_CARD_PX", "MIN_VISIBLE",
     "SCENE_TYPES", "HOLDOUT_DECK", "svg_deck", "installed_svg_decks", "render_deck", "load_svg_faces",
-    "contact_sheet", "DatasetError", "DeckError", "SceneError",
+    "contact_sheet", "DatasetError", "DeckError", "SceneError", "import_photos", "PhotoSource", "PHOTO_CAMERAS",
+    "PHOTO_LABELS", "PHOTO_LICENCES",
     # training and export
     "train_detector", "train_classifier", "export_models", "average_classifiers", "ensemble_model",
     "DEFAULT_DETECTOR_YAML", "hard_crops", "save_hard_crops", "train_orientation", "TrainError", "OrientationError",

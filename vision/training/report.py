@@ -6,6 +6,9 @@
   grows to hold the turned photo; a turned label becomes the axis-aligned box of its
   inscribed ellipse, exact at multiples of 90 degrees and close to the turned glyph's box
   in between, where the turned label's own box would be twice too big);
+- the **webcam val** (``--webcam-val``, e.g. ``data/webcam/val`` from ``tiplu train import-photos``):
+  real webcam frames, read as taken; a frame is *exact* when the distinct cards read are the
+  distinct cards labelled (its labels box corners, not physical cards);
 - **whole-table scenes**, 1280x960, of held-out designs (``nicu-white`` and the procedural
   light-on-dark ``proc-gold-on-black``): declared 21-card hands (valid or one card off),
   maal spreads and tunnelas, rendered afresh from fixed seeds;
@@ -73,6 +76,8 @@ class Truth:
     cards: tuple[str, ...] | None = None
     tiplu: str | None = None
     valid: bool | None = None
+    #: Cards unknown but every visible corner labelled: exact when the distinct names read are those labelled.
+    distinct: bool = False
 
 
 @dataclass(frozen=True)
@@ -150,6 +155,8 @@ def score_photo(detector: CardDetector, image: np.ndarray, truth: Truth, conf: f
     reading = read_photo(image, detector, conf)
     seconds = time.perf_counter() - t0
     multiset = None if truth.cards is None else Counter(reading.card_names()) == Counter(truth.cards)
+    if truth.distinct and truth.cards is None:
+        multiset = set(reading.card_names()) == set(truth.names)
     verdict = None
     if truth.valid is not None and truth.tiplu is not None:
         got = score_reading(reading, get_rules("nepali"), tiplu=parse_card(truth.tiplu))
@@ -158,8 +165,10 @@ def score_photo(detector: CardDetector, image: np.ndarray, truth: Truth, conf: f
                       frozenset(truth.names), multiset, verdict, seconds, truth.valid)
 
 
-def real_photos(folder: Path, limit: int | None = None, seed: int = 0) -> list[tuple[np.ndarray, Truth]]:
-    """The labelled photos of a YOLO folder (a seeded sample of ``limit`` of them)."""
+def real_photos(folder: Path, limit: int | None = None, seed: int = 0,
+                distinct: bool = False) -> list[tuple[np.ndarray, Truth]]:
+    """The labelled photos of a YOLO folder (a seeded sample of ``limit`` of them); ``distinct``
+    scores each photo's exactness on the distinct cards (:attr:`Truth.distinct`)."""
     samples = list(iter_samples(folder))
     if not samples:
         raise ReportError(f"{folder}: no labelled images; run 'python -m vision.training.dataset import-real "
@@ -173,7 +182,7 @@ def real_photos(folder: Path, limit: int | None = None, seed: int = 0) -> list[t
         if read is None:
             continue
         img, boxes = read
-        out.append((img, Truth(boxes, tuple(b.name for b in s.boxes))))
+        out.append((img, Truth(boxes, tuple(b.name for b in s.boxes), distinct=distinct)))
     return out
 
 
@@ -283,8 +292,9 @@ def measure(detector: CardDetector, name: str, photos: Iterator[tuple[np.ndarray
 def build_report(model: Path | None, real_val: Path, *, angles: Sequence[int] = ANGLES,
                  max_real: int | None = None, scenes: int = 30, designs: Sequence[str] = HELD_OUT_DESIGNS,
                  samples: bool = True, seed: int = 0, progress: bool = False,
-                 far_scenes: int = FAR_SCENES, fresh_seeds: Sequence[int] = ()) -> list[SetScore]:
-    """Every set of the module doc, in model-card order.
+                 far_scenes: int = FAR_SCENES, fresh_seeds: Sequence[int] = (),
+                 webcam_val: Path | None = None) -> list[SetScore]:
+    """Every set of the module doc, in model-card order (the webcam val after real val, when given).
 
     ``fresh_seeds`` add a row per design of ``scenes`` tables from each of those seeds: tables no
     choice of a model was ever measured on. Why: the tables of seed 0 are the ones every candidate
@@ -300,6 +310,8 @@ def build_report(model: Path | None, real_val: Path, *, angles: Sequence[int] = 
         turned = [(img, Truth(b, t.names)) for img, t in real
                   for img, b in [turn_photo(img, t.boxes, angle) if angle else (img, t.boxes)]]
         rows.append(measure(detector, f"real val {angle}°", turned, progress))
+    if webcam_val is not None:
+        rows.append(measure(detector, "webcam val", real_photos(webcam_val, distinct=True), progress))
     for design in designs if scenes else ():
         rows.append(measure(detector, f"table {design}", table_scenes(design, scenes, seed), progress))
     for design in designs if scenes and fresh_seeds else ():

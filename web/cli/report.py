@@ -1,7 +1,7 @@
 """``tiplu report [MODEL] [--out DIR]``: one evaluation of a detector for the model card.
 
-Real val upright and turned (30/90/135 degrees), whole-table scenes of the held-out
-designs, and the sample images: stage-1 localisation recall apart from stage-2
+Real val upright and turned (30/90/135 degrees), the webcam val (``--webcam-val``),
+whole-table scenes of the held-out designs, and the sample images: stage-1 localisation recall apart from stage-2
 accuracy, card F1, exact multiset and verdict accuracy, as ``report.json`` and a
 markdown table (:mod:`vision.training.report` does the work). With ``--enrol`` it also
 teaches the model each held-out design from composed suit photos, as ``tiplu enrol``
@@ -28,6 +28,8 @@ from web.cli._common import ExitCode, Streams, model_json_file
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", type=Path, nargs="?", default=None, help="model folder (default: shipped models/)")
     parser.add_argument("--real-val", type=Path, default=Path("data/real/val"), help="real val YOLO folder")
+    parser.add_argument("--webcam-val", type=Path, default=None, metavar="PATH",
+                        help="also a row of real webcam frames (a YOLO folder: tiplu train import-photos)")
     parser.add_argument("--angles", type=int, nargs="*", default=list(ANGLES),
                         help="turns of real val (degrees; none: skip real val)")
     parser.add_argument("--max-real", type=int, default=None, help="seeded sample of this many real val photos")
@@ -60,7 +62,7 @@ def run(args: argparse.Namespace, io: Streams) -> int:
         rows = build_report(args.model, args.real_val, angles=args.angles, max_real=args.max_real,
                             scenes=args.scenes, designs=args.designs, samples=not args.no_samples,
                             seed=args.seed, progress=True, far_scenes=args.far_scenes,
-                            fresh_seeds=args.fresh_seeds)
+                            fresh_seeds=args.fresh_seeds, webcam_val=args.webcam_val)
         if args.enrol:
             with contextlib.ExitStack() as stack:
                 work = (args.out / "enrolled" if args.out is not None
@@ -79,6 +81,7 @@ def run(args: argparse.Namespace, io: Streams) -> int:
         meta = {"model": str(args.model or "models"), "angles": args.angles, "max_real": args.max_real,
                 "scenes": args.scenes, "far_scenes": args.far_scenes, "designs": args.designs, "seed": args.seed,
                 "fresh_seeds": args.fresh_seeds,
+                "webcam_val": None if args.webcam_val is None else str(args.webcam_val),
                 "enrol": args.enrol,
                 "enrol_detector_epochs": args.enrol_detector_epochs,
                 "enrol_table_scenes": args.enrol_table_scenes,

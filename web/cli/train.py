@@ -1,6 +1,8 @@
 """``tiplu train STAGE ...``: prepare data, train both detector stages, export ONNX.
 
     tiplu train import-real PATH/cards-real-dev data/real   the real photos, split burst-wise
+    tiplu train import-photos SRC data/webcam/val --name N --url U --licence CC0-1.0 --author A --camera webcam
+                                                            licensed photos of another source, with their credit
     tiplu train turn-real data/real data/real_turned --copies 2   real train photos at any angle
     tiplu train decks [--sheets DIR]                          render the SVG decks' faces
     tiplu train pack data/real data/gpu/real --max-side 320   shrunk WebP copies to carry to a GPU machine
@@ -26,8 +28,9 @@ from typing import TextIO
 
 import cv2
 
-from vision.training.api import (DEFAULT_DETECTOR_YAML, DatasetError, DeckError, OrientationError, TrainError,
-                                 average_classifiers, contact_sheet, ensemble_model, export_models, hard_crops,
+from vision.training.api import (DEFAULT_DETECTOR_YAML, PHOTO_CAMERAS, PHOTO_LABELS, PHOTO_LICENCES, DatasetError,
+                                 DeckError, OrientationError, PhotoSource, TrainError, average_classifiers,
+                                 contact_sheet, ensemble_model, export_models, hard_crops, import_photos,
                                  import_real, installed_svg_decks, load_svg_faces, pack_yolo, render_deck,
                                  save_hard_crops, svg_deck, tile_yolo, train_classifier, train_detector,
                                  train_orientation, turned_copies)
@@ -77,6 +80,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     imp.add_argument("dst", type=Path, nargs="?", default=Path("data/real"))
     imp.add_argument("--val-fraction", type=float, default=0.2)
     imp.add_argument("--seed", type=int, default=20240630)
+    photos = sub.add_parser("import-photos", help="a public source's licensed photos as corner-index labels, "
+                                                  "credited in DST/manifest.csv (the webcam val, data/real2)")
+    photos.add_argument("src", type=Path, help="the source's YOLO folder (images/, labels/, classes.txt or data.yaml)")
+    photos.add_argument("dst", type=Path, nargs="?", default=Path("data/webcam/val"))
+    photos.add_argument("--name", required=True, help="a short name of the source (prefixes the file names)")
+    photos.add_argument("--url", required=True, help="where the source is published")
+    photos.add_argument("--licence", required=True, help=f"SPDX id, one of {', '.join(PHOTO_LICENCES)}")
+    photos.add_argument("--author", required=True, help="who made the photos, as the licence asks to credit")
+    photos.add_argument("--camera", required=True, choices=PHOTO_CAMERAS)
+    photos.add_argument("--labels", default="corners", choices=PHOTO_LABELS,
+                        help="corners: the source boxes corner indices; cards: it outlines whole cards, whose "
+                             "two indices are found and boxed")
     turn = sub.add_parser("turn-real", help="write the real train photos again, turned to random angles")
     turn.add_argument("src", type=Path, nargs="?", default=Path("data/real"), help="folder from import-real")
     turn.add_argument("dst", type=Path, nargs="?", default=Path("data/real_turned"))
@@ -148,6 +163,9 @@ def run(args: argparse.Namespace, io: Streams) -> int:
             print(f"classifier weights: {best}", file=out)
         elif args.stage == "import-real":
             print(import_real(args.src, args.dst, args.val_fraction, args.seed), file=out)
+        elif args.stage == "import-photos":
+            source = PhotoSource(args.name, args.url, args.licence, args.author, args.camera)
+            print(import_photos(args.src, args.dst, source, args.labels), file=out)
         elif args.stage == "turn-real":
             print(turned_copies(args.src, args.dst, args.copies, args.seed), file=out)
         elif args.stage == "pack":
