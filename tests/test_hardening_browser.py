@@ -75,3 +75,26 @@ def test_a_cross_site_form_with_the_cookie_creates_nothing(networked: Server, at
     sessions = networked.call("GET", "/api/sessions", headers={"X-Table-Code": CODE})[1]["sessions"]
     assert sessions == []
     assert "error" in page.content()
+
+
+def test_a_foreign_page_loading_the_link_as_images_does_not_lock_a_phone_out(networked: Server, tmp_path: Path,
+                                                                              page: Any) -> None:
+    folder = tmp_path / "images"
+    folder.mkdir()
+    images = "".join(f'<img src="{networked.base}/?table_code={n:08d}">'
+                     f'<img src="{networked.base}/static/tiplu.css?table_code={n + 50:08d}">' for n in range(8))
+    (folder / "index.html").write_text(f"<body>{images}</body>")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(folder))
+    site = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=site.serve_forever, daemon=True).start()
+    try:
+        page.goto(f"{networked.base}/?table_code={CODE}")
+        assert "/code" not in page.url
+        for _ in range(2):
+            page.goto(f"http://127.0.0.1:{site.server_address[1]}/")
+            page.wait_for_load_state("networkidle")
+        answer = page.goto(networked.base + "/sessions/new")
+        assert answer is not None and answer.status == 200 and "/code" not in page.url
+        assert "wrong table code" not in "".join(networked.output)
+    finally:
+        site.shutdown()
