@@ -21,7 +21,7 @@ doubts: ``tiplu score`` and the photo review's check both call it, so they canno
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import numpy as np
@@ -355,50 +355,17 @@ def judge_cards(cards: Sequence[Card | str], rules: RuleSet, *, tiplu: Card | No
 
 
 @dataclass(frozen=True)
-class PhotoVerdict:
+class PhotoVerdict(CardsVerdict):
     """A photo's reading and what :func:`judge_cards` says of its cards (``tiplu score``)."""
 
-    reading: PhotoReading
-    judged: CardsVerdict
-
-    @property
-    def hand(self) -> HandVerdict:
-        return self.judged.hand
-
-    @property
-    def maal(self) -> MaalResult | None:
-        return self.judged.maal
-
-    @property
-    def maal_error(self) -> str | None:
-        return self.judged.maal_error
-
-    @property
-    def doubts(self) -> tuple[Doubt, ...]:
-        return self.judged.doubts
-
-    @property
-    def grouping(self) -> str:
-        return self.judged.grouping
-
-    @property
-    def declare(self) -> DeclareResult | None:
-        return self.judged.declare
-
-    @property
-    def declare_error(self) -> str | None:
-        return self.judged.declare_error
-
-    @property
-    def valid(self) -> bool:
-        return self.judged.valid
+    reading: PhotoReading = field(kw_only=True)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``tiplu score --json`` shape; ``alternatives`` lie along ``cards``."""
         r = self.reading
         return {"image": r.image, "cards": r.card_names(), "groups": r.grouped_names(),
                 "uncertain": [r.cards[i].card for i in r.uncertain], "clamped": list(r.clamped),
-                "grouping": self.grouping, "declare": self.judged.declare_dict(),
+                "grouping": self.grouping, "declare": self.declare_dict(),
                 "maal": self.maal.to_dict() if self.maal is not None else None,
                 "maal_error": self.maal_error,
                 "alternatives": [[{"card": n, "p": p} for n, p in c.alternatives] for c in r.cards],
@@ -409,9 +376,9 @@ def score_reading(reading: PhotoReading, rules: RuleSet, *, tiplu: Card | None, 
                   seen: bool = True, players: int | None = None) -> PhotoVerdict:
     """Declaration check (as laid when the photo shows a declaration), maal and doubts of a photo already
     read: :func:`judge_cards` on its cards, groups, doubtful cards and doubts."""
-    return PhotoVerdict(reading, judge_cards(reading.card_names(), rules, tiplu=tiplu, turned=turned,
-                                             groups=reading.groups, doubtful=doubtful_cards(reading),
-                                             reading_doubts=reading.doubts, seen=seen, players=players))
+    judged = judge_cards(reading.card_names(), rules, tiplu=tiplu, turned=turned, groups=reading.groups,
+                         doubtful=doubtful_cards(reading), reading_doubts=reading.doubts, seen=seen, players=players)
+    return PhotoVerdict(judged.names, judged.hand, judged.maal, judged.maal_error, judged.doubts, reading=reading)
 
 
 def score_photo(image_bgr: np.ndarray, detector: Detector, rules: RuleSet, *, tiplu: Card | None,
