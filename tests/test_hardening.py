@@ -454,6 +454,9 @@ def test_the_cookie_holds_a_signed_device_token_that_can_be_revoked(guarded_app:
     assert {(d["label"], d["address"], d["this"]) for d in listed} == {
         ("Android, Chrome", LAN["REMOTE_ADDR"], True), ("Windows, Firefox", OTHER_PHONE["REMOTE_ADDR"], False)}
     other = next(d["id"] for d in listed if not d["this"])
+    page = phone.get("/join", environ_base=LAN).get_data(as_text=True)
+    assert page.count('class="device"') == 2 and page.count("revoke-form") == 1, "the join page lists both, the other shuttable"
+    assert f"/join/devices/{other}/revoke" in page and "Windows, Firefox" in page
     assert phone.post(f"/join/devices/{other}/revoke", environ_base=LAN).status_code == 302
     shut_out = laptop.get("/api/sessions", environ_base=OTHER_PHONE)
     assert shut_out.status_code == 403 and "tiplu_table_code=;" in shut_out.headers["Set-Cookie"]

@@ -272,7 +272,8 @@ def guarded(db_path: Path) -> FlaskClient:
 def test_photos_need_the_table_code_from_the_network(guarded: FlaskClient) -> None:
     guarded.set_cookie("tiplu_table_code", "4711")
     sid = guarded.post("/api/sessions", json={"players": PLAYERS}).get_json()["id"]
-    photo = upload(guarded, jpeg_bytes(), session=str(sid)).get_json()["photo"]
+    photo = guarded.post("/api/detect", data={"image": (io.BytesIO(jpeg_bytes()), "photo.jpg"), "session": str(sid)},
+                         content_type="multipart/form-data", headers={"Origin": "http://localhost"}).get_json()["photo"]
     guarded.delete_cookie("tiplu_table_code")
     url = photo["url"]
     assert guarded.get(url).status_code == 403, "the machine itself needs the code too"

@@ -63,7 +63,9 @@ def test_the_qr_code_carries_the_address_and_the_table_code(coded: FlaskClient) 
     assert cv2.QRCodeDetector().detectAndDecode(image)[0] == link
     assert matrix.svg_data_uri(scale=6, border=2, dark="#000", light="#fff") in html
     joined = coded.get(f"/?table_code={CODE}", environ_base={"REMOTE_ADDR": "192.168.1.77"})
-    assert joined.status_code == 302 and CODE in joined.headers["Set-Cookie"]
+    name, _, value = joined.headers["Set-Cookie"].split(";")[0].partition("=")
+    assert joined.status_code == 302 and name == "tiplu_table_code" and value and value != CODE, \
+        "the phone gets a device's token, never the code itself"
 
 
 def test_a_wrong_code_in_the_link_is_not_echoed(coded: FlaskClient) -> None:
