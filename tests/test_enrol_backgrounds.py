@@ -1,0 +1,35 @@
+"""Enrolment photos on a family's tablecloths: every card of a suit found, in reading order.
+
+The photos are rendered by :mod:`vision.training.enrol_photos` from designs kept out of
+training (nicu-white, nicu-ornamental, and the light-ink-on-dark-stock proc-gold-on-black)
+on striped, checked, floral, knitted, wooden, felt, white and cream cloths, with lights,
+glare, shadows and a tilted camera. Each run checks one design per cloth (a different one
+for each cloth, turning with the seed); ``bench/bench_enrol.py --photos`` checks the
+whole set.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from vision.enrolment import CardSearch, card_names, find_cards, photo_hints
+from vision.training.enrol_photos import TABLECLOTHS, TEST_DESIGNS, design_photo, found_right
+
+pytest.importorskip("onnxruntime")
+
+
+@pytest.mark.parametrize("cloth", list(TABLECLOTHS))
+def test_every_card_of_a_suit_is_found_on_the_cloth(cloth: str) -> None:
+    design = TEST_DESIGNS[list(TABLECLOTHS).index(cloth) % len(TEST_DESIGNS)]
+    photo = design_photo(design, cloth, seed=0)
+    found = find_cards(photo.image, photo.suit, f"{photo.name}.jpg")
+    assert [c.card for c in found] == card_names(photo.suit)
+    assert found_right([c.outline for c in found], photo), f"{photo.name}: a card found where none lies"
+
+
+def test_a_busy_cloth_without_cards_is_named_as_the_trouble() -> None:
+    cloth = TABLECLOTHS["stripes"](np.random.default_rng(3), 640, 480)
+    assert "plain cloth" in " ".join(photo_hints(cloth, CardSearch(())))
+    assert photo_hints(np.full((480, 640, 3), 128, np.uint8), CardSearch(())) == [
+        "the photo is dark or flat: take it in more light"]
