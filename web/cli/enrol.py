@@ -17,7 +17,10 @@ import argparse
 from pathlib import Path
 
 from vision.detector import MODELS_DIR
-from vision.enrolment import CALIBRATION_SCENES, SUIT_NAMES
+import cv2
+
+from scorer import Message, N_
+from vision.enrolment import CALIBRATION_SCENES, SUIT_NAMES, CardsNotFound, EnrolError, annotated
 from vision.training.api import COPIES, EPOCHS, SCENES, TABLE_SCENES, enrol
 from web.cli._common import ExitCode, Streams
 
@@ -48,16 +51,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
 
 
+def save_failed_photo(error: CardsNotFound, out: Path) -> Path:
+    """Save the photo ``error`` refused, with the cards found outlined, beside the model folder ``out`` (which
+    is never started): ``<out>-failed-<photo>.jpg``; its path."""
+    photo = Path(error.photo)
+    saved = out.parent / f"{out.name}-failed-{photo.stem}.jpg"
+    image = cv2.imread(str(photo))
+    if image is not None:
+        saved.parent.mkdir(parents=True, exist_ok=True)
+        cv2.imwrite(str(saved), annotated(image, error.search), [cv2.IMWRITE_JPEG_QUALITY, 85])
+    return saved
+
+
 def run(args: argparse.Namespace, io: Streams) -> int:
     """Learn the deck; the summary (cards found per photo, time taken) on stdout."""
     def say(line: str) -> None:
         io.stderr.write(f"tiplu enrol: {line}\n")
         io.stderr.flush()
 
-    done = enrol([getattr(args, suit) for suit in SUIT_NAMES.values()], args.out, jokers=args.jokers, base=args.base, design=args.name, epochs=args.epochs,
-                 copies=args.copies, seed=args.seed, detector_epochs=args.detector_epochs,
-                 scenes=args.scenes, calibration_scenes=args.calibration_scenes,
-                 table_scenes=args.table_scenes, say=say)
+    photos = [getattr(args, suit) for suit in SUIT_NAMES.values()]
+    try:
+        done = enrol(photos, args.out, jokers=args.jokers, base=args.base, design=args.name, epochs=args.epochs,
+                     copies=args.copies, seed=args.seed, detector_epochs=args.detector_epochs,
+                     scenes=args.scenes, calibration_scenes=args.calibration_scenes,
+                     table_scenes=args.table_scenes, say=say)
+    except CardsNotFound as error:
+        raise EnrolError(Message(N_("%(why)s The photo with the cards found outlined: %(path)s"), why=error.message,
+                                 path=save_failed_photo(error, args.out))) from None
     io.show(args.json, done.to_dict(),
             [f"{p.photo}: {len(p.cards)} {p.shows}" for p in done.photos]
             + [f"learnt '{done.design}' from {done.crops} crops in {done.epochs} epochs, {done.seconds:.0f} s",
