@@ -343,3 +343,81 @@ def test_the_pages_json_routes_answer_errors_as_json(client: FlaskClient, make_s
     assert "session 999 does not exist" in unknown.get_data(as_text=True)
     assert client.post("/sessions/abc/cards/check", json={"cards": []},
                        headers={"Accept": "application/json"}).get_json() == {"error": "session 'abc' does not exist"}
+
+
+def session_of(client: FlaskClient, session_id: int) -> dict[str, Any]:
+    return client.get(f"/api/sessions/{session_id}").get_json()
+
+
+def test_a_session_keeps_its_money_rate_and_shows_it_everywhere(client: FlaskClient) -> None:
+    """The rate is stored with the session, given back by every session answer and both exports;
+    the points (net, payments, totals) stay what the scorer made them."""
+    created = client.post("/api/sessions", json={"players": PLAYERS, "rate": {"per_point": 2.5, "currency": " Rs "}})
+    assert created.status_code == 201 and created.get_json()["rate"] == {"per_point": 2.5, "currency": "Rs"}
+    sid = created.get_json()["id"]
+    payload = nepali_round()
+    added = client.post(f"/api/sessions/{sid}/rounds", json=payload).get_json()
+    assert added["net"] == expected_net(payload) and all(isinstance(p["points"], int) for p in added["payments"])
+    assert session_of(client, sid)["rate"] == {"per_point": 2.5, "currency": "Rs"}
+    rows = list(csv.DictReader(io.StringIO(client.get(f"/api/sessions/{sid}/export.csv").get_data(as_text=True))))
+    assert {(r["rate_per_point"], r["currency"]) for r in rows} == {("2.50", "Rs")}
+    assert json.loads(client.get(f"/api/sessions/{sid}/export.json").get_data())["session"]["rate"] == \
+        {"per_point": 2.5, "currency": "Rs"}
+    changed = client.patch(f"/api/sessions/{sid}", json={"rate": {"per_point": "10"}})
+    assert changed.status_code == 200 and changed.get_json()["rate"] == {"per_point": 10, "currency": ""}
+    assert changed.get_json()["totals"] == added["totals"]
+    assert client.patch(f"/api/sessions/{sid}", json={"title": "Tihar"}).get_json()["rate"]["per_point"] == 10
+    removed = client.patch(f"/api/sessions/{sid}", json={"rate": None}).get_json()
+    assert removed["rate"] is None
+    rows = list(csv.DictReader(io.StringIO(client.get(f"/api/sessions/{sid}/export.csv").get_data(as_text=True))))
+    assert {(r["rate_per_point"], r["currency"]) for r in rows} == {("", "")}
+    history = client.get(f"/api/sessions/{sid}/history").get_json()["history"]
+    assert [e["after"]["rate"] for e in history if e["action"] == "edit session"][-1] == \
+        {"per_point": 10, "currency": ""}
+
+
+def test_a_session_without_a_rate_says_null(client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    assert session_of(client, sid)["rate"] is None
+    assert client.post("/api/sessions", json={"players": PLAYERS, "rate": None}).get_json()["rate"] is None
+    assert client.post("/api/sessions", json={"players": PLAYERS, "rate": {"per_point": 0}}).get_json()["rate"] == \
+        {"per_point": 0, "currency": ""}
+
+
+@pytest.mark.parametrize(("rate", "field", "words"), [
+    ({"per_point": -1, "currency": "Rs"}, "rate.per_point", "below 0"),
+    ({"per_point": "-0.5"}, "rate.per_point", "below 0"),
+    ({"per_point": "ten"}, "rate.per_point", "not a number"),
+    ({"per_point": True}, "rate.per_point", "not a number"),
+    ({"per_point": [10]}, "rate.per_point", "not a number"),
+    ({"per_point": "1e3"}, "rate.per_point", "not a number"),
+    ({"per_point": 1.005}, "rate.per_point", "more than 2 decimals"),
+    ({"per_point": 10**30}, "rate.per_point", "above 100000"),
+    ({"per_point": 1e308}, "rate.per_point", "above 100000"),
+    ({"per_point": "9" * 40}, "rate.per_point", "not a number"),
+    ({"currency": "Rs"}, "rate.per_point", "give the money one point is worth"),
+    ({"per_point": 10, "currency": "Nepali rupees!"}, "rate.currency", "at most 12"),
+    ({"per_point": 10, "currency": 5}, "rate.currency", "write it as text"),
+    ({"per_point": 10, "currency": "R\u0000s"}, "rate.currency", "write it as text"),
+    ({"per_point": 10, "colour": "red"}, "rate", "unknown field 'colour'"),
+    (10, "rate", "per_point"),
+])
+def test_a_bad_rate_is_refused_naming_its_field(client: FlaskClient, make_session: Callable[..., int],
+                                                rate: Any, field: str, words: str) -> None:
+    before = client.get("/api/sessions").get_json()["sessions"]
+    response = client.post("/api/sessions", json={"players": PLAYERS, "rate": rate})
+    assert response.status_code == 400, response.get_json()
+    assert response.get_json()["error"].startswith(f"{field}: ") and words in response.get_json()["error"]
+    assert client.get("/api/sessions").get_json()["sessions"] == before
+    sid = make_session()
+    patched = client.patch(f"/api/sessions/{sid}", json={"rate": rate})
+    assert patched.status_code == 400 and patched.get_json()["error"].startswith(f"{field}: ")
+    assert session_of(client, sid)["rate"] is None
+
+
+def test_a_nan_rate_is_a_400(client: FlaskClient) -> None:
+    """Python's JSON reader takes NaN and Infinity: they are no rate either."""
+    for number in ("NaN", "Infinity", "-Infinity"):
+        response = client.post("/api/sessions", data='{"players": ["Anna", "Ben"], "rate": {"per_point": %s}}' % number,
+                               content_type="application/json")
+        assert response.status_code == 400 and response.get_json()["error"].startswith("rate.per_point: ")

@@ -253,3 +253,33 @@ def test_a_session_saved_with_murder_and_kidnap_stays_readable_after_the_upgrade
     upgrade = ledger.audit_trail(db, sid)[0]
     assert upgrade["action"] == "edit session" and "murder and kidnap" in upgrade["source"]
     assert (upgrade["before"]["options"]["kidnap"], upgrade["after"]["options"]["kidnap"]) == (True, False)
+
+
+def test_a_session_from_before_rates_goes_on_with_points_only(tmp_path: Path) -> None:
+    """The rate's migration adds its columns in the upgrade's one transaction; an old session
+    keeps its rounds and totals, has no rate, and can be given one."""
+    path = tmp_path / "old.db"
+    legacy = sqlite_utils.Database(path)
+    migrations.apply(legacy, stop_before="m011_session_rate")
+    assert "rate_hundredths" not in legacy["sessions"].columns_dict
+    sid = legacy.execute("INSERT INTO sessions(rules, options, created_at) VALUES ('nepali', ?, 'then')",
+                         [json.dumps(dict(get_rules().options))]).lastrowid
+    for seat, name in enumerate(PLAYERS):
+        player = legacy.execute("INSERT INTO players(name, created_at) VALUES (?, 'then')", [name]).lastrowid
+        legacy.execute("INSERT INTO session_players(session_id, seat, player_id) VALUES (?, ?, ?)", [sid, seat, player])
+    legacy.conn.commit()
+    legacy.close()
+    db = open_db(path)
+    assert migrations.pending(db) == [] and {"rate_hundredths", "rate_currency"} <= set(db["sessions"].columns_dict)
+    assert ledger.get_session(db, sid)["rate"] is None
+    ledger.add_round(db, sid, entry(db, sid, nepali_round()))
+    assert ledger.export_csv(db, sid).splitlines()[1].endswith(",,")
+    changed = ledger.update_session(db, sid, session_changes({"rate": {"per_point": 10, "currency": "Rs"}}))
+    assert changed["rate"] == {"per_point": 10, "currency": "Rs"} and changed["rounds"][0]["net"]["Anna"] > 0
+    db.close()
+
+
+def test_the_rate_is_kept_in_exact_hundredths(db: sqlite_utils.Database) -> None:
+    sid = ledger.create_session(db, new_session({"players": PLAYERS, "rate": {"per_point": 0.1, "currency": "$"}}))
+    assert db.execute("SELECT rate_hundredths, rate_currency FROM sessions WHERE id = ?", [sid]).fetchone() == (10, "$")
+    assert ledger.session_rate(db["sessions"].get(sid)).amount(3) == "0.30"

@@ -88,7 +88,7 @@ def create_session() -> ResponseReturnValue:
     session_id = ledger.create_session(db, new, source=source())
     session = ledger.get_session(db, session_id)
     body = {"id": session_id, "rounds_planned": session["rounds_planned"], "players": session["players"],
-            "rules": session["rules"], "options": session["options"], "deck": session["deck"]}
+            "rules": session["rules"], "options": session["options"], "deck": session["deck"], "rate": session["rate"]}
     return jsonify(body), 201, {"Location": url_for("api.get_session", session_id=session_id)}
 
 

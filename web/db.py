@@ -243,6 +243,16 @@ def m010_devices(db: sqlite_utils.Database) -> None:
         )""")
 
 
+@migrations()
+def m011_session_rate(db: sqlite_utils.Database) -> None:
+    """What a point is worth in money, as the table agreed: hundredths of the currency, and its word or symbol.
+
+    Only shown beside the points at settle-up; the points stay the score. Sessions saved
+    before keep NULL (points only), and the empty currency.
+    """
+    db.execute("ALTER TABLE sessions ADD COLUMN rate_hundredths INTEGER")
+    db.execute("ALTER TABLE sessions ADD COLUMN rate_currency TEXT NOT NULL DEFAULT ''")
+
 def connect(path: str | os.PathLike[str]) -> sqlite_utils.Database:
     """Open the file with the ledger's pragmas, without migrating it."""
     conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)

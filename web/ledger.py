@@ -34,7 +34,7 @@ from web.bounds import MAX_ID, MAX_TOTAL
 from web.db import write
 from web.errors import BadRequest, Conflict, Gone, KeyReused, NotFound, RoundChanged
 from web.i18n import _
-from web.payloads import NewSession, RoundEntry, SessionChanges, check_seat_count, round_entry
+from web.payloads import NewSession, Rate, RoundEntry, SessionChanges, check_seat_count, round_entry
 from web.rounds import ScoredRound, score_round
 
 
@@ -84,16 +84,32 @@ def create_session(db: sqlite_utils.Database, new: NewSession, *, demo: bool = F
     """
     with write(db):
         cursor = db.execute(
-            "INSERT INTO sessions(title, rules, options, rounds_planned, first_dealer, demo, created_at, deck) "
-            "VALUES (?,?,?,?,?,?,?,?)",
+            "INSERT INTO sessions(title, rules, options, rounds_planned, first_dealer, demo, created_at, deck, "
+            "rate_hundredths, rate_currency) VALUES (?,?,?,?,?,?,?,?,?,?)",
             [new.title, new.rules.name, _dumps(dict(new.rules.options)), new.rounds_planned, new.first_dealer,
-             int(demo), now(), new.deck])
+             int(demo), now(), new.deck, *_rate_columns(new.rate)])
         session_id = _last_id(cursor)
         _seat_players(db, session_id, new.players)
         _audit(db, session_id, "create session", source=source,
                after={"players": list(new.players), "rules": new.rules.name, "options": dict(new.rules.options),
-                      "rounds_planned": new.rounds_planned, "title": new.title, "deck": new.deck})
+                      "rounds_planned": new.rounds_planned, "title": new.title, "deck": new.deck,
+                      "rate": None if new.rate is None else new.rate.to_dict()})
     return session_id
+
+
+def _rate_columns(rate: Rate | None) -> tuple[int | None, str]:
+    """A rate as the sessions table keeps it: hundredths (NULL: points only) and the currency."""
+    return (None, "") if rate is None else (rate.hundredths, rate.currency)
+
+
+def session_rate(row: Mapping[str, Any]) -> Rate | None:
+    """The money a point is worth in a session row, None for points only (every session saved before rates).
+
+    >>> session_rate({"rate_hundredths": 1000, "rate_currency": "Rs"}), session_rate({"rate_hundredths": None})
+    (Rate(hundredths=1000, currency='Rs'), None)
+    """
+    hundredths = row.get("rate_hundredths")
+    return None if hundredths is None else Rate(int(hundredths), row.get("rate_currency") or "")
 
 
 def _seat_players(db: sqlite_utils.Database, session_id: int, players: Sequence[str]) -> None:
@@ -206,10 +222,12 @@ def get_session(db: sqlite_utils.Database, session_id: int) -> dict[str, Any]:
     totals = dict(rounds[-1]["totals"]) if rounds else {p: 0 for p in players}
     table, winners = standings(players, totals, rules.lower_is_better, bool(rounds))
     direction = str(rules.options.get("direction", "clockwise"))
+    rate = session_rate(row)
     return {
         "id": row["id"], "title": row["title"], "rules": rules.name, "options": dict(rules.options),
         "players": players, "rounds_planned": row["rounds_planned"], "first_dealer": row["first_dealer"],
-        "direction": direction, "demo": bool(row["demo"]), "deck": row["deck"], "created_at": row["created_at"],
+        "direction": direction, "demo": bool(row["demo"]), "deck": row["deck"],
+        "rate": None if rate is None else rate.to_dict(), "created_at": row["created_at"],
         "ended_at": row["ended_at"], "options_locked": bool(rounds), "lower_is_better": rules.lower_is_better,
         "rounds": rounds, "totals": totals, "standings": table, "winners": winners,
         "next_dealer": dealer_for(players, row["first_dealer"], len(rounds) + 1, direction),
@@ -472,9 +490,14 @@ def restore_round(db: sqlite_utils.Database, session_id: int, audit_id: int, *, 
     return result
 
 
+#: What an "edit session" entry of the audit trail keeps, before and after.
+AUDITED_SESSION_FIELDS = ("title", "rounds_planned", "rules", "options", "players", "deck", "rate")
+
+
 def update_session(db: sqlite_utils.Database, session_id: int, changes: SessionChanges, *,
                    source: str = "") -> dict[str, Any]:
-    """Change a session's title, planned rounds or deck any time; rules, options and players only before the first round."""
+    """Change a session's title, planned rounds, deck or rate any time; rules, options and players only before
+    the first round."""
     with write(db):
         session = _session_row(db, session_id)
         before = get_session(db, session["id"])
@@ -487,6 +510,9 @@ def update_session(db: sqlite_utils.Database, session_id: int, changes: SessionC
             db.execute("UPDATE sessions SET rounds_planned = ? WHERE id = ?", [changes.rounds_planned, session["id"]])
         if "deck" in changes.given:
             db.execute("UPDATE sessions SET deck = ? WHERE id = ?", [changes.deck, session["id"]])
+        if "rate" in changes.given:
+            db.execute("UPDATE sessions SET rate_hundredths = ?, rate_currency = ? WHERE id = ?",
+                       [*_rate_columns(changes.rate), session["id"]])
         if changes.locked:
             name = session["rules"] if changes.rules is None else changes.rules
             options = changes.options if changes.options is not None else (
@@ -503,8 +529,7 @@ def update_session(db: sqlite_utils.Database, session_id: int, changes: SessionC
             _seat_players(db, session["id"], players)
         after = get_session(db, session["id"])
         _audit(db, session["id"], "edit session", source=source,
-               before={k: before[k] for k in ("title", "rounds_planned", "rules", "options", "players", "deck")},
-               after={k: after[k] for k in ("title", "rounds_planned", "rules", "options", "players", "deck")})
+               before={k: before[k] for k in AUDITED_SESSION_FIELDS}, after={k: after[k] for k in AUDITED_SESSION_FIELDS})
     return after
 
 
@@ -560,13 +585,16 @@ def _cell(value: Any) -> Any:
     return value
 
 
+#: ``rate_per_point`` and ``currency`` repeat the session's rate on every row (empty: points only).
 CSV_COLUMNS = ("round", "dealer", "tiplu", "turned", "winner", "finish", "player", "seen", "maal",
-               "maal_cards", "penalty", "penalty_cards", "wrong_close", "net", "total")
+               "maal_cards", "penalty", "penalty_cards", "wrong_close", "net", "total", "rate_per_point", "currency")
 
 
 def export_csv(db: sqlite_utils.Database, session_id: int) -> str:
-    """One row per player per round, with the running total."""
+    """One row per player per round, with the running total (and the session's rate, when it has one)."""
     session = get_session(db, session_id)
+    rate = session_rate(_session_row(db, session["id"]))
+    money = ("", "") if rate is None else (rate.amount(1), rate.currency)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
@@ -581,7 +609,7 @@ def export_csv(db: sqlite_utils.Database, session_id: int) -> str:
                 "" if line.get("penalty") is None else line["penalty"],
                 " ".join(line["cards"]) if line.get("cards") and "penalty" in line else "",
                 "" if "wrong_close" not in line else ("yes" if line["wrong_close"] else "no"),
-                line["net"], line["total"])])
+                line["net"], line["total"], *money)])
     return out.getvalue()
 
 

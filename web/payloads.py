@@ -13,16 +13,18 @@ still open to change) is checked by the ledger.
 >>> new_session({"players": ["Anna", "Ben"], "colour": "red"})
 Traceback (most recent call last):
 ...
-web.errors.BadRequest: unknown field 'colour' (use players, rules, options, rounds_planned, title, first_dealer, deck)
+web.errors.BadRequest: unknown field 'colour' (use players, rules, options, rounds_planned, title, first_dealer, deck, rate)
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import unicodedata
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any, Callable, Mapping, Sequence
 
 from flask import Flask, request
@@ -48,8 +50,15 @@ MAX_SEATS = 6
 #: A ``first_dealer`` that is no seat number; the ledger reports it with the seat range.
 NO_SEAT = -1
 
-NEW_SESSION_FIELDS = ("players", "rules", "options", "rounds_planned", "title", "first_dealer", "deck")
-SESSION_CHANGE_FIELDS = ("deck", "first_dealer", "options", "players", "rounds_planned", "rules", "title")
+NEW_SESSION_FIELDS = ("players", "rules", "options", "rounds_planned", "title", "first_dealer", "deck", "rate")
+SESSION_CHANGE_FIELDS = ("deck", "first_dealer", "options", "players", "rate", "rounds_planned", "rules", "title")
+RATE_FIELDS = ("per_point", "currency")
+#: The most money a point may be worth, and the longest currency word ("Rs", "NPR", "रुपैयाँ").
+MAX_RATE = 100_000
+MAX_CURRENCY_LENGTH = 12
+#: A rate as a form or a JSON string writes it: ASCII digits, a point, an optional minus.
+PLAIN_DECIMAL = re.compile(r"-?([0-9]+(\.[0-9]*)?|\.[0-9]+)")
+HUNDREDTH = Decimal("0.01")
 #: An enrolled deck's name in the instance folder (``decks/<name>/``); "standard" or nothing is the shipped model.
 DECK_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
 STANDARD_DECK = "standard"
@@ -454,6 +463,120 @@ def deck_name(value: Any) -> str | None:
 
 
 @dataclass(frozen=True)
+class Rate:
+    """What a point is worth in money, agreed for a session: only shown beside the points at settle-up.
+
+    Points stay the score (the scorer never sees a rate); the rate is kept in hundredths so that
+    money is exact: 6 points at 2.50 is 15.00, never 14.999.
+
+    >>> Rate(250, "Rs").amount(6), Rate(1000, "Rs").amount(6), Rate(5, "").amount(3)
+    ('15', '60', '0.15')
+    >>> Rate(1050, "$").to_dict()
+    {'per_point': 10.5, 'currency': '$'}
+    """
+
+    hundredths: int
+    currency: str = ""
+
+    @property
+    def per_point(self) -> int | float:
+        """The rate as JSON gives it: a whole number when it is one (10, not 10.0)."""
+        whole, cents = divmod(self.hundredths, 100)
+        return whole if not cents else self.hundredths / 100
+
+    def amount(self, points: int) -> str:
+        """``points`` in money, as digits: no decimals when the sum is whole, else two."""
+        total = points * self.hundredths
+        sign = "-" if total < 0 else ""
+        whole, cents = divmod(abs(total), 100)
+        return f"{sign}{whole}" if not cents else f"{sign}{whole}.{cents:02d}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"per_point": self.per_point, "currency": self.currency}
+
+
+def _rate_hundredths(value: Any) -> int:
+    """``rate.per_point`` in hundredths: a JSON number or a form's text, at least 0, at most 2 decimals.
+
+    >>> _rate_hundredths("2.5"), _rate_hundredths(10), _rate_hundredths(0.07)
+    (250, 1000, 7)
+    >>> _rate_hundredths("1.005")
+    Traceback (most recent call last):
+    ...
+    web.errors.BadRequest: rate.per_point: 1.005 has more than 2 decimals
+    """
+    shown = str(value)[:MAX_DIGITS + 1]
+    number: Decimal | None = None
+    if isinstance(value, str) and len(value.strip()) <= MAX_DIGITS and PLAIN_DECIMAL.fullmatch(value.strip()):
+        number = Decimal(value.strip())
+    elif isinstance(value, float) and math.isfinite(value):
+        number = Decimal(repr(value))
+    elif isinstance(value, int) and not isinstance(value, bool):
+        number = Decimal(value)
+    if number is None:
+        raise BadRequest(_("rate.per_point: '%(value)s' is not a number (give e.g. 10 or 2.50)", value=shown))
+    if number < 0:
+        raise BadRequest(_("rate.per_point: %(value)s is below 0", value=shown))
+    if number > MAX_RATE:
+        raise BadRequest(_("rate.per_point: %(value)s is above %(max)s", value=shown, max=MAX_RATE))
+    if number != number.quantize(HUNDREDTH):
+        raise BadRequest(_("rate.per_point: %(value)s has more than 2 decimals", value=shown))
+    return int(number * 100)
+
+
+def _currency(value: Any) -> str:
+    """``rate.currency``: a short word or symbol on one line ("Rs", "₹", "NPR"), or nothing."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise BadRequest(_('rate.currency: write it as text, e.g. "Rs"'))
+    text = " ".join(value.split())
+    if len(text) > MAX_CURRENCY_LENGTH:
+        raise BadRequest(_("rate.currency: %(n)s characters; use at most %(max)s, e.g. \"Rs\"", n=len(text),
+                           max=MAX_CURRENCY_LENGTH))
+    if any(unicodedata.category(ch).startswith("C") for ch in text):
+        raise BadRequest(_('rate.currency: write it as text, e.g. "Rs"'))
+    return text
+
+
+def session_rate(value: Any) -> Rate | None:
+    """A session's ``rate``: ``{"per_point": 10, "currency": "Rs"}``, or None (null, absent) for points only.
+
+    >>> session_rate({"per_point": "2.5", "currency": " Rs "})
+    Rate(hundredths=250, currency='Rs')
+    >>> session_rate(None) is None
+    True
+    >>> session_rate({"per_point": -1})
+    Traceback (most recent call last):
+    ...
+    web.errors.BadRequest: rate.per_point: -1 is below 0
+    """
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise BadRequest(_('rate: give {"per_point": 10, "currency": "Rs"}, or null for points only'))
+    unknown = set(value) - set(RATE_FIELDS)
+    if unknown:
+        raise BadRequest(_("rate: unknown field %(fields)s (use %(allowed)s)",
+                           fields=", ".join(sorted(map(repr, unknown))), allowed=", ".join(RATE_FIELDS)))
+    if value.get("per_point") in (None, ""):
+        raise BadRequest(_("rate.per_point: give the money one point is worth, e.g. 10 or 2.50"))
+    return Rate(_rate_hundredths(value["per_point"]), _currency(value.get("currency")))
+
+
+def rate_form(form: Mapping[str, str]) -> dict[str, str] | None:
+    """The form's rate fields as the API's ``rate``: none when both are empty.
+
+    >>> rate_form({"rate_per_point": "10", "rate_currency": "Rs"}), rate_form({"rate_per_point": " "})
+    ({'per_point': '10', 'currency': 'Rs'}, None)
+    """
+    per_point, currency = form.get("rate_per_point", "").strip(), form.get("rate_currency", "").strip()
+    if not per_point and not currency:
+        return None
+    return {"per_point": per_point, "currency": currency}
+
+
+@dataclass(frozen=True)
 class NewSession:
     """A session to create: seats in clockwise order, rules with every option filled in, the plan, the deck."""
 
@@ -463,6 +586,7 @@ class NewSession:
     title: str = ""
     first_dealer: int = 0
     deck: str | None = None
+    rate: Rate | None = None
 
 
 def new_session(payload: Mapping[str, Any]) -> NewSession:
@@ -479,7 +603,8 @@ def new_session(payload: Mapping[str, Any]) -> NewSession:
     if not 0 <= first < len(players):
         raise BadRequest(_("first_dealer: seat %(seat)s does not exist (0 to %(last)s)", seat=first,
                            last=len(players) - 1))
-    return NewSession(players, rules, planned, title, first, deck_name(payload.get("deck")))
+    return NewSession(players, rules, planned, title, first, deck_name(payload.get("deck")),
+                      session_rate(payload.get("rate")))
 
 
 @dataclass(frozen=True)
@@ -498,6 +623,7 @@ class SessionChanges:
     players: tuple[str, ...] | None = None
     first_dealer: int | None = None
     deck: str | None = None
+    rate: Rate | None = None
 
     @property
     def locked(self) -> frozenset[str]:
@@ -520,7 +646,8 @@ def session_changes(payload: Any) -> SessionChanges:
         players=clean_players(payload["players"]) if "players" in payload else None,
         first_dealer=None if "first_dealer" not in payload else (
             first if isinstance(first, int) and not isinstance(first, bool) else NO_SEAT),
-        deck=deck_name(payload.get("deck")))
+        deck=deck_name(payload.get("deck")),
+        rate=session_rate(payload.get("rate")))
 
 
 def session_ended(payload: Mapping[str, Any]) -> bool:
@@ -550,13 +677,13 @@ def session_form(form: Mapping[str, str]) -> dict[str, Any]:
         options[spec.name] = key in form if spec.kind == "bool" else form.get(key, spec.default)
     return {"players": [p for p in players if p], "rules": family, "options": options,
             "rounds_planned": form.get("rounds_planned", "").strip() or None, "title": form.get("title", ""),
-            "deck": form.get("deck") or None}
+            "deck": form.get("deck") or None, "rate": rate_form(form)}
 
 
 def plan_form(form: Mapping[str, str]) -> dict[str, Any]:
-    """The settings form once the rules are fixed: the title, the agreed rounds and the deck."""
+    """The settings form once the rules are fixed: the title, the agreed rounds, the deck and the rate."""
     return {"title": form.get("title", ""), "rounds_planned": form.get("rounds_planned", "").strip() or None,
-            "deck": form.get("deck") or None}
+            "deck": form.get("deck") or None, "rate": rate_form(form)}
 
 
 # --- rounds ---------------------------------------------------------------------------------------

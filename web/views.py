@@ -99,10 +99,50 @@ def source_name(source: str) -> str:
     return f"{shown_kind} · {where}"
 
 
+def money(points: int, rate: Mapping[str, Any] | None) -> str:
+    """``points`` in the session's money, as settle-up shows it beside them: "Rs 60", "₹60", "" without a rate.
+
+    Only display: the points stay the score, and the rate multiplies them here, never in a script.
+
+    >>> money(6, {"per_point": 10, "currency": "Rs"}), money(3, {"per_point": 2.5, "currency": "₹"})
+    ('Rs 60', '₹7.50')
+    >>> money(6, None), money(2, {"per_point": 1, "currency": ""})
+    ('', '2 in money')
+    """
+    chosen = payloads.session_rate(rate)
+    if chosen is None:
+        return ""
+    amount = chosen.amount(points)
+    if not chosen.currency:
+        return _("%(amount)s in money", amount=amount)
+    if len(chosen.currency) == 1 and not chosen.currency.isalnum():
+        return f"{chosen.currency}{amount}"
+    return _("%(currency)s %(amount)s", currency=chosen.currency, amount=amount)
+
+
+#: How to install the train extra from the project folder (the Quick start's virtualenv).
+TRAIN_INSTALL = ".venv/bin/pip install -e '.[train]'"
+
+
+def train_hint(missing: str | None) -> str | None:
+    """What the Decks page says when learning a deck cannot start here (``missing``: why, from the learner).
+
+    A family reads it on a phone: the command to run in the project folder, and that it is a
+    large download.
+
+    >>> train_hint(None) is None, TRAIN_INSTALL in (train_hint("torch is missing") or "")
+    (True, True)
+    """
+    if missing is None:
+        return None
+    return _("Teaching a deck needs the train extra, a few GB to download (PyTorch). In the tiplu folder, run: "
+             "%(command)s", command=TRAIN_INSTALL)
+
+
 @bp.app_context_processor
 def template_helpers() -> dict[str, Any]:
     return {"card_faces": card_faces, "card_ranks": card_ranks, "suit_symbol": SUIT_SYMBOL, "rule_families": RULE_FAMILIES,
-            "rules_name": rules_name, "photo_purpose": photo_purpose, "source_name": source_name,
+            "rules_name": rules_name, "photo_purpose": photo_purpose, "source_name": source_name, "money": money,
             "Scoring": Scoring, "WildSource": WildSource,
             "needs_code": not table_code_ok(), "has_camera": lambda: camera_for(current_app) is not None}
 
@@ -117,21 +157,44 @@ def index() -> str:
     return render_template("index.html", sessions=ledger.list_sessions(db), deleted=ledger.deleted_sessions(db))
 
 
+#: The session form's money fields, by the key a rate message starts with ("rate.per_point: -1 is below 0").
+RATE_FORM_FIELDS: Mapping[str, tuple[str, str]] = {
+    "rate": ("rate_per_point", N_("Money per point")), "rate.per_point": ("rate_per_point", N_("Money per point")),
+    "rate.currency": ("rate_currency", N_("Currency"))}
+
+
+def session_form_errors(message: str) -> tuple[str | None, dict[str, str]]:
+    """A session form's error: at the top, or under the money field it names, in plain words.
+
+    >>> session_form_errors("rate.per_point: -1 is below 0")
+    (None, {'rate_per_point': 'Money per point: -1 is below 0'})
+    >>> session_form_errors("title: write it as text")
+    ('title: write it as text', {})
+    """
+    match = re.match(r"(rate(?:\.per_point|\.currency)?): (.*)", message, re.S)
+    if not match:
+        return message, {}
+    field, label = RATE_FORM_FIELDS[match.group(1)]
+    return None, {field: f"{_(label)}: {match.group(2)}"}
+
+
 @bp.route("/sessions/new", methods=["GET", "POST"])
 def new_session() -> ResponseReturnValue:
-    error = None
+    error: str | None = None
+    field_errors: dict[str, str] = {}
     if request.method == "POST":
         try:
             new = payloads.new_session(payloads.session_form(request.form))
             decks.check_deck(new.deck)
             session_id = ledger.create_session(get_db(), new, source=source())
         except USER_ERRORS as exc:
-            error = translate(exc)
+            error, field_errors = session_form_errors(translate(exc))
         else:
             return redirect(url_for("views.session_page", session_id=session_id))
-    status = 400 if error else 200
-    return render_template("session_new.html", error=error, form=request.form, max_seats=MAX_SEATS,
-                           default_family=DEFAULT_FAMILY, decks=decks.list_decks(decks.decks_folder())), status
+    status = 400 if error or field_errors else 200
+    return render_template("session_new.html", error=error, field_errors=field_errors, form=request.form,
+                           max_seats=MAX_SEATS, default_family=DEFAULT_FAMILY,
+                           decks=decks.list_decks(decks.decks_folder())), status
 
 
 def settings_form(session: Mapping[str, Any]) -> MultiDict[str, str]:
@@ -139,6 +202,9 @@ def settings_form(session: Mapping[str, Any]) -> MultiDict[str, str]:
     values: MultiDict[str, str] = MultiDict({"rules": session["rules"], "title": session["title"] or "",
                                              "rounds_planned": str(session["rounds_planned"] or ""),
                                              "deck": session["deck"] or payloads.STANDARD_DECK})
+    chosen = payloads.session_rate(session.get("rate"))
+    if chosen is not None:
+        values["rate_per_point"], values["rate_currency"] = chosen.amount(1), chosen.currency
     for seat, name in enumerate(session["players"]):
         values[f"player{seat}"] = name
     for spec in RULE_FAMILIES[session["rules"]].options:
@@ -156,7 +222,8 @@ def session_settings(session_id: int) -> ResponseReturnValue:
     """Change the title and agreed rounds any time; players and rules only before the first round."""
     db = get_db()
     session = ledger.get_session(db, session_id)
-    error = None
+    error: str | None = None
+    field_errors: dict[str, str] = {}
     form: Mapping[str, str] = settings_form(session)
     if request.method == "POST":
         form = request.form
@@ -166,13 +233,13 @@ def session_settings(session_id: int) -> ResponseReturnValue:
             decks.check_deck(changes.deck)
             ledger.update_session(db, session["id"], changes, source=source())
         except USER_ERRORS as exc:
-            error = translate(exc)
+            error, field_errors = session_form_errors(translate(exc))
         else:
             flash(_("Settings saved."))
             return redirect(url_for("views.session_page", session_id=session["id"]))
-    return render_template("session_new.html", error=error, form=form, max_seats=MAX_SEATS,
-                           default_family=session["rules"], session=session, edit=session,
-                           decks=decks.list_decks(decks.decks_folder())), 400 if error else 200
+    return render_template("session_new.html", error=error, field_errors=field_errors, form=form,
+                           max_seats=MAX_SEATS, default_family=session["rules"], session=session, edit=session,
+                           decks=decks.list_decks(decks.decks_folder())), 400 if error or field_errors else 200
 
 
 @bp.get("/sessions/<session:session_id>")
@@ -388,7 +455,8 @@ LINE_FIELD_NAMES: Mapping[str, str] = {
 #: The fields of a round or a session that History names when they change.
 FIELD_NAMES: Mapping[str, str] = {
     "tiplu": N_("tiplu"), "turned": N_("turned card"), "winner": N_("winner"), "finish": N_("finish"),
-    "title": N_("title"), "rounds_planned": N_("rounds agreed"), "rules": N_("rules"), "deck": N_("deck")}
+    "title": N_("title"), "rounds_planned": N_("rounds agreed"), "rules": N_("rules"), "deck": N_("deck"),
+    "rate": N_("money per point")}
 #: History's line for an action on a round: the number inside one sentence, in the page's language.
 ROUND_ACTIONS: Mapping[str, str] = {"add round": N_("Round %(n)s added"), "edit round": N_("Round %(n)s changed"),
                                     "delete round": N_("Round %(n)s deleted"),
@@ -406,6 +474,8 @@ def shown(value: Any) -> str:
         return "–"
     if isinstance(value, bool):
         return _("yes") if value else _("no")
+    if isinstance(value, Mapping) and "per_point" in value:
+        return money(1, value)
     if isinstance(value, (list, tuple)):
         return " ".join(map(str, value)) if value else "–"
     return str(value)
@@ -506,7 +576,7 @@ def decks_page(error: str | None = None, title: str = "", status: int = 200) -> 
     found = decks.list_decks(decks.decks_folder())
     standard = counts.get(None, 0) + counts.get(decks.STANDARD_CORRECTED, 0)
     return render_template("decks.html", decks=found, counts=counts, standard_corrections=standard,
-                           missing=missing_train_extra(), job=decks.runner().status(), error=error,
+                           missing=train_hint(missing_train_extra()), job=decks.runner().status(), error=error,
                            title=title), status
 
 
