@@ -8,6 +8,7 @@ Screenshots of each main page, light and dark, go to ``tests/screenshots/``
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -439,3 +440,48 @@ def test_a_whole_evening_in_nepali_or_hindi_shows_no_english(phone: Any, server:
             assert "देगा" not in text or name == "join", name
     shoot(phone, f"history-{language}")
     assert {page: words for page, words in seen.items() if words} == {}
+
+
+def test_settle_up_shows_the_money_beside_the_points_at_360_px(phone: Any, server: Server) -> None:
+    """A session played for Rs 10 a point: each payment of the evening says its points and its money,
+    on one phone screen's width, light and dark."""
+    sid = new_session(server, ["Hari", "Sita", "Ram", "Gita"], rate={"per_point": 10, "currency": "Rs"})
+    status, _body = server.call("POST", f"/api/sessions/{sid}/rounds", {
+        "tiplu": "JC", "winner": "Hari", "players": {"Hari": {"seen": True, "maal": 5}, "Sita": {"seen": True, "maal": 3},
+                                                     "Ram": {"seen": True, "maal": 10}, "Gita": {"seen": False, "maal": 2}}})
+    assert status == 201
+    phone.goto(f"{server.base}/sessions/{sid}/end")
+    shoot(phone, "end-money")
+    assert phone.inner_text("#settle-rate") == "At Rs 10 a point."
+    lines = phone.locator("#settle-up li").all_inner_texts()
+    assert lines and all(re.fullmatch(r"\w+ pays \w+ (\d+) points? \(Rs (\d+)\)", line) for line in lines), lines
+    for line in lines:
+        points, money = re.fullmatch(r"\w+ pays \w+ (\d+) points? \(Rs (\d+)\)", line).groups()  # type: ignore[union-attr]
+        assert int(money) == 10 * int(points)
+    for item in phone.locator("#settle-up li").all():
+        box = item.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
+
+
+def test_a_photo_before_the_tiplu_says_so_under_the_tiplu_field(phone: Any, server: Server) -> None:
+    """Photographing maal with no tiplu: no camera, no review; the line under the tiplu field says why,
+    and goes once a tiplu is picked."""
+    sid = new_session(server, ["Hari", "Sita", "Ram", "Gita"])
+    phone.goto(f"{server.base}/sessions/{sid}/rounds/new")
+    phone.locator('.player-row[data-player="Sita"] details.more > summary').tap()
+    chooser: list[Any] = []
+    phone.on("filechooser", lambda opened: chooser.append(opened))
+    phone.locator('.photo-tools[data-target="p1_cards"] .photo-pick').tap()
+    hint = phone.locator("#tiplu-first")
+    hint.wait_for(state="visible")
+    assert hint.inner_text() == "enter the tiplu first: maal is valued from it"
+    assert phone.locator("#photo-review").is_hidden() and chooser == []
+    field, below = phone.locator("#tiplu").bounding_box(), hint.bounding_box()
+    assert 0 <= below["y"] - (field["y"] + field["height"]) < 40, "right under the tiplu field"
+    assert 0 <= below["y"] < PHONE["height"], "scrolled into sight"
+    assert phone.locator("#tiplu").get_attribute("aria-describedby") == "tiplu-first"
+    phone.locator('.card-grid[data-target="tiplu"] .rank[data-rank="J"]').tap()
+    phone.locator('.card-grid[data-target="tiplu"] .suit[data-suit="C"]').tap()
+    hint.wait_for(state="hidden")
+    with phone.expect_file_chooser():
+        phone.locator('.photo-tools[data-target="p1_cards"] .photo-pick').tap()

@@ -240,3 +240,99 @@ def test_a_payload_message_goes_under_its_field_in_plain_words(client: FlaskClie
         assert field_of_error(session, "players.Ram.maal: 300 is above 294") == ("p1_maal", "Ram's maal: 300 is above 294")
         assert field_of_error(session, "players.Hari.seen: 'x' is not yes or no") == (None, "Hari seen: 'x' is not yes or no")
         assert field_of_error(session, "tiplu: give a card") == (None, "tiplu: give a card")
+
+
+def money_form(**fields: str) -> dict[str, str]:
+    """The new-session form for the four players, plus ``fields``."""
+    return {**{f"player{seat}": name for seat, name in enumerate(PLAYERS)}, "rules": "nepali", **fields}
+
+
+def test_the_money_rate_is_set_on_the_form_and_shown_beside_the_points(client: FlaskClient) -> None:
+    created = client.post("/sessions/new", data=money_form(rate_per_point="10", rate_currency="Rs"))
+    assert created.status_code == 302
+    sid = int(created.headers["Location"].rstrip("/").rsplit("/", 1)[1])
+    client.post(f"/api/sessions/{sid}/rounds", json=nepali_round())
+    client.post(f"/api/sessions/{sid}/rounds", json=nepali_round(winner="Carla"))
+    session = client.get(f"/api/sessions/{sid}").get_json()
+    assert session["rate"] == {"per_point": 10, "currency": "Rs"}
+    plan = fewest_payments(evening_net(read_settlement(r) for r in session["rounds"]))
+    end = text(client.get(f"/sessions/{sid}/end").get_data(as_text=True))
+    assert "At Rs 10 a point." in end
+    for pay in plan:
+        points = "point" if pay.points == 1 else "points"
+        assert f"{pay.payer} pays {pay.payee} {pay.points} {points} (Rs {pay.points * 10})" in end
+    page = text(client.get(f"/sessions/{sid}/rounds/1").get_data(as_text=True))
+    for line in net_pairs(read_settlement(session["rounds"][0]).payments):
+        assert f"{line.payer} pays {line.payee} {line.points} (Rs {line.points * 10})" in page
+    settings = client.get(f"/sessions/{sid}/settings").get_data(as_text=True)
+    assert 'name="rate_per_point"' in settings and 'value="10"' in settings and 'value="Rs"' in settings
+    assert client.post(f"/sessions/{sid}/settings", data={"title": "", "rate_per_point": "2.5",
+                                                          "rate_currency": "₹"}).status_code == 302
+    end = text(client.get(f"/sessions/{sid}/end").get_data(as_text=True))
+    assert "At ₹2.50 a point." in end
+    for pay in plan:  # whole sums without decimals, others with two
+        cents = pay.points * 250
+        assert (f"(₹{cents // 100})" if cents % 100 == 0 else f"(₹{cents // 100}.{cents % 100:02d})") in end
+    assert "money per point: Rs 10 → ₹2.50" in text(client.get(f"/sessions/{sid}/history").get_data(as_text=True))
+    assert client.post(f"/sessions/{sid}/settings", data={"title": ""}).status_code == 302
+    assert client.get(f"/api/sessions/{sid}").get_json()["rate"] is None
+    end = text(client.get(f"/sessions/{sid}/end").get_data(as_text=True))
+    assert "a point." not in end and all(f"{p.payer} pays {p.payee} {p.points} " in end + " " for p in plan)
+
+
+@pytest.mark.parametrize(("fields", "field", "message"), [
+    ({"rate_per_point": "-5", "rate_currency": "Rs"}, "rate_per_point", "Money per point: -5 is below 0"),
+    ({"rate_per_point": "ten"}, "rate_per_point", "Money per point: 'ten' is not a number"),
+    ({"rate_per_point": "1.234"}, "rate_per_point", "Money per point: 1.234 has more than 2 decimals"),
+    ({"rate_currency": "Rs"}, "rate_per_point", "Money per point: give the money one point is worth"),
+    ({"rate_per_point": "10", "rate_currency": "Nepali rupees"}, "rate_currency", "Currency: 13 characters"),
+])
+def test_a_bad_rate_on_the_form_is_marked_under_its_field(client: FlaskClient, make_session: Callable[..., int],
+                                                          fields: dict[str, str], field: str, message: str) -> None:
+    response = client.post("/sessions/new", data=money_form(**fields))
+    html = response.get_data(as_text=True)
+    assert response.status_code == 400
+    assert message in text(found_error(html, field)) and 'aria-invalid="true"' in html
+    assert 'class="error"' not in html, "the message is under the field, not at the top"
+    assert client.get("/api/sessions").get_json()["sessions"] == []
+    sid = make_session()
+    client.post(f"/api/sessions/{sid}/rounds", json=nepali_round())  # the rate can change after round 1 too
+    response = client.post(f"/sessions/{sid}/settings", data={"title": "", **fields})
+    assert response.status_code == 400 and message in text(found_error(response.get_data(as_text=True), field))
+    assert client.get(f"/api/sessions/{sid}").get_json()["rate"] is None
+
+
+def found_error(html: str, field: str) -> str:
+    match = re.search(rf'<p class="field-error" id="{field}-error" role="alert">([^<]*)</p>', html)
+    assert match is not None, f"no error under {field}"
+    return match.group(1)
+
+
+def test_photographing_before_the_tiplu_says_so_under_the_tiplu_field(client: FlaskClient,
+                                                                     make_session: Callable[..., int]) -> None:
+    """The line is under the tiplu (or turned card) field, hidden until a photo that needs it is tried
+    (photo.js, by data-needs); its words are the ones the server's check answers."""
+    sid = make_session()
+    cases = {f"/sessions/{sid}/rounds/new": ("tiplu", "enter the tiplu first: maal is valued from it"),
+             f"/sessions/{sid}/verify": ("tiplu", "enter the tiplu first: it decides the wild cards")}
+    rummy = make_session(["Anna", "Ben", "Carla"], rules="rummy")
+    cases[f"/sessions/{rummy}/rounds/new"] = ("turned", "enter the turned card first: it sets the joker rank")
+    cases[f"/sessions/{rummy}/verify"] = ("turned", "enter the turned card first: it sets the joker rank")
+    for path, (wild, words) in cases.items():
+        html = client.get(path).get_data(as_text=True)
+        entry = html[html.index(f'<div class="cards-entry" data-field="{wild}">'):]
+        entry = entry[:entry.index("</details>")]
+        hint = re.search(rf'<p class="field-error needed-first" id="{wild}-first" role="alert" hidden>([^<]*)</p>', entry)
+        assert hint is not None and hint.group(1) == words, path
+        assert entry.index(f'id="{wild}-first"') < entry.index('class="card-tools"'), "right under the field"
+        needing = re.findall(r'<span class="photo-tools" data-target="([^"]+)" data-purpose="(\w+)"[^>]*?'
+                             r'(?: data-needs="(\w+)")?>', html)
+        assert needing and all((needs == wild) == (purpose != wild) for _t, purpose, needs in needing), path
+
+
+def test_the_decks_page_says_how_to_install_the_train_extra(client: FlaskClient,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+    monkeypatch.setitem(sys.modules, "torch", None)  # what a core-only install sees
+    page = text(client.get("/decks").get_data(as_text=True))
+    assert ".venv/bin/pip install -e '.[train]'" in page and "a few GB to download (PyTorch)" in page

@@ -544,8 +544,41 @@
       next.src = text.preview + "?t=" + Date.now();
     }
 
+    /* A photo judged with the tiplu (or turned card) while that field is empty: say so under the field
+       (the page wrote the line; which photos need which field is the page's data-needs), not after a
+       photo taken in vain. False when the photo may go ahead. */
+    function neededFirst(tools) {
+      var field = tools.dataset.needs && el(tools.dataset.needs);
+      if (!field || field.value.trim()) return false;
+      var hint = el(tools.dataset.needs + "-first");
+      if (!hint) return false;
+      hint.hidden = false;
+      field.setAttribute("aria-invalid", "true");
+      field.setAttribute("aria-describedby", hint.id);
+      var picker = field.closest(".cards-entry") && field.closest(".cards-entry").querySelector(".card-picker");
+      if (picker) picker.open = true;
+      field.closest(".cards-entry").scrollIntoView({ block: "start" });
+      return true;
+    }
+
+    document.querySelectorAll(".needed-first").forEach(function (hint) {
+      var field = el(hint.id.replace(/-first$/, ""));
+      if (!field) return;
+      var filled = function () {
+        if (hint.hidden || !field.value.trim()) return;
+        hint.hidden = true;
+        field.removeAttribute("aria-invalid");
+        field.removeAttribute("aria-describedby");
+      };
+      field.addEventListener("input", filled);
+      field.addEventListener("change", filled);
+    });
+
     document.querySelectorAll(".photo-tools").forEach(function (tools) {
       var input = tools.querySelector(".photo-input");
+      tools.querySelector(".photo-pick").addEventListener("click", function (event) {
+        if (neededFirst(tools)) event.preventDefault();
+      });
       input.addEventListener("change", function () {
         if (!input.files || !input.files.length) return;
         open(tools);
@@ -555,6 +588,7 @@
       var camera = tools.querySelector(".camera-open");
       if (camera) {
         camera.addEventListener("click", function () {
+          if (neededFirst(tools)) return;
           open(tools);
           live.hidden = false;
           state.previewing = true;
