@@ -350,7 +350,8 @@ def link_may_enter() -> bool:
     """
     accepted = [value for value, _quality in request.accept_mimetypes]
     html = not accepted or "text/html" in accepted
-    document = request.headers.get("Sec-Fetch-Dest", "document").lower() == "document"
+    # a navigation says "document"; one a tool drives (DevTools, Playwright) says "empty" but still asks for HTML
+    document = request.headers.get("Sec-Fetch-Dest", "document").lower() in ("document", "empty")
     return request.blueprint == "views" and html and document and not from_another_site()
 
 
