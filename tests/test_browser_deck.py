@@ -4,15 +4,17 @@ Headless Debian Chromium through Playwright against a real ``tiplu serve`` proce
 real SQLite file and the shipped model as the starting point. The suit photos are
 composed from a held-out design as in ``test_enrol.py`` (``web_support``); learning runs
 1 epoch on 2 crops per corner (``TIPLU_DECK_EPOCHS``, ``TIPLU_DECK_COPIES``) so the walk
-stays quick; how well a deck is learnt is measured in the model card.
+stays quick, and still shows the bar move through the steps (each photo read, each card's crops,
+the learning); how well a deck is learnt is measured in the model card.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import pytest
 
@@ -50,6 +52,28 @@ def doubt_at_least_one(model: Path, photo: Path) -> None:
     (model / "model.json").write_text(json.dumps(info, indent=2) + "\n")
 
 
+def watch_progress(page: Any, timeout: float = LEARNING / 1000) -> list[tuple[str, float]]:
+    """The step messages and bar values the page shows while a job runs, as a family would see them
+    (polled every 0.1 s until the page reloads with the job done)."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    seen: list[tuple[str, float]] = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            shown = page.evaluate("() => [document.getElementById('deck-job').dataset.state, "
+                                  "document.getElementById('deck-job-message').textContent, "
+                                  "document.getElementById('deck-progress').value]")
+        except PlaywrightError:  # the page reloads when the job is done
+            shown = None
+        if shown is None or shown[0] != "running":
+            return seen
+        if not seen or seen[-1] != (shown[1], shown[2]):
+            seen.append((shown[1], shown[2]))
+        time.sleep(0.1)
+    return seen
+
+
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[Server, Path]]:
     server = Server(tmp_path / "deck.db", env={"TIPLU_DECK_EPOCHS": "1", "TIPLU_DECK_COPIES": "2",
@@ -74,6 +98,10 @@ def test_teach_a_deck_use_it_correct_a_photo_and_improve(served: tuple[Server, P
         page.click("#teach-deck")
         page.wait_for_selector('#deck-job[data-state="running"]')
         check_fits(page, tmp_path, "22-learning")
+        moves = watch_progress(page)
+        assert len({m for m, _ in moves}) >= 2 and len({v for _, v in moves}) >= 2, f"the progress moves: {moves}"
+        assert [v for _, v in moves] == sorted(v for _, v in moves), f"the bar never goes back: {moves}"
+        assert any("%" in m for m, _ in moves), f"each step says how much of it is done: {moves}"
         page.wait_for_selector('#deck-job[data-state="done"]', timeout=LEARNING)
         assert page.locator("#deck-progress").evaluate("bar => bar.value") == 1
         assert page.inner_text("#deck-job-message").startswith("Learnt Grandma from ")

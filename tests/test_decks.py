@@ -486,17 +486,21 @@ def status_in(client: FlaskClient, language: str) -> dict[str, Any]:
 
 
 def test_each_step_of_the_learner_is_named_in_the_pages_language(client: FlaskClient, app: Flask) -> None:
-    """The real runner follows the learner's real step count (:class:`vision.training.enrol.Steps`): two rounds
-    of learning, then doubt checked on 60 scenes; the work waits between steps so each can be read."""
-    from vision.training.enrol import Steps
+    """The real runner follows the learner's real steps (:class:`vision.training.enrol.Steps`): the photos read,
+    two rounds of learning, then doubt checked on 60 scenes; each says how much of it is done, and the work
+    waits between moves so each can be read."""
+    from vision.training.enrol import Steps, plan
 
-    reached = [threading.Event() for _ in range(4)]
-    go_on = [threading.Event() for _ in range(4)]
+    moves_made = 5
+    reached = [threading.Event() for _ in range(moves_made)]
+    go_on = [threading.Event() for _ in range(moves_made)]
 
     def work(progress: decks.Progress) -> dict[str, Any]:
-        steps = Steps(2, 0, 60, 0.0, progress=progress)
-        moves: list[Callable[[], None]] = [lambda: None, lambda: steps.epoch_done(1, 2, 0.5),
-                                           lambda: steps.epoch_done(2, 2, 0.4), lambda: steps.scene_read(30, 60)]
+        steps = Steps(plan(photos=4, crops=500, networks=1, epochs=2, calibration_scenes=60), 0.0, progress=progress,
+                      rounds=2, scenes=60)
+        moves: list[Callable[[], None]] = [lambda: None, lambda: steps.photo_read(2, 4),
+                                           lambda: steps.epoch_done(1, 2, 0.5), lambda: steps.batch_learnt(1.5, 2),
+                                           lambda: steps.calibration_moved(30, 30, 60)]
         for move, here, gate in zip(moves, reached, go_on):
             move()
             here.set()
@@ -504,12 +508,14 @@ def test_each_step_of_the_learner_is_named_in_the_pages_language(client: FlaskCl
         return {"crops": 80, "seconds": 3}
 
     decks.runner(app).start("enrol", "grandma", "Grandma", work, rounds=2, scenes=60)
-    wanted = [("Reading the photos of Grandma…", "Grandma का फोटो पढ्दै…", "Grandma की फ़ोटो पढ़ रहा है…"),
-              ("Learning Grandma: round 1 of 2", "Grandma सिक्दै: 2 मध्ये 1 चरण", "Grandma सीख रहा है: 2 में से 1 चरण"),
-              ("Checking doubt on 60 scenes of Grandma…", "Grandma का 60 दृश्यमा शंका जाँच्दै…",
-               "Grandma के 60 दृश्यों पर शक जाँच रहा है…"),
-              ("Checking doubt on 60 scenes of Grandma…", "Grandma का 60 दृश्यमा शंका जाँच्दै…",
-               "Grandma के 60 दृश्यों पर शक जाँच रहा है…")]
+    wanted = [("Reading the photos of Grandma… 0%", "Grandma का फोटो पढ्दै… 0%", "Grandma की फ़ोटो पढ़ रहा है… 0%"),
+              ("Reading the photos of Grandma… 31%", "Grandma का फोटो पढ्दै… 31%", "Grandma की फ़ोटो पढ़ रहा है… 31%"),
+              ("Learning Grandma: round 1 of 2 · 32%", "Grandma सिक्दै: 2 मध्ये 1 चरण · 32%",
+               "Grandma सीख रहा है: 2 में से 1 चरण · 32%"),
+              ("Learning Grandma: round 1 of 2 · 48%", "Grandma सिक्दै: 2 मध्ये 1 चरण · 48%",
+               "Grandma सीख रहा है: 2 में से 1 चरण · 48%"),
+              ("Checking doubt on 60 scenes of Grandma… 50%", "Grandma का 60 दृश्यमा शंका जाँच्दै… 50%",
+               "Grandma के 60 दृश्यों पर शक जाँच रहा है… 50%")]
     seen = []
     for here, gate, words in zip(reached, go_on, wanted):
         assert here.wait(60)
@@ -517,7 +523,7 @@ def test_each_step_of_the_learner_is_named_in_the_pages_language(client: FlaskCl
         assert said == words
         seen.append(status_in(client, "en")["progress"])
         gate.set()
-    assert seen == sorted(seen) and len(set(seen)) == len(seen), f"the bar moves at every step: {seen}"
+    assert seen == sorted(seen) and len(set(seen)) == len(seen), f"the bar moves at every move: {seen}"
     done = decks.runner(app).wait(60)
     assert done.state == "done" and status_in(client, "ne")["message"].startswith("Grandma 80 टुक्राबाट 3 सेकेन्डमा")
 

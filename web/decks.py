@@ -43,7 +43,7 @@ import numpy as np
 from flask import Flask, current_app
 
 from scorer import Message, TipluError
-from vision.detector import MODELS_DIR
+from vision.detector import MODELS_DIR, model_classifiers
 from web.db import folder_beside_ledger
 from web.errors import BadRequest, Conflict, NotFound, Unavailable
 from web.i18n import N_, _, translate
@@ -229,16 +229,19 @@ UNEXPECTED = N_("%(error)s (the server's log has the details); try again")
 
 @dataclass(frozen=True)
 class JobStatus:
-    """What the page's progress bar shows: the job, its state, steps done, what it made or why it failed.
+    """What the page's progress bar shows: the job, its state, its step and how far, what it made or why it failed.
 
-    ``epoch`` of ``epochs`` counts the learner's steps: ``rounds`` rounds of learning, then
-    the steps of checking doubt on ``scenes`` scenes (none when ``scenes`` is 0). ``error``
-    is why a job failed (a :class:`scorer.Message` when the learner gave one). ``result`` holds
-    the figures of a finished job (``crops`` and ``seconds`` of an enrolment; ``corrections``
-    and ``version`` of an improvement); :func:`status_message` words it all in the page's language.
+    ``step`` is the learner's step (``"photos"``, ``"learning"``, ``"calibration"``, see
+    :class:`vision.training.enrol.Progress`), ``fraction`` how much of it is done and ``share``
+    how much of the whole job; ``epoch`` of ``epochs`` counts the step's units (photos read,
+    rounds learnt of ``rounds``, scenes read of ``scenes``: doubt is checked on them after the
+    rounds, none when ``scenes`` is 0). ``error`` is why a job failed (a :class:`scorer.Message`
+    when the learner gave one). ``result`` holds the figures of a finished job (``crops`` and
+    ``seconds`` of an enrolment; ``corrections`` and ``version`` of an improvement);
+    :func:`status_message` words it all in the page's language.
 
-    >>> JobStatus("enrol", "grandma", "Grandma", "running", epoch=2, epochs=4).progress
-    0.55
+    >>> JobStatus("enrol", "grandma", "Grandma", "running", step="learning", share=0.5).progress
+    0.51
     """
 
     kind: str = ""
@@ -251,20 +254,18 @@ class JobStatus:
     result: Mapping[str, Any] = field(default_factory=dict)
     rounds: int = 0
     scenes: int = 0
+    step: str = ""
+    fraction: float = 0.0
+    share: float = 0.0
 
     @property
     def progress(self) -> float:
-        """0 to 1: a tenth for reading the photos and cutting crops, the rest by steps."""
+        """0 to 1: a sliver once the job runs, then the learner's share of the whole job done."""
         if self.state == "done":
             return 1.0
-        if not self.epochs:
-            return 0.05 if self.state == "running" else 0.0
-        return round(0.1 + 0.9 * self.epoch / self.epochs, 3)
-
-    @property
-    def checking_doubt(self) -> bool:
-        """Every round is learnt and doubt is being checked on scenes of the deck."""
-        return self.state == "running" and bool(self.scenes) and bool(self.epochs) and self.epoch >= self.rounds
+        if self.state != "running":
+            return 0.0
+        return round(0.02 + 0.98 * self.share, 3)
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "result": dict(self.result), "error": translate(self.error),
@@ -272,12 +273,16 @@ class JobStatus:
 
 
 def status_message(status: JobStatus) -> str:
-    """The job's state in words, in the request's language (a failure says why, in the learner's words).
+    """The job's state in words, in the request's language: a running job's step and how much of it is done
+    (a failure says why, in the learner's words).
 
     >>> status_message(JobStatus("improve", "x", "Grandma", "done", result={"corrections": 3, "version": 2}))
     'Grandma improved from 3 corrections: version 2 is in use.'
-    >>> status_message(JobStatus("enrol", "x", "Grandma", "running", epoch=6, epochs=8, rounds=6, scenes=100))
-    'Checking doubt on 100 scenes of Grandma…'
+    >>> status_message(JobStatus("enrol", "x", "Grandma", "running", step="calibration", fraction=0.4, scenes=100))
+    'Checking doubt on 100 scenes of Grandma… 40%'
+    >>> status_message(JobStatus("enrol", "x", "Grandma", "running", step="learning", fraction=0.26, epoch=3,
+    ...                          epochs=12))
+    'Learning Grandma: round 3 of 12 · 26%'
     """
     title: str = Message(status.title) if status.deck == STANDARD_CORRECTED else status.title
     if status.state == "failed":
@@ -287,19 +292,21 @@ def status_message(status: JobStatus) -> str:
     elif status.state == "done":
         message = Message(IMPROVED, title=title, n=status.result.get("corrections", 0),
                           version=status.result.get("version", ""))
-    elif status.checking_doubt:
-        message = Message(CHECKING_DOUBT, title=title, n=status.scenes)
-    elif status.state == "running" and status.epochs:
-        message = Message(LEARNING, title=title, n=min(status.epoch, status.rounds or status.epochs),
-                          total=status.rounds or status.epochs)
     elif status.state == "running":
-        message = Message(READING, title=title)
+        percent = f"{round(100 * status.fraction)}%"
+        if status.step == "calibration":
+            return f"{translate(Message(CHECKING_DOUBT, title=title, n=status.scenes))} {percent}"
+        if status.step == "learning":
+            words = translate(Message(LEARNING, title=title, n=min(status.epoch, status.epochs),
+                                      total=status.epochs or status.rounds))
+            return f"{words} · {percent}"
+        return f"{translate(Message(READING, title=title))} {percent}"
     else:
         return ""
     return translate(message)
 
 
-Progress = Callable[[int, int, float], None]
+Progress = Callable[[Any], None]  # takes a vision.training.enrol.Progress (the job's work imports training)
 
 
 class DeckRunner:
@@ -354,8 +361,9 @@ class DeckRunner:
                                  title=self._status.title))
             self._status = JobStatus(kind, deck, title, "running", rounds=rounds, scenes=scenes)
 
-        def progress(epoch: int, epochs: int, loss: float) -> None:
-            self._update(epoch=epoch, epochs=epochs)
+        def progress(moved: Any) -> None:
+            self._update(step=moved.step, fraction=moved.fraction, share=moved.share, epoch=moved.done,
+                         epochs=moved.total)
 
         def run() -> None:
             try:
@@ -550,7 +558,8 @@ def teach(title: str, uploads: Sequence[Upload], app: Flask | None = None) -> Jo
         return {"crops": done.crops, "seconds": round(done.seconds)}
 
     try:
-        return job.start("enrol", name, title, work, rounds=plan.epochs, scenes=plan.calibration_scenes)
+        return job.start("enrol", name, title, work, rounds=plan.epochs * len(model_classifiers(base)),
+                         scenes=plan.calibration_scenes)
     except Conflict:
         shutil.rmtree(folder, ignore_errors=True)
         raise
@@ -612,7 +621,7 @@ def improve(name: str, corrections: Sequence[tuple[Path, str]], cards: int, app:
             raise
         return {"corrections": cards, "crops": done.corrected_crops, "version": new.current[1:]}
 
-    return runner(app).start("improve", name, title, work, rounds=plan.epochs,
+    return runner(app).start("improve", name, title, work, rounds=plan.epochs * len(model_classifiers(start)),
                              scenes=plan.calibration_scenes if suits else 0)
 
 

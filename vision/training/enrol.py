@@ -32,7 +32,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, redirect_stdout
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +134,8 @@ COPIES = 40
 EPOCHS = 6
 LEARNING_RATE = 1e-3
 BATCH = 128
+#: Threads that cut the enrolment crops (:func:`enrolment_crops`): the 2 cores of a small machine.
+CROP_THREADS = 2
 #: Share of the enrolment crops that also go through JPEG (quality 35-90), as phone photos do.
 JPEG_SHARE = 0.5
 #: Share of the crops turned any way (cards on a table lie at every angle); the rest turn up to 45 degrees.
@@ -171,6 +173,8 @@ class Enrolment:
     seconds: float
     date: str
     calibration_scenes: int = 0
+    #: Seconds each part took (:class:`Steps`): finding the cards, cutting crops, learning, ...
+    timings: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -201,20 +205,22 @@ def card_face(image_bgr: np.ndarray, card: FoundCard, design: str) -> Face:
                 tl, br, ink)  # type: ignore[arg-type]
 
 
-def read_enrolment(suit_photos: Sequence[Path], jokers: Path | None = None,
-                   design: str = "enrolled") -> tuple[list[PhotoCards], list[Face]]:
-    """The cards of the four suit photos (spades, hearts, diamonds, clubs) and the jokers photo, as faces."""
+def read_enrolment(suit_photos: Sequence[Path], jokers: Path | None = None, design: str = "enrolled", *,
+                   progress: Callable[[int, int], None] | None = None) -> tuple[list[PhotoCards], list[Face]]:
+    """The cards of the four suit photos (spades, hearts, diamonds, clubs) and the jokers photo, as faces;
+    ``progress(done, photos)`` after each photo (its cards found and straightened)."""
     if len(suit_photos) != len(SUITS):
         raise EnrolError(f"{len(suit_photos)} suit photos given, 4 needed: spades, hearts, diamonds, clubs, in that order")
-    found: list[tuple[Path, str, np.ndarray, list[FoundCard]]] = []
-    for suit, path in zip(SUITS, suit_photos):
-        image = read_image(Path(path))
-        found.append((Path(path), SUIT_NAMES[suit], image, find_cards(image, suit, str(path))))
-    if jokers is not None:
-        image = read_image(Path(jokers))
-        found.append((Path(jokers), "jokers", image, find_jokers(image, str(jokers))))
-    summary = [PhotoCards(str(path), shows, tuple(c.card for c in cards)) for path, shows, _, cards in found]
-    return summary, [card_face(image, card, design) for _, _, image, cards in found for card in cards]
+    wanted = [(Path(path), suit) for suit, path in zip(SUITS, suit_photos)] + ([(Path(jokers), "")] if jokers else [])
+    summary, faces = [], []
+    for k, (path, suit) in enumerate(wanted):
+        image = read_image(path)
+        cards = find_cards(image, suit, str(path)) if suit else find_jokers(image, str(path))
+        summary.append(PhotoCards(str(path), SUIT_NAMES[suit] if suit else "jokers", tuple(c.card for c in cards)))
+        faces += [card_face(image, card, design) for card in cards]
+        if progress is not None:
+            progress(k + 1, len(wanted))
+    return summary, faces
 
 
 def enrolled_decks(faces: Sequence[Face]) -> list[Any]:
@@ -231,28 +237,37 @@ def enrolled_decks(faces: Sequence[Face]) -> list[Any]:
     return [Deck(f"enrolled-{k}", d, "enrolled") for k, d in enumerate(decks)]
 
 
-def write_scenes(decks: Sequence[Any], folder: Path, indices: Sequence[int], seed: int) -> Path:
+def write_scenes(decks: Sequence[Any], folder: Path, indices: Sequence[int], seed: int,
+                 progress: Callable[[int, int], None] | None = None) -> Path:
     """Whole-table scenes of one enrolled deck (:data:`SCENE_KINDS` in turn), scene ``i`` drawn
     from ``default_rng([seed, 12, i])``, written into ``folder`` as ``tiplu generate`` writes
-    them (:func:`vision.training.generate.write_scene`: images, YOLO labels, geometry); ``folder``."""
+    them (:func:`vision.training.generate.write_scene`: images, YOLO labels, geometry); ``folder``.
+    ``progress(done, scenes)`` after each scene written."""
     from vision.training.generate import write_scene
     from vision.training.scenes import render_scene
 
-    for i in indices:
+    for k, i in enumerate(indices):
         rng = np.random.default_rng([seed, 12, i])
         shot = render_scene(rng, SCENE_KINDS[i % len(SCENE_KINDS)], decks=decks[:1], designs_per_scene=1)
         write_scene(folder, f"e{i:04d}", shot, 85, seed=seed, index=i)
+        if progress is not None:
+            progress(k + 1, len(indices))
     return folder
 
 
-def enrolment_scenes(faces: Sequence[Face], folder: Path, count: int = SCENES, seed: int = 0) -> Path:
-    """``count`` whole-table scenes of the enrolled faces as a YOLO folder (the last tenth for val); its data.yaml."""
+def enrolment_scenes(faces: Sequence[Face], folder: Path, count: int = SCENES, seed: int = 0,
+                     progress: Callable[[int, int], None] | None = None) -> Path:
+    """``count`` whole-table scenes of the enrolled faces as a YOLO folder (the last tenth for val); its data.yaml.
+    ``progress(done, count)`` after each scene."""
     from vision.training.dataset import write_data_yaml
 
     decks = enrolled_decks(faces)
     n_val = max(1, count // 10)
-    write_scenes(decks, folder / "train", range(count - n_val), seed)
-    write_scenes(decks, folder / "val", range(count - n_val, count), seed)
+
+    def told(start: int) -> Callable[[int, int], None]:
+        return lambda done, _n: progress(start + done, count) if progress is not None else None
+    write_scenes(decks, folder / "train", range(count - n_val), seed, progress=told(0))
+    write_scenes(decks, folder / "val", range(count - n_val, count), seed, progress=told(count - n_val))
     return write_data_yaml(folder)
 
 
@@ -263,7 +278,7 @@ CALIBRATION_CATCH = 0.9
 
 
 def recalibrate(model: Path, faces: Sequence[Face], scenes: int, *, before: Path, design: str,
-                seed: int = 0, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+                seed: int = 0, progress: Callable[[int, int, int], None] | None = None) -> dict[str, Any]:
     """Choose the doubt thresholds of the model folder ``model`` for the deck it learnt, write them
     into its ``model.json`` and return that ``"calibration"``.
 
@@ -273,7 +288,7 @@ def recalibrate(model: Path, faces: Sequence[Face], scenes: int, *, before: Path
     and measured on the second, beside the calibration of the model folder ``before``
     (:func:`vision.training.calibrate.calibration_report`). Where ``before`` has a doubt score
     its weights are kept (a few dozen scenes are too few to fit one) and only the level it
-    flags from is chosen. ``progress(done, scenes)`` after each scene read.
+    flags from is chosen. ``progress(rendered, read, scenes)`` after each scene rendered and each read.
     """
 
     from vision.calibration import Calibration
@@ -287,16 +302,21 @@ def recalibrate(model: Path, faces: Sequence[Face], scenes: int, *, before: Path
     detector = load_detector(str(model))
     reading = reading_calibration(detector)
     cases = {}
-    read = 0
+    counts = [0, 0]  # scenes rendered, scenes read
+
+    def counted(which: int) -> Callable[[int, int], None]:
+        start = counts[which]
+
+        def tell(done: int, _total: int) -> None:
+            counts[which] = start + done
+            if progress is not None:
+                progress(counts[0], counts[1], scenes)
+        return tell
+
     with tempfile.TemporaryDirectory() as folder:
         for name, (half_seed, count) in halves.items():
-            def scene_read(done: int, _total: int, before_half: int = read) -> None:
-                if progress is not None:
-                    progress(before_half + done, scenes)
-
-            split = write_scenes(decks, Path(folder) / str(half_seed), range(count), half_seed)
-            cases[name] = read_split(split, detector, progress=scene_read, reading=reading)
-            read += count
+            split = write_scenes(decks, Path(folder) / str(half_seed), range(count), half_seed, progress=counted(0))
+            cases[name] = read_split(split, detector, progress=counted(1), reading=reading)
     (calibration_name, calibration_cases), (test_name, test_cases) = cases.items()
     base = Calibration.from_model_json(read_model_json(before))
     report = calibration_report({calibration_name: calibration_cases}, {test_name: test_cases}, CALIBRATION_CATCH,
@@ -351,14 +371,46 @@ def fine_tune_detector(base: Path, data: Path, epochs: int, work: Path, *,
 
 
 def enrolment_crops(faces: Sequence[Face], copies: int = COPIES, seed: int = 0,
-                    crop_size: tuple[int, int] = (CROP_W, CROP_H)) -> tuple[np.ndarray, np.ndarray]:
+                    crop_size: tuple[int, int] = (CROP_W, CROP_H), *,
+                    progress: Callable[[int, int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Training crops (N, h, w, 3 BGR, ``crop_size`` the base classifier's) and labels: each
     corner index of each face ``copies`` times through :func:`~vision.training.train.face_crops`
     (turned, scaled to table distances, on random tables, lit, blurred, noised, 180 degrees),
-    card middles as "not a corner", and :data:`JPEG_SHARE` of them through JPEG."""
+    card middles as "not a corner", and :data:`JPEG_SHARE` of them through JPEG.
+
+    Cut card by card, each from its own seed (``[seed, k]``), by :data:`CROP_THREADS` threads
+    (the pixel work releases Python's lock), so ``progress(done, cards)`` comes after each card.
+
+    >>> card = np.full((350, 250, 4), 255, np.uint8)
+    >>> faces = [Face(name, "d", card, (8, 8, 50, 100), (200, 250, 242, 342), np.zeros((350, 250), np.uint8))
+    ...          for name in ("AS", "KH")]
+    >>> x, y = enrolment_crops(faces, copies=2, crop_size=(48, 72))
+    >>> x.shape[1:], sorted({CLASS_NAMES[k] for k in y if k < len(CLASS_NAMES)})
+    ((72, 48, 3), ['AS', 'KH'])
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from vision.training.decks import Deck
     from vision.training.train import face_crops
 
-    x, y = face_crops(enrolled_decks(faces), copies=copies, seed=seed, turn_any=TURN_ANY, crop_size=crop_size)
+    known = [face for face in faces if face.card in CLASS_NAMES]
+    if not known:
+        raise EnrolError("no cards to learn: the photos gave no card of the 53 faces")
+    done = [0]
+
+    def cut(k: int) -> tuple[np.ndarray, np.ndarray]:
+        face = known[k]
+        card_seed = int(np.random.SeedSequence([seed, k]).generate_state(1)[0])
+        found = face_crops([Deck(f"enrolled-{k}", {face.card: face}, "enrolled")], copies=copies, seed=card_seed,
+                           turn_any=TURN_ANY, crop_size=crop_size)
+        done[0] += 1
+        if progress is not None:
+            progress(done[0], len(known))
+        return found
+
+    with ThreadPoolExecutor(CROP_THREADS) as pool:
+        parts = list(pool.map(cut, range(len(known))))
+    x, y = np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
     rng = np.random.default_rng(seed)
     for i in np.flatnonzero(rng.random(len(x)) < JPEG_SHARE):
         _, jpeg = cv2.imencode(".jpg", x[i], [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(35, 90))])
@@ -403,10 +455,12 @@ def _torch() -> Any:
 
 def fine_tune_classifier(base: Path, crops: np.ndarray, labels: np.ndarray, epochs: int = EPOCHS, *,
                          seed: int = 0, progress: Callable[[int, int, float], None] | None = None,
-                         member: str = CLASSIFIER_FILE) -> Any:
+                         member: str = CLASSIFIER_FILE, moving: Callable[[float, int], None] | None = None) -> Any:
     """Stage 2 of the model folder ``base`` (its network ``member``) rebuilt in torch and
     fine-tuned on ``crops`` (:func:`vision.training.train.fit_classifier`);
-    ``progress(epoch, epochs, loss)`` after each epoch. Returns the net in eval mode."""
+    ``progress(epoch, epochs, loss)`` after each epoch, ``moving(epochs done, epochs)`` after each
+    batch (a fraction of an epoch: an epoch takes seconds on 2 cores, a minute on a Pi).
+    Returns the net in eval mode."""
     torch = _torch()
     from vision.training.accumulate import classifier_from_onnx
     from vision.training.train import _to_tensor, fit_classifier
@@ -414,21 +468,39 @@ def fine_tune_classifier(base: Path, crops: np.ndarray, labels: np.ndarray, epoc
     torch.manual_seed(seed)
     sample = _to_tensor(crops)[torch.randperm(len(crops))[:256]].numpy()
     net = classifier_from_onnx(base / member, sample)
-    return fit_classifier(net, crops, labels, epochs=epochs, lr=LEARNING_RATE, batch=BATCH, progress=progress)
+    batches = max(1, -(-len(crops) // BATCH))
+    learnt = [0]
+
+    def batch_done(module: Any, _inputs: Any, _output: Any) -> None:
+        if module.training and moving is not None:
+            learnt[0] += 1
+            moving(learnt[0] / batches, epochs)
+
+    hook = net.register_forward_hook(batch_done)  # fit_classifier calls the net once a batch
+    try:
+        return fit_classifier(net, crops, labels, epochs=epochs, lr=LEARNING_RATE, batch=BATCH, progress=progress)
+    finally:
+        hook.remove()
 
 
 def fine_tune_classifiers(base: Path, crops: np.ndarray, labels: np.ndarray, epochs: int = EPOCHS, *,
-                          seed: int = 0, progress: Callable[[int, int, float], None] | None = None) -> list[Any]:
+                          seed: int = 0, progress: Callable[[int, int, float], None] | None = None,
+                          moving: Callable[[float, int], None] | None = None) -> list[Any]:
     """Every stage-2 network of ``base`` fine-tuned on the same crops, in ``"classifiers"`` order, so an
-    enrolled or improved model averages as many networks as its base. ``progress`` counts the
-    epochs of all of them: ``(k * epochs + epoch, members * epochs, loss)``."""
+    enrolled or improved model averages as many networks as its base. ``progress`` and ``moving`` count the
+    epochs of all of them: ``(k * epochs + epoch, members * epochs, ...)``."""
     members = model_classifiers(base)
     nets = []
     for k, member in enumerate(members):
         def each(epoch: int, _: int, loss: float, k: int = k) -> None:
             if progress is not None:
                 progress(k * epochs + epoch, len(members) * epochs, loss)
-        nets.append(fine_tune_classifier(base, crops, labels, epochs, seed=seed + k, progress=each, member=member))
+
+        def batch(done: float, _: int, k: int = k) -> None:
+            if moving is not None:
+                moving(k * epochs + done, len(members) * epochs)
+        nets.append(fine_tune_classifier(base, crops, labels, epochs, seed=seed + k, progress=each, member=member,
+                                         moving=batch))
     return nets
 
 
@@ -468,14 +540,14 @@ def enrol(suit_photos: Sequence[Path], out: Path, *, jokers: Path | None = None,
           design: str | None = None, epochs: int = EPOCHS, copies: int = COPIES, seed: int = 0,
           detector_epochs: int = 0, scenes: int = SCENES, calibration_scenes: int = CALIBRATION_SCENES,
           table_scenes: int = TABLE_SCENES, work: Path | None = None, say: Callable[[str], None] | None = None,
-          progress: Callable[[int, int, float], None] | None = None) -> Enrolment:
+          progress: Callable[[Progress], None] | None = None) -> Enrolment:
     """Learn a deck from its suit photos (and jokers photo) and write the model folder ``out``.
 
     Then doubt is recalibrated for the deck on ``calibration_scenes`` scenes of it
     (:func:`recalibrate`; 0 keeps the base model's calibration).
     ``say`` gets a progress line after cutting the crops, after each epoch and during the
-    recalibration; ``progress(step, steps, loss)`` after each epoch and each
-    :data:`SCENES_PER_STEP` scenes read (the web page's progress bar). Raises
+    recalibration; ``progress`` a :class:`Progress` after each photo, each card's crops, each
+    batch learnt and each scene (the web page's progress bar, see :class:`Steps`). Raises
     :class:`EnrolError` for a bad photo (naming it), a base folder without both ONNX
     files, ``out`` being ``base``, bad numbers, or a missing train extra.
     """
@@ -494,21 +566,28 @@ def enrol(suit_photos: Sequence[Path], out: Path, *, jokers: Path | None = None,
         raise EnrolError(f"{scenes} scenes: stage 1 needs at least 2 (one to train on, one to check)")
     verify_calibration_scenes(calibration_scenes)
     _torch()
-    photos, faces = read_enrolment(suit_photos, jokers, design)
-    crops, labels = enrolment_crops(faces, copies, seed, model_crop_size(base))
-    steps = Steps(epochs * len(model_classifiers(base)), detector_epochs, calibration_scenes, started, say, progress,
-                  table_scenes)
+    networks = len(model_classifiers(base))
+    photo_count = len(suit_photos) + (jokers is not None)
+    expected_crops = int((13 * len(SUITS) + 2 * (jokers is not None)) * 2 * copies * 1.3)
+    steps = Steps(plan(photos=photo_count, crops=expected_crops, networks=networks, epochs=epochs,
+                       table_scenes=table_scenes, scenes=scenes, detector_epochs=detector_epochs,
+                       calibration_scenes=calibration_scenes), started, say, progress,
+                  rounds=epochs * networks, scenes=calibration_scenes)
+    steps.photo_read(0, photo_count)
+    photos, faces = read_enrolment(suit_photos, jokers, design, progress=steps.photo_read)
+    crops, labels = enrolment_crops(faces, copies, seed, model_crop_size(base), progress=steps.card_cut)
     steps.say(f"{len(crops)} crops of {len(faces)} cards cut")
     if table_scenes:
         with tempfile.TemporaryDirectory() as tables:
             x, y = table_crops(base, faces, table_scenes, Path(tables), seed, progress=steps.table_rendered)
         crops, labels = np.concatenate([crops, x]), np.concatenate([labels, y])
         steps.say(f"{len(x)} crops of stage 1's boxes on {table_scenes} tables of the enrolled cards cut")
-    nets = fine_tune_classifiers(base, crops, labels, epochs, seed=seed, progress=steps.epoch_done)
+    nets = fine_tune_classifiers(base, crops, labels, epochs, seed=seed, progress=steps.epoch_done,
+                                 moving=steps.batch_learnt)
     detector = None
     if detector_epochs:
         work = Path(work or out.parent / f".{out.name}-work")
-        data = enrolment_scenes(faces, work / "scenes", scenes, seed)
+        data = enrolment_scenes(faces, work / "scenes", scenes, seed, progress=steps.scene_rendered)
         steps.say(f"{scenes} scenes of the enrolled cards rendered")
         detector = fine_tune_detector(base, data, detector_epochs, work, progress=steps.detector_epoch_done)
     date = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -516,89 +595,162 @@ def enrol(suit_photos: Sequence[Path], out: Path, *, jokers: Path | None = None,
             "epochs": epochs, "detector_epochs": detector_epochs, "calibration_scenes": calibration_scenes,
             "table_scenes": table_scenes, "seconds": round(time.monotonic() - started, 1)}
     write_model_folder(base, out, nets, note, detector)
+    steps.report("export", 1.0)
     steps.recalibrate(out, faces, before=base, design=design, seed=seed)
     return Enrolment(str(out), design, tuple(photos), len(crops), epochs, round(time.monotonic() - started, 1), date,
-                     calibration_scenes)
+                     calibration_scenes, dict(steps.timings))
 
 
-#: Scenes read while recalibrating that count as one step of the progress bar (about one epoch's time).
-SCENES_PER_STEP = 50
+#: Seconds one unit of each part of an enrolment takes on 2 free cores (a photo searched, a crop cut, a crop
+#: learnt for one epoch by one network, a scene rendered or read, ...), from ``bench/bench_enrol.py --steps``:
+#: the progress bar's proportions, so that it moves as the time passes.
+UNIT_SECONDS = {"photo": 0.8, "crop": 0.004, "crop epoch": 0.0018, "table": 1.0, "scene": 0.3,
+                "detector epoch": 30.0, "export": 1.0, "calibration scene": 0.3, "calibration read": 0.8}
+#: The steps the progress bar names, in order, and the parts (timed apart) each is made of.
+STEP_PARTS = {"photos": ("find cards", "cut crops"),
+              "learning": ("table crops", "stage 2", "stage 1 scenes", "stage 1", "export"),
+              "calibration": ("calibration",)}
 
 
 @dataclass(frozen=True)
+class Progress:
+    """Where a job stands: its ``step`` (``"photos"``, ``"learning"``, ``"calibration"``), the ``fraction``
+    of that step done, the ``share`` of the whole job done, and the step's count (photos read,
+    rounds learnt, scenes read: ``done`` of ``total``) with the last round's ``loss``."""
+
+    step: str
+    fraction: float
+    share: float
+    done: int = 0
+    total: int = 0
+    loss: float = 0.0
+
+
+def plan(*, photos: int, crops: int, networks: int, epochs: int, table_scenes: int = 0, scenes: int = 0,
+         detector_epochs: int = 0, calibration_scenes: int = 0) -> dict[str, float]:
+    """The estimated seconds of each part of a job on 2 cores (:data:`UNIT_SECONDS`), parts it skips left out.
+
+    >>> plan(photos=4, crops=5000, networks=2, epochs=6, calibration_scenes=100)
+    {'find cards': 3.2, 'cut crops': 20.0, 'stage 2': 108.0, 'export': 1.0, 'calibration': 110.0}
+    """
+    s = UNIT_SECONDS
+    parts = {"find cards": photos * s["photo"], "cut crops": crops * s["crop"],
+             "table crops": table_scenes * s["table"], "stage 2": networks * epochs * crops * s["crop epoch"],
+             "stage 1 scenes": scenes * s["scene"] if detector_epochs else 0.0,
+             "stage 1": detector_epochs * s["detector epoch"], "export": s["export"] * (1 + 5 * bool(detector_epochs)),
+             "calibration": calibration_scenes * (s["calibration scene"] + s["calibration read"])}
+    return {part: round(seconds, 3) for part, seconds in parts.items() if seconds}
+
+
 class Steps:
-    """The steps of an enrolment or improvement, for ``say`` lines and the progress bar:
-    the tables rendered for stage 2 (:func:`table_crops`), the card namer's epochs, the corner finder's,
-    then the recalibration's scenes; scenes count :data:`SCENES_PER_STEP` to a step.
+    """The parts of an enrolment or improvement as they go: ``say`` lines, the progress bar's
+    :class:`Progress` and the seconds each part took (:attr:`timings`, what ``bench/bench_enrol.py
+    --steps`` prints).
+
+    Each part reports the fraction of it done (:meth:`report`) as often as it can (a photo, a card's
+    crops, a batch of learning, a scene), so the bar moves every second or so; the time since the
+    last report is counted to the part reporting (or to ``timed``: recalibration's rendering and reading
+    are timed apart).
 
     >>> seen = []
-    >>> steps = Steps(2, 0, 60, 0.0, progress=lambda step, steps, loss: seen.append((step, steps)))
-    >>> steps.epoch_done(1, 2, 0.5); steps.scene_read(30, 60); steps.scene_read(60, 60)
-    >>> seen
-    [(1, 4), (3, 4), (4, 4)]
-
-    80 tables rendered first are two more steps:
-
-    >>> seen = []
-    >>> steps = Steps(2, 0, 0, 0.0, progress=lambda step, steps, loss: seen.append((step, steps)), table_scenes=80)
-    >>> steps.table_rendered(40, 80); steps.table_rendered(80, 80); steps.epoch_done(1, 2, 0.5)
-    >>> seen
-    [(1, 4), (2, 4), (3, 4)]
+    >>> steps = Steps(plan(photos=4, crops=100, networks=1, epochs=1, calibration_scenes=10), 0.0,
+    ...               progress=seen.append, rounds=1, scenes=10)
+    >>> steps.report("find cards", 0.5, done=2, total=4); steps.report("stage 2", 1.0, done=1); steps.report("calibration", 0.5)
+    >>> [(p.step, p.fraction, p.done, p.total) for p in seen]
+    [('photos', 0.44, 2, 4), ('learning', 0.15, 1, 1), ('calibration', 0.5, 5, 10)]
+    >>> [p.share for p in seen] == sorted(p.share for p in seen)
+    True
     """
 
-    epochs: int
-    detector_epochs: int
-    calibration_scenes: int
-    started: float
-    say_line: Callable[[str], None] | None = None
-    progress: Callable[[int, int, float], None] | None = None
-    table_scenes: int = 0
+    def __init__(self, parts: dict[str, float], started: float, say_line: Callable[[str], None] | None = None,
+                 progress: Callable[[Progress], None] | None = None, *, rounds: int = 0, scenes: int = 0) -> None:
+        self.parts = parts
+        self.started = started
+        self.say_line = say_line
+        self.progress = progress
+        self.rounds = rounds
+        self.scenes = scenes
+        self.timings: dict[str, float] = {}
+        self._last = time.monotonic()
+        self._share = 0.0
+        self._calibration = (0, 0)
 
-    @property
-    def table_steps(self) -> int:
-        return -(-self.table_scenes // SCENES_PER_STEP)
+    def _step_of(self, part: str) -> str:
+        return next(step for step, parts in STEP_PARTS.items() if part in parts)
 
-    @property
-    def total(self) -> int:
-        return self.table_steps + self.epochs + self.detector_epochs + -(-self.calibration_scenes // SCENES_PER_STEP)
-
-    def table_rendered(self, done: int, scenes: int) -> None:
-        if done % 20 == 0 or done == scenes:
-            self.say(f"tables of the enrolled cards: {done}/{scenes} rendered")
+    def report(self, part: str, fraction: float, *, done: int | None = None, total: int | None = None,
+               loss: float = 0.0, timed: str | None = None) -> None:
+        """``fraction`` of ``part`` is done; the progress bar hears of it (never going back)."""
+        now = time.monotonic()
+        timed = timed or part
+        self.timings[timed] = round(self.timings.get(timed, 0.0) + now - self._last, 2)
+        self._last = now
+        fraction = min(max(fraction, 0.0), 1.0)
+        step = self._step_of(part)
+        order = [p for parts in STEP_PARTS.values() for p in parts]
+        before = sum(s for p, s in self.parts.items() if order.index(p) < order.index(part))
+        whole = sum(self.parts.values()) or 1.0
+        self._share = max(self._share, (before + fraction * self.parts.get(part, 0.0)) / whole)
+        in_step = {p: s for p, s in self.parts.items() if p in STEP_PARTS[step]}
+        step_before = sum(s for p, s in in_step.items() if order.index(p) < order.index(part))
+        step_fraction = (step_before + fraction * self.parts.get(part, 0.0)) / (sum(in_step.values()) or 1.0)
+        count = self.scenes if step == "calibration" else self.rounds if step == "learning" else 0
+        total = count if total is None else total
+        done = round(fraction * total) if done is None else done
         if self.progress:
-            self.progress(done * self.table_steps // scenes, self.total, 0.0)
+            self.progress(Progress(step, round(step_fraction, 2), round(self._share, 3), done, total or 0, loss))
 
     def say(self, line: str) -> None:
         if self.say_line:
             self.say_line(f"{line} ({time.monotonic() - self.started:.0f} s)")
 
+    def photo_read(self, done: int, photos: int) -> None:
+        self.report("find cards", done / photos, done=done, total=photos)
+
+    def card_cut(self, done: int, cards: int) -> None:
+        self.report("cut crops", done / cards, done=cards, total=cards)
+
+    def table_rendered(self, done: int, scenes: int) -> None:
+        if done % 20 == 0 or done == scenes:
+            self.say(f"tables of the enrolled cards: {done}/{scenes} rendered")
+        self.report("table crops", done / scenes)
+
+    def batch_learnt(self, done: float, rounds: int) -> None:
+        """``done`` rounds (epochs of all stage-2 networks, a fraction within one) of ``rounds``."""
+        self.report("stage 2", done / rounds, done=int(done), total=rounds)
+
     def epoch_done(self, epoch: int, total: int, loss: float) -> None:
         self.say(f"epoch {epoch}/{total} loss {loss:.3f}")
-        if self.progress:
-            self.progress(self.table_steps + epoch, self.total, loss)
+        self.report("stage 2", epoch / total, done=epoch, total=total, loss=loss)
+
+    def scene_rendered(self, done: int, scenes: int) -> None:
+        self.report("stage 1 scenes", done / scenes)
 
     def detector_epoch_done(self, epoch: int, total: int, loss: float) -> None:
         self.say(f"detector epoch {epoch}/{total} loss {loss:.3f}")
-        if self.progress:
-            self.progress(self.table_steps + self.epochs + epoch, self.total, loss)
+        self.report("stage 1", epoch / total, loss=loss)
 
-    def scene_read(self, done: int, scenes: int) -> None:
-        if done % 10 == 0 or done == scenes:
-            self.say(f"recalibrating doubt: {done}/{scenes} scenes read")
-        if self.progress:
-            trained = self.table_steps + self.epochs + self.detector_epochs
-            self.progress(trained + done * (self.total - trained) // scenes, self.total, 0.0)
+    def calibration_moved(self, rendered: int, read: int, scenes: int) -> None:
+        """Recalibration's scenes, rendered and read (rendering one counts as much as its share of the time)."""
+        render, reading = UNIT_SECONDS["calibration scene"], UNIT_SECONDS["calibration read"]
+        rendering = rendered != self._calibration[0]  # a half is rendered, then read
+        self._calibration = (rendered, read)
+        if not rendering and (read % 10 == 0 or read == scenes):
+            self.say(f"recalibrating doubt: {read}/{scenes} scenes read")
+        self.report("calibration", (rendered * render + read * reading) / (scenes * (render + reading)), done=read,
+                    total=scenes, timed="calibration scenes" if rendering else "calibration read")
 
     def recalibrate(self, model: Path, faces: Sequence[Face], *, before: Path, design: str, seed: int) -> None:
-        """:func:`recalibrate` ``model`` on :attr:`calibration_scenes` scenes (none: the base's calibration stays)."""
-        if not self.calibration_scenes:
+        """:func:`recalibrate` ``model`` on :attr:`scenes` scenes (none: the base's calibration stays)."""
+        if not self.scenes:
             return
-        found = recalibrate(model, faces, self.calibration_scenes, before=before, design=design, seed=seed,
-                            progress=self.scene_read)
+        found = recalibrate(model, faces, self.scenes, before=before, design=design, seed=seed,
+                            progress=self.calibration_moved)
         score = found.get("doubt_score")
         flags = (f"doubt score from {score['flag_above']}" if score else
                  f"uncertain below {found['uncertain_below']}, alternative above {found['alternative_above']}")
         self.say(f"doubt recalibrated: {flags}, faint above {found['faint_above']}")
+        self.report("calibration", 1.0, done=self.scenes, total=self.scenes, timed="calibration choice")
 
 
 #: Copies of each kept correction in an improvement (the crop as it is, then augmented).
@@ -654,7 +806,7 @@ def improve(base: Path, out: Path, crops: Sequence[np.ndarray], cards: Sequence[
             suit_photos: Sequence[Path] = (), jokers: Path | None = None, epochs: int = EPOCHS,
             copies: int = COPIES, correction_copies: int = CORRECTION_COPIES, seed: int = 0,
             calibration_scenes: int = CALIBRATION_SCENES, say: Callable[[str], None] | None = None,
-            progress: Callable[[int, int, float], None] | None = None) -> Improvement:
+            progress: Callable[[Progress], None] | None = None) -> Improvement:
     """Fine-tune the card namer of the model folder ``base`` on corrections kept in review
     (``crops`` with the right ``cards``) and write the result to the model folder ``out``.
 
@@ -672,19 +824,27 @@ def improve(base: Path, out: Path, crops: Sequence[np.ndarray], cards: Sequence[
     _torch()
     size = model_crop_size(base)
     x, y = correction_crops(crops, cards, correction_copies, seed, size)
+    networks = len(model_classifiers(base))
+    photo_count = len(suit_photos) + (jokers is not None and bool(suit_photos))
+    scenes = calibration_scenes if suit_photos else 0
+    expected = len(x) + int((13 * len(SUITS) + 2 * (jokers is not None)) * 2 * copies * 1.3 * bool(suit_photos))
+    steps = Steps(plan(photos=photo_count, crops=expected if suit_photos else 0, networks=networks, epochs=epochs,
+                       calibration_scenes=scenes) | {"stage 2": networks * epochs * expected * UNIT_SECONDS["crop epoch"]},
+                  started, say, progress, rounds=epochs * networks, scenes=scenes)
     faces: list[Face] = []
     if suit_photos:
-        _, faces = read_enrolment(suit_photos, jokers, base.name)
-        ex, ey = enrolment_crops(faces, copies, seed, size)
+        steps.photo_read(0, photo_count)
+        _, faces = read_enrolment(suit_photos, jokers, base.name, progress=steps.photo_read)
+        ex, ey = enrolment_crops(faces, copies, seed, size, progress=steps.card_cut)
         x, y = np.concatenate([x, ex]), np.concatenate([y, ey])
-    steps = Steps(epochs * len(model_classifiers(base)), 0, calibration_scenes if faces else 0, started, say, progress)
-    nets = fine_tune_classifiers(base, x, y, epochs, seed=seed, progress=steps.epoch_done)
+    nets = fine_tune_classifiers(base, x, y, epochs, seed=seed, progress=steps.epoch_done, moving=steps.batch_learnt)
     date = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     enrolled = dict(read_model_json(base).get("enrolled") or {})
     note = enrolled | {
         "improved": date, "corrected_crops": len(crops), "crops": len(x), "epochs": epochs,
-        "calibration_scenes": steps.calibration_scenes, "seconds": round(time.monotonic() - started, 1)}
+        "calibration_scenes": steps.scenes, "seconds": round(time.monotonic() - started, 1)}
     write_model_folder(base, out, nets, note, tag="corrected")
+    steps.report("export", 1.0)
     steps.recalibrate(out, faces, before=base, design=str(enrolled.get("design") or base.name), seed=seed)
     return Improvement(str(out), str(base), len(crops), len(x), epochs, round(time.monotonic() - started, 1), date)
 

@@ -83,5 +83,6 @@ def run(args: argparse.Namespace, io: Streams) -> int:
             + [f"learnt '{done.design}' from {done.crops} crops in {done.epochs} epochs, {done.seconds:.0f} s",
                (f"doubt recalibrated on {done.calibration_scenes} scenes of the deck" if done.calibration_scenes
                 else "doubt: the base model's calibration kept"),
+               "seconds by step: " + ", ".join(f"{part} {seconds:.0f}" for part, seconds in done.timings.items()),
                f"model folder: {done.folder} (tiplu detect --model {done.folder}, or TIPLU_MODEL={done.folder})"])
     return ExitCode.OK
