@@ -144,9 +144,11 @@ def test_a_bad_calibration_setting_is_refused_before_anything_is_kept(client: Fl
 def test_without_the_train_extra_the_page_says_what_to_install(client: FlaskClient, photo_files: list[Path],
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "torch", None)  # what a core-only install sees
-    wanted = "learning a deck needs the train extra (torch is missing): pip install -e &#39;.[train]&#39;"
+    wanted = ("learning a deck needs the train extra (torch is missing), a few GB to download: "
+              ".venv/bin/pip install -e &#39;.[train]&#39;")
     page = client.get("/decks").get_data(as_text=True)
-    assert wanted in page and 'id="teach-deck" disabled' in page
+    assert ".venv/bin/pip install -e &#39;.[train]&#39;" in page and "a few GB to download (PyTorch)" in page
+    assert 'id="teach-deck" disabled' in page
     response = client.post("/decks", data=teach_form("Grandma", photo_files[:4]), content_type="multipart/form-data")
     assert response.status_code == 400 and wanted in page_error(response)
 

@@ -283,7 +283,7 @@ def test_without_the_train_extra_enrol_says_what_to_install(photo_files: list[Pa
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "torch", None)  # what a core-only install sees: import torch fails
     code, _, stderr = tiplu("enrol", "--out", tmp_path / "deck", *photo_files[:4])
-    assert code == 2 and "needs the train extra (torch is missing): pip install -e '.[train]'" in stderr
+    assert code == 2 and "needs the train extra (torch is missing), a few GB to download: .venv/bin/pip install -e '.[train]'" in stderr
 
 
 def test_report_enrol_teaches_a_held_out_design_and_measures_its_tables(tmp_path: Path) -> None:

@@ -531,9 +531,10 @@ def train_extra_message(missing: str) -> str:
     """What to install when ``missing`` (torch or onnx) cannot be imported: ``tiplu enrol`` and the web page say it.
 
     >>> train_extra_message("torch")
-    "learning a deck needs the train extra (torch is missing): pip install -e '.[train]'"
+    "learning a deck needs the train extra (torch is missing), a few GB to download: .venv/bin/pip install -e '.[train]'"
     """
-    return f"learning a deck needs the train extra ({missing} is missing): pip install -e '.[train]'"
+    return (f"learning a deck needs the train extra ({missing} is missing), a few GB to download: "
+            f".venv/bin/pip install -e '.[train]'")
 
 
 def missing_train_extra() -> str | None:

@@ -78,7 +78,7 @@ def _ultralytics():
         from ultralytics import YOLO
         from ultralytics.utils import SETTINGS
     except ImportError as exc:
-        raise TrainError("training needs the train extra: pip install -e '.[train]'") from exc
+        raise TrainError("training needs the train extra (a few GB): .venv/bin/pip install -e '.[train]'") from exc
     off = {k: False for k in ("sync", "wandb", "mlflow", "comet", "clearml", "neptune", "dvc",
                                 "tensorboard", "raytune", "vscode_msg", "openvino_msg")}
     SETTINGS.update({k: v for k, v in off.items() if k in SETTINGS})
@@ -336,7 +336,7 @@ def train_classifier(datasets: Sequence[Path], *, epochs: int = 30, copies: int 
     try:
         import torch
     except ImportError as exc:
-        raise TrainError("training needs the train extra: pip install -e '.[train]'") from exc
+        raise TrainError("training needs the train extra (a few GB): .venv/bin/pip install -e '.[train]'") from exc
     torch.manual_seed(seed)
     samples: list[Sample] = []
     for d in datasets:
