@@ -15,9 +15,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 #: The packages whose code must carry no history notes.
 CODE = ("scorer", "vision", "web")
-#: "session 21", "sessions 8-10", "round 3" (of work; not ``--rounds 100``). Game sessions and rounds in
-#: examples are written without a number ("no such session", "the first round").
-HISTORY_NOTE = re.compile(r"\b[Ss]essions? \d+|(?<![-\w])rounds? (?:of work )?\d+")
+#: "session 21", "sessions 8-10", "round of work 3". Game sessions in examples are written without a number
+#: ("no such session"); a game's or a learner's "round 3 of 12" is no history.
+HISTORY_NOTE = re.compile(r"\b[Ss]essions? \d+|(?<![-\w])rounds? of work \d+")
 #: A version tag of the model ("v0.8", "since v0.8.6").
 VERSION_TAG = re.compile(r"\bv0\.\d")
 #: Modules that must name old ``model.json`` formats (to read enrolled decks of older versions) and so may
