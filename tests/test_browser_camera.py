@@ -112,6 +112,7 @@ def test_live_preview_and_capture_on_a_phone_through_a_camera_that_comes_and_goe
     camera_server.call("POST", "/api/sessions", {"players": ["Hari", "Sita", "Ram"]})
     with phone_page(timeout_ms=30_000) as page:
         page.goto(camera_server.base + "/sessions/1/rounds/new")
+        page.fill("#tiplu", "JC")  # maal cards are valued from the tiplu: it comes first
         page.locator('.player-row[data-player="Sita"] details.more > summary').tap()
         page.locator('.photo-tools[data-target="p1_cards"] .camera-open').tap()
         page.wait_for_function("() => document.getElementById('camera-view').naturalWidth > 0")

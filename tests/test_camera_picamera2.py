@@ -215,6 +215,7 @@ def test_a_phone_previews_captures_and_reads_through_picamera2(tmp_path: Path) -
         server.call("POST", "/api/sessions", {"players": ["Hari", "Sita", "Ram"]})
         with phone_page(timeout_ms=30_000) as page:
             page.goto(server.base + "/sessions/1/rounds/new")
+            page.fill("#tiplu", "JC")  # maal cards are valued from the tiplu: it comes first
             page.locator('.player-row[data-player="Sita"] details.more > summary').tap()
             page.locator('.photo-tools[data-target="p1_cards"] .camera-open').tap()
             page.wait_for_function("() => document.getElementById('camera-view').naturalWidth > 0")
