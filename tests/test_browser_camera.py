@@ -18,29 +18,10 @@ from flask.testing import FlaskClient
 
 from web.app import create_app
 from web.camera import find_camera
-from web_support import CHROMIUM, Server, phone_page
+from web_support import CHROMIUM, Server, make_video, open_table_camera, phone_page, picture
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_images"
 PHOTO = SAMPLES / "maal_spread.jpg"
-
-
-def picture(path: Path) -> np.ndarray:
-    image = cv2.imread(str(path), cv2.IMREAD_COLOR)
-    assert image is not None, path
-    return image
-
-
-def make_video(path: Path, frames: list[Path], repeat: int = 3) -> Path:
-    """An MJPG video of the sample photos (each shown ``repeat`` frames)."""
-    height, width = picture(frames[0]).shape[:2]
-    writer = cv2.VideoWriter(str(path), cv2.VideoWriter.fourcc(*"MJPG"), 5, (width, height))
-    assert writer.isOpened(), "OpenCV can write an MJPG video"
-    for frame in frames:
-        image = cv2.resize(picture(frame), (width, height))
-        for _ in range(repeat):
-            writer.write(image)
-    writer.release()
-    return path
 
 
 @pytest.fixture
@@ -111,11 +92,7 @@ def test_live_preview_and_capture_on_a_phone_through_a_camera_that_comes_and_goe
         camera_server: Server, folder: Path, tmp_path: Path) -> None:
     camera_server.call("POST", "/api/sessions", {"players": ["Hari", "Sita", "Ram"]})
     with phone_page(timeout_ms=30_000) as page:
-        page.goto(camera_server.base + "/sessions/1/rounds/new")
-        page.fill("#tiplu", "JC")  # maal cards are valued from the tiplu: it comes first
-        page.locator('.player-row[data-player="Sita"] details.more > summary').tap()
-        page.locator('.photo-tools[data-target="p1_cards"] .camera-open').tap()
-        page.wait_for_function("() => document.getElementById('camera-view').naturalWidth > 0")
+        open_table_camera(page, camera_server.base)
 
         gone = folder.rename(tmp_path / "unplugged")
         page.wait_for_function("() => document.getElementById('photo-status').textContent.length > 0")

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from web.camera import find_camera
-from web_support import CHROMIUM, Server, phone_page
+from web_support import CHROMIUM, Server, make_video, open_table_camera, phone_page, picture
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_images"
 PHOTO = SAMPLES / "maal_spread.jpg"
@@ -125,12 +125,6 @@ def captures(log: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 
 
-def picture(path: Path) -> np.ndarray:
-    image = cv2.imread(str(path), cv2.IMREAD_COLOR)
-    assert image is not None, path
-    return image
-
-
 @pytest.fixture
 def fake_picamera2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """The fake picamera2 importable in this process, serving ``PHOTO`` from a folder; yields its log."""
@@ -189,19 +183,6 @@ def test_a_picamera2_that_fails_answers_oserror_and_is_opened_again(fake_picamer
     assert camera.frame().shape == picture(PHOTO).shape
 
 
-def make_video(path: Path, frames: list[Path], repeat: int = 3) -> Path:
-    """An MJPG video of photos, each shown ``repeat`` frames (all at the first photo's size)."""
-    height, width = picture(frames[0]).shape[:2]
-    writer = cv2.VideoWriter(str(path), cv2.VideoWriter.fourcc(*"MJPG"), 5, (width, height))
-    assert writer.isOpened(), "OpenCV can write an MJPG video"
-    for frame in frames:
-        image = cv2.resize(picture(frame), (width, height))
-        for _ in range(repeat):
-            writer.write(image)
-    writer.release()
-    return path
-
-
 @pytest.mark.browser
 @pytest.mark.server
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's /usr/bin/chromium")
@@ -214,11 +195,7 @@ def test_a_phone_previews_captures_and_reads_through_picamera2(tmp_path: Path) -
     try:
         server.call("POST", "/api/sessions", {"players": ["Hari", "Sita", "Ram"]})
         with phone_page(timeout_ms=30_000) as page:
-            page.goto(server.base + "/sessions/1/rounds/new")
-            page.fill("#tiplu", "JC")  # maal cards are valued from the tiplu: it comes first
-            page.locator('.player-row[data-player="Sita"] details.more > summary').tap()
-            page.locator('.photo-tools[data-target="p1_cards"] .camera-open').tap()
-            page.wait_for_function("() => document.getElementById('camera-view').naturalWidth > 0")
+            open_table_camera(page, server.base)
             assert page.evaluate("() => document.getElementById('camera-view').naturalWidth") == 640
             first = page.evaluate("() => document.getElementById('camera-view').src")
             page.wait_for_function("(first) => document.getElementById('camera-view').src !== first", arg=first)

@@ -185,3 +185,36 @@ def tiplu_in_process(*args: str) -> subprocess.CompletedProcess[str]:
     out, err = io.StringIO(), io.StringIO()
     code = main(list(args), stdout=out, stderr=err)
     return subprocess.CompletedProcess(["tiplu", *args], code, out.getvalue(), err.getvalue())
+
+
+def picture(path: Path) -> Any:
+    """A photo as OpenCV reads it (BGR), failing the test where it cannot be read."""
+    import cv2
+    image = cv2.imread(str(path), cv2.IMREAD_COLOR)
+    assert image is not None, path
+    return image
+
+
+def make_video(path: Path, frames: list[Path], repeat: int = 3) -> Path:
+    """An MJPG video of photos, each shown ``repeat`` frames (all at the first photo's size): a camera
+    that ``TIPLU_CAMERA`` or a fake picamera2 can read."""
+    import cv2
+    height, width = picture(frames[0]).shape[:2]
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter.fourcc(*"MJPG"), 5, (width, height))
+    assert writer.isOpened(), "OpenCV can write an MJPG video"
+    for frame in frames:
+        image = cv2.resize(picture(frame), (width, height))
+        for _ in range(repeat):
+            writer.write(image)
+    writer.release()
+    return path
+
+
+def open_table_camera(page: Any, base: str, session: int = 1, player: str = "Sita", target: str = "p1_cards") -> None:
+    """A phone on a new round's form: the tiplu entered (maal is valued from it), the Table camera opened for
+    ``player``'s maal cards, and its live preview showing a frame."""
+    page.goto(f"{base}/sessions/{session}/rounds/new")
+    page.fill("#tiplu", "JC")
+    page.locator(f'.player-row[data-player="{player}"] details.more > summary').tap()
+    page.locator(f'.photo-tools[data-target="{target}"] .camera-open').tap()
+    page.wait_for_function("() => document.getElementById('camera-view').naturalWidth > 0")
