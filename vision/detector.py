@@ -35,7 +35,7 @@ import cv2
 import numpy as np
 
 from vision.calibration import Calibration, CalibrationError
-from vision.geometry import MAX_ALTERNATIVES, Corner, box_iou, nms
+from vision.geometry import MAX_ALTERNATIVES, Corner, box_iou, centres_inside, nms
 from vision.orientation import inside_photo, orientation_crop, orientation_input, output_angles
 from vision.passes import (Boxes, LookAroundPass, PhotoContext, input_sizes, photo_passes, read_looks,
                            read_passes)
@@ -457,11 +457,7 @@ class CardDetector:
         boxes, scores = found.xyxy, found.scores
         if len(known) and len(boxes):
             known_boxes = np.asarray(known, dtype=float).reshape(-1, 4)
-            centres = (boxes[:, :2] + boxes[:, 2:]) / 2
-            on_known = ((known_boxes[None, :, 0] <= centres[:, None, 0]) & (centres[:, None, 0] <= known_boxes[None, :, 2])
-                        & (known_boxes[None, :, 1] <= centres[:, None, 1])
-                        & (centres[:, None, 1] <= known_boxes[None, :, 3])).any(1)
-            new = ~on_known & (box_iou(boxes, known_boxes).max(1) < known_iou)
+            new = ~centres_inside(boxes, known_boxes) & (box_iou(boxes, known_boxes).max(1) < known_iou)
             boxes, scores = boxes[new], scores[new]
         return self._named(image_bgr, boxes, scores, conf) if len(boxes) else []
 

@@ -60,8 +60,20 @@ def centre_inside(box: Sequence[float], around: Iterable[Sequence[float]]) -> bo
     >>> centre_inside((0, 0, 10, 10), [(4, 4, 20, 20)]), centre_inside((0, 0, 10, 10), [(6, 6, 20, 20)])
     (True, False)
     """
-    x, y = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
-    return any(a[0] <= x <= a[2] and a[1] <= y <= a[3] for a in around)
+    return bool(centres_inside([box], list(around))[0])
+
+
+def centres_inside(boxes: npt.ArrayLike, around: npt.ArrayLike) -> np.ndarray:
+    """For each of (N, 4) ``boxes``, whether its centre lies inside one of the (M, 4) boxes ``around``
+    (edges included): :func:`centre_inside` for many boxes at once.
+
+    >>> centres_inside([(0, 0, 10, 10), (0, 0, 2, 2)], [(4, 4, 20, 20)]).tolist()
+    [True, False]
+    """
+    b = np.asarray(boxes, dtype=float).reshape(-1, 4)
+    a = np.asarray(around, dtype=float).reshape(-1, 4)
+    x, y = (b[:, None, 0] + b[:, None, 2]) / 2, (b[:, None, 1] + b[:, None, 3]) / 2
+    return ((a[None, :, 0] <= x) & (x <= a[None, :, 2]) & (a[None, :, 1] <= y) & (y <= a[None, :, 3])).any(1)
 
 
 def union_box(boxes: Sequence[Sequence[float]]) -> Box:
