@@ -40,6 +40,9 @@ JOKER = "JOKER"
 MAX_JOKERS = 6
 #: A card is 63 x 88 mm; outlines whose long/short ratio is far from that are not cards.
 CARD_RATIO = (1.2, 1.75)
+#: The size review keeps a corrected corner at (w, h): the biggest crop a tiplu classifier takes;
+#: "Improve from corrections" resizes it to the size of the model it improves.
+KEPT_CROP = (48, 72)
 #: Whole-table scenes of the enrolled cards that doubt is recalibrated on (half to choose, half to test).
 CALIBRATION_SCENES = 100
 
@@ -100,9 +103,12 @@ EDGE_STEP = 0.03
 #: A card holds its two indices whole: its sides lie at least this many index sizes beyond the two indices' centres.
 INDEX_ROOM = 1.1
 #: An index left alone pairs with another as far away as a card's (within this share) and turned as the other
-#: cards are (within this many degrees); a card of one index alone is searched as far turned.
+#: cards are (within this many degrees); a card of one index alone is searched as far turned from the others.
 LONE_SPAN = 0.15
 LONE_TURN = 24.0
+#: How much less a lone card's sides count the further it is turned from the other cards (at LONE_TURN): on a
+#: plain cloth as pale as the cards, the sides of a card turned wrongly can look as sharp as the right ones.
+LONE_PRIOR = 0.5
 
 
 def _box_overlap(a: Sequence[float], b: Sequence[float]) -> float:
@@ -124,6 +130,27 @@ def _turn_apart(a: float, b: float) -> float:
     (20.0, 180.0)
     """
     return float(abs((a - b + 180) % 360 - 180))
+
+
+def _half_turn(degrees: float) -> float:
+    """A rectangle's turn in (-90, 90]: one turned half round lies the same.
+
+    >>> _half_turn(-185.0), _half_turn(170.0), _half_turn(90.0), _half_turn(-90.0)
+    (-5.0, -10.0, 90.0, 90.0)
+    """
+    return float(90 - (90 - degrees) % 180)
+
+
+def _laid_prior(turns: np.ndarray, laid: float) -> np.ndarray:
+    """How much a card's sides count when it is turned ``turns`` (degrees) and the other cards ``laid``: 1 laid as
+    they are, less the further it is turned from them (half round is the same), :data:`LONE_PRIOR` less at
+    :data:`LONE_TURN`.
+
+    >>> _laid_prior(np.array([0.0, 12.0, 180.0, 204.0]), 0.0).round(3).tolist()
+    [1.0, 0.875, 1.0, 0.5]
+    """
+    apart = np.abs((turns - laid + 90) % 180 - 90)
+    return 1 - LONE_PRIOR * (apart / LONE_TURN) ** 2
 
 
 def _rotation(degrees: np.ndarray | float) -> np.ndarray:
@@ -204,10 +231,10 @@ def _pair_corners(centres: np.ndarray, angles: np.ndarray) -> tuple[list[tuple[i
     return pairs, offset
 
 
-def _fit_frames(lab: np.ndarray, centres: np.ndarray, turns: np.ndarray, spans: np.ndarray,
-                offset: np.ndarray, index: tuple[float, float]) -> list[CardFrame]:
-    """Card rectangles about index pairs: one size for the design (the index offset plus a margin, found where
-    the sides of all the cards are sharpest together), then each card's turn and scale a little refined.
+def _design_size(lab: np.ndarray, centres: np.ndarray, turns: np.ndarray, spans: np.ndarray,
+                 offset: np.ndarray, index: tuple[float, float]) -> tuple[float, float]:
+    """The design's card size (px at the offset's length): the index offset plus a margin, found where the
+    sides of all the cards about index pairs are sharpest together.
 
     A card is upright as its indices are (taller than wide) and holds both whole: the margin is at least an
     index (``index``: its typical width and height, px) and at most a third of the offset's length more."""
@@ -222,9 +249,16 @@ def _fit_frames(lab: np.ndarray, centres: np.ndarray, turns: np.ndarray, spans: 
             score = float(np.mean(_edge_contrast(lab, centres, turns, w * scale, h * scale)))
             if score > best:
                 best, size = score, (w, h)
+    return float(size[0]), float(size[1])
+
+
+def _fit_frames(lab: np.ndarray, centres: np.ndarray, turns: np.ndarray, scales: np.ndarray,
+                size: tuple[float, float]) -> list[CardFrame]:
+    """Card rectangles of the design's ``size`` (times each card's scale) about ``centres``, each card's turn
+    and scale a little refined to where its sides are sharpest."""
     frames = []
     tries = [(dt, ds) for dt in (-6, -4, -2, 0, 2, 4, 6) for ds in (0.96, 0.98, 1.0, 1.02, 1.04)]
-    for centre, turn, s in zip(centres, turns, scale):
+    for centre, turn, s in zip(centres, turns, scales):
         many = len(tries)
         scores = _edge_contrast(lab, np.repeat(centre[None], many, 0), turn + np.array([t for t, _ in tries], float),
                                 np.array([size[0] * s * d for _, d in tries]), np.array([size[1] * s * d for _, d in tries]))
@@ -260,18 +294,18 @@ def _corner_cards(image_bgr: np.ndarray, corners: Sequence[Any]) -> tuple[list[n
     for i, j in pairs:
         d = centres[j] - centres[i]
         mids.append((centres[i] + centres[j]) / 2)
-        turns.append(float(np.degrees(np.arctan2(d[1], d[0])) - direction))
+        turns.append(_half_turn(float(np.degrees(np.arctan2(d[1], d[0])) - direction)))
         spans.append(float(np.linalg.norm(d)))
     typical, laid = float(np.median(spans)), float(np.median(turns))
     paired = {k for pair in pairs for k in pair}
     alone = sorted(set(range(len(usable))) - paired)
     for i in alone:  # an index whose facing was misread still pairs with one a card's length away, laid as the rest
-        for j in alone:
+        for j in alone:  # (its partner's facing, at least, agrees)
             d = centres[j] - centres[i]
             turn = float(np.degrees(np.arctan2(d[1], d[0])) - direction)
             if (i in paired or j in paired or i == j or abs(np.linalg.norm(d) / typical - 1) > LONE_SPAN
-                    or _turn_apart(turn, laid) > LONE_TURN or _turn_apart(angles[i], turn) > 90
-                    or _turn_apart(angles[j], turn + 180) > 90):
+                    or _turn_apart(turn, laid) > LONE_TURN
+                    or (_turn_apart(angles[i], turn) > 90 and _turn_apart(angles[j], turn + 180) > 90)):
                 continue
             mids.append((centres[i] + centres[j]) / 2)
             turns.append(turn)
@@ -281,18 +315,22 @@ def _corner_cards(image_bgr: np.ndarray, corners: Sequence[Any]) -> tuple[list[n
     known = len(mids)
     sides = np.sort([[c.box[2] - c.box[0], c.box[3] - c.box[1]] for c in usable], axis=1)
     index = (float(np.median(sides[:, 0])), float(np.median(sides[:, 1])))
-    guess = offset + 1.5 * np.array(index)
-    for k in sorted(set(range(len(usable))) - paired):  # an index alone: its card turned as its sides say
-        tries = angles[k] + np.arange(-LONE_TURN, LONE_TURN + 1, 3.0)
-        centres_k = np.array([centres[k] + _rotation(t) @ offset / 2 for t in tries])
+    size = _design_size(lab, np.array(mids), np.array(turns), np.array(spans), offset, index)
+    lone = typical / float(np.linalg.norm(offset))  # a card of one index alone: as big as the typical card of two
+    guess = np.array(size) * lone
+    for k in sorted(set(range(len(usable))) - paired):  # an index alone: its card laid as the rest, its sides say
+        end = laid if _turn_apart(angles[k], laid) <= 90 else laid + 180  # which end of the card the index is at
+        tries = end + np.arange(-LONE_TURN, LONE_TURN + 1, 3.0)
+        centres_k = np.array([centres[k] + _rotation(t) @ offset * lone / 2 for t in tries])
         scores = _edge_contrast(lab, centres_k, tries, np.full(len(tries), guess[0]), np.full(len(tries), guess[1]))
-        best = int(scores.argmax())
+        best = int((scores * _laid_prior(tries, laid)).argmax())
         mids.append(centres_k[best])
         turns.append(float(tries[best]))
         spans.append(typical)
-    frames = _fit_frames(lab, np.array(mids), np.array(turns), np.array(spans), offset, index)
+    frames = _fit_frames(lab, np.array(mids), np.array(turns), np.array(spans) / float(np.linalg.norm(offset)), size)
     sharp = _edge_contrast(lab, np.array([f.centre for f in frames]), np.array([f.turn for f in frames]),
                            np.array([f.width for f in frames]), np.array([f.height for f in frames]))
+    sharp = sharp * _laid_prior(np.array([f.turn for f in frames]), laid)
     order = sorted(range(len(frames)), key=lambda k: (k >= known, -sharp[k]))  # pairs first, then sharpest
     kept: list[int] = []
     for k in order:

@@ -3,7 +3,7 @@
 Why: each tap in the review says what a card really is. When the round is saved, or the
 hand checked on "Check a hand", every card the player confirmed or changed is kept as the
 corner crops the classifier saw (cut from the stored photo with the reading's boxes,
-:func:`vision.detector.crop_corner`, at :data:`KEPT_CROP`) and the right card name, beside the photo::
+:func:`vision.detector.crop_corner`, at :data:`vision.enrolment.KEPT_CROP`) and the right card name, beside the photo::
 
     photos/<photo id>/corrections/<card>_<n>.png
 
@@ -32,15 +32,13 @@ import sqlite_utils
 
 from scorer import TipluError, parse_card
 from vision.detector import crop_corner
+from vision.enrolment import KEPT_CROP
 from web.db import write
 from web.errors import BadRequest
 from web.i18n import _
 from web.photos import PHOTO_ID
 
 CORRECTIONS_DIR = "corrections"
-#: Kept crops are cut at the biggest crop a tiplu classifier takes (48x72); "Improve
-#: from corrections" resizes them to the size of the model it improves.
-KEPT_CROP = (48, 72)
 #: At most this many corrected cards per photo (a whole table holds about 60 cards).
 MAX_PER_PHOTO = 80
 

@@ -13,7 +13,7 @@ card was found, in the right order.
 (:mod:`vision.training.backgrounds`); :data:`TEST_DESIGNS` are the designs kept out of
 training (nicu-white and its sibling nicu-ornamental, and the light-ink-on-dark-stock
 proc-gold-on-black). :func:`test_set` lists every (design, cloth, seed) of the set and
-``bench/bench_enrol.py --photos`` checks them all.
+``bench/bench_enrol.py`` checks them all.
 
 >>> import numpy as np
 >>> TABLECLOTHS["stripes"](np.random.default_rng(0), 64, 48).shape
@@ -261,8 +261,9 @@ def design_photo(design: str, cloth: str, seed: int, suit: str = "H",
 
 
 def test_set(designs: Sequence[str] = TEST_DESIGNS, cloths: Sequence[str] = tuple(TABLECLOTHS),
-             seeds: Sequence[int] = (0,), suits: str = "H") -> Iterator[tuple[str, str, int, str]]:
-    """Every (design, cloth, seed, suit) of the test set: each design on each cloth, one photo a seed and suit."""
+             seeds: Sequence[int] = (0,), suits: str = "SHDC") -> Iterator[tuple[str, str, int, str]]:
+    """Every (design, cloth, seed, suit) of the test set: each design on each cloth, one photo a seed and suit
+    (every suit by default)."""
     for design in designs:
         for cloth in cloths:
             for seed in seeds:
