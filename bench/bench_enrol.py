@@ -1,7 +1,7 @@
 """Enrolment's photo step on the test set: every suit photo of the held-out designs on every cloth, found or not.
 
 Renders :mod:`vision.training.enrol_photos`' set (each design of ``--designs`` on each cloth
-of ``--cloths``, one hearts photo per seed), runs :func:`vision.enrolment.find_cards` on
+of ``--cloths``, one photo of each suit of ``--suits`` per seed), runs :func:`vision.enrolment.find_cards` on
 each and prints, per cloth, how many photos had all 13 cards found in the right order, then
 per design, and the seconds to render and to find (median and worst). A photo that fails is
 saved with the cards found outlined (``--failed DIR``). No assertions: the test is
@@ -14,8 +14,14 @@ scenes, choosing the level), the whole, the machine's load, the longest wait bet
 moves of the progress bar, and the estimate for a Pi 5 and a Pi 4 (these networks run about
 2.2 and 7 times slower there, ``bench/bench_profiles.py``: an estimate, not a measurement).
 
-    python bench/bench_enrol.py [--seeds 0 1] [--designs nicu-white] [--failed /tmp/failed]
+    python bench/bench_enrol.py [--seeds 0 1 2] [--designs nicu-white] [--suits H] [--failed /tmp/failed]
     nice python bench/bench_enrol.py --steps [--designs nicu-ornamental] [--cloths green-felt]
+    nice python bench/bench_enrol.py --page
+
+``--page`` times the same enrolment as a family starts it on the web page: a real ``tiplu serve``
+process with its defaults, Debian's Chromium (Playwright) filling "Teach tiplu a deck" with the
+four suit photos and watching the bar until the deck is learnt; it prints the whole time, the
+page's own promise, and the longest wait between two moves of the bar or its message.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import tempfile
 import time
 from collections import defaultdict
@@ -39,16 +46,21 @@ def main() -> None:
     parser.add_argument("--designs", nargs="+", default=list(TEST_DESIGNS))
     parser.add_argument("--cloths", nargs="+", default=list(TABLECLOTHS))
     parser.add_argument("--seeds", nargs="+", type=int, default=[0])
+    parser.add_argument("--suits", default="SHDC", help="the suits photographed (letters, default SHDC)")
     parser.add_argument("--failed", type=Path, default=None, help="save each failed photo here, annotated")
     parser.add_argument("--steps", action="store_true", help="time each part of one default enrolment instead")
+    parser.add_argument("--page", action="store_true", help="time one default enrolment on the web page instead")
     args = parser.parse_args()
     if args.steps:
         enrolment_steps(args.designs[0], args.cloths[0], args.seeds[0])
         return
+    if args.page:
+        enrolment_page(args.designs[0], args.cloths[0], args.seeds[0])
+        return
     by_cloth: dict[str, list[bool]] = defaultdict(list)
     by_design: dict[str, list[bool]] = defaultdict(list)
     render, find = [], []
-    for design, cloth, seed, suit in test_set(args.designs, args.cloths, args.seeds):
+    for design, cloth, seed, suit in test_set(args.designs, args.cloths, args.seeds, args.suits):
         started = time.perf_counter()
         photo = design_photo(design, cloth, seed, suit)
         render.append(time.perf_counter() - started)
@@ -108,6 +120,58 @@ def enrolment_steps(design: str, cloth: str, seed: int) -> None:
     print(f"  the progress bar moved {len(moves)} times, the longest wait {max(waits):.1f} s")
     print("  estimated: " + ", ".join(f"{name} about {whole * factor / 60:.0f} min"
                                       for name, factor in PI_FACTORS.items()))
+
+
+def write_photos(design: str, cloth: str, seed: int, folder: Path) -> list[Path]:
+    """The design's four suit photos on ``cloth`` as JPEG files, in enrolment order."""
+    paths = []
+    for suit in "SHDC":
+        paths.append(folder / f"{suit}.jpg")
+        cv2.imwrite(str(paths[-1]), design_photo(design, cloth, seed, suit).image, [cv2.IMWRITE_JPEG_QUALITY, 92])
+    return paths
+
+
+def enrolment_page(design: str, cloth: str, seed: int) -> None:
+    """One default enrolment started on the Decks page of a real server, timed as the family waits for it."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from web_support import Server, phone_page
+
+    with tempfile.TemporaryDirectory() as folder:
+        paths = write_photos(design, cloth, seed, Path(folder))
+        server = Server(Path(folder) / "bench.db")
+        try:
+            with phone_page(timeout_ms=60_000) as page:
+                page.goto(server.base + "/decks")
+                promise = page.inner_text("#teach-promise")
+                page.fill('input[name="title"]', "Bench")
+                for field, photo in zip(("spades", "hearts", "diamonds", "clubs"), paths):
+                    page.locator(f'input[name="{field}"]').set_input_files(str(photo))
+                load = os.getloadavg()[0]
+                started = time.monotonic()
+                page.click("#teach-deck")
+                moves, shown = [started], None
+                while True:
+                    try:
+                        now = page.evaluate("() => [document.getElementById('deck-job').dataset.state, "
+                                            "document.getElementById('deck-job-message').textContent, "
+                                            "document.getElementById('deck-progress').value]")
+                    except Exception:  # the page reloads when the job is done
+                        now = None
+                    if now is not None and now[0] in ("done", "failed"):
+                        break
+                    if now is not None and now[1:] != shown:
+                        shown = now[1:]
+                        moves.append(time.monotonic())
+                    time.sleep(0.2)
+                whole = time.monotonic() - started
+                print(f"{design} on {cloth}, on the page: {now[0]} in {whole:.1f} s ({whole / 60:.1f} min); "
+                      f"load average {load:.2f} before, {os.getloadavg()[0]:.2f} after, on {os.cpu_count()} cores")
+                print(f"  the bar or its message moved {len(moves) - 1} times, the longest wait "
+                      f"{max(b - a for a, b in zip(moves, [*moves[1:], started + whole])):.1f} s")
+                print(f"  the page's promise: {promise.strip()}")
+                print(f"  the page's message at the end: {page.inner_text('#deck-job-message').strip()}")
+        finally:
+            server.kill()
 
 
 if __name__ == "__main__":

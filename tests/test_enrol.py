@@ -24,7 +24,8 @@ import pytest
 from vision.calibration import CALIBRATION_FIELDS, Calibration
 from vision.detector import INFO_FILE, MODELS_DIR, CardDetector, load_detector, model_crop_size
 from vision.enrolment import EnrolError, card_names, find_cards
-from vision.training.enrol import corner_crops, correction_crops, improve, read_enrolment, table_crops
+from vision.training.enrol import (corner_crops, correction_crops, improve, read_enrolment, table_crops,
+                                   tuned_networks)
 from web.cli import main
 from web_support import suit_photos as make_suit_photos, write_suit_photos
 
@@ -110,8 +111,8 @@ def test_enrol_reports_the_cards_found_per_photo_and_the_time(enrolled: tuple[Pa
     assert summary["photos"][2]["cards"] == card_names("D")
     assert summary["design"] == "grandma" and summary["epochs"] == 1 and summary["crops"] > 54 * 2 * 2
     assert 0 < summary["seconds"] < 600
-    networks = len(json.loads((MODELS_DIR / INFO_FILE).read_text()).get("classifiers", ["corner_classifier.onnx"]))
-    assert f"epoch {networks}/{networks} loss" in stderr, "each stage-2 network's epochs are counted"
+    networks = tuned_networks(MODELS_DIR)
+    assert f"epoch {networks}/{networks} loss" in stderr, "each fine-tuned stage-2 network's epochs are counted"
 
 
 def test_the_enrolled_folder_is_a_model_the_detector_and_the_cli_load(enrolled: tuple[Path, dict, str],
@@ -123,8 +124,10 @@ def test_the_enrolled_folder_is_a_model_the_detector_and_the_cli_load(enrolled: 
     assert (out / "corners.onnx").read_bytes() == (MODELS_DIR / "corners.onnx").read_bytes()
     members = json.loads((MODELS_DIR / INFO_FILE).read_text()).get("classifiers", ["corner_classifier.onnx"])
     assert info.get("classifiers", ["corner_classifier.onnx"]) == members, "as many networks as the base"
-    for member in members:
-        assert (out / member).read_bytes() != (MODELS_DIR / member).read_bytes(), f"{member} was fine-tuned"
+    tuned = tuned_networks(MODELS_DIR)
+    for k, member in enumerate(members):
+        same = (out / member).read_bytes() == (MODELS_DIR / member).read_bytes()
+        assert same == (k >= tuned), f"{member}: the first {tuned} fine-tuned, the rest kept as the base has them"
     detector = load_detector(out)
     assert isinstance(detector, CardDetector)
     suit, photo, _ = suit_photos[0]
@@ -286,17 +289,41 @@ def test_without_the_train_extra_enrol_says_what_to_install(photo_files: list[Pa
     assert code == 2 and "needs the train extra (torch is missing), a few GB to download: .venv/bin/pip install -e '.[train]'" in stderr
 
 
-def test_report_enrol_teaches_a_held_out_design_and_measures_its_tables(tmp_path: Path) -> None:
-    """``tiplu report --enrol``'s rows: the design's suit photos composed, enrolled, its tables read by the new folder."""
+def test_report_enrol_teaches_a_design_on_a_cloth_and_measures_its_tables_before_and_after(tmp_path: Path) -> None:
+    """``tiplu report --enrol``'s rows: the design's suit photos on a striped cloth found, enrolled, its tables
+    read before and after, then reviewed tables corrected and the deck improved from them."""
     pytest.importorskip("torch")
-    from vision.training.report import enrolled_rows
-    rows = enrolled_rows(None, ["proc-gold-on-black"], tmp_path, scenes=3, epochs=1, copies=2, calibration_scenes=0)
-    assert [r.name.split(", enrolled in ")[0] for r in rows] == ["table proc-gold-on-black"]
-    assert rows[0].images == 3 and rows[0].corners > 0 and 0 <= rows[0].card_f1 <= 1
+    from vision.training.enrol_report import enrolled_rows
+    rows = enrolled_rows(None, ["proc-gold-on-black"], tmp_path, scenes=2, epochs=1, copies=2, calibration_scenes=0,
+                         corrections=2, cloths=["stripes"])
+    assert [r.name for r in rows][0] == "enrol proc-gold-on-black: before (4/4 suit photos found)"
+    assert rows[1].name.startswith("enrol proc-gold-on-black: enrolled on stripes in ")
+    assert all(r.images == 2 and r.corners > 0 and 0 <= r.card_f1 <= 1 for r in rows)
     photos = sorted(p.name for p in (tmp_path / "proc-gold-on-black" / "photos").iterdir())
     assert photos == ["clubs.jpg", "diamonds.jpg", "hearts.jpg", "jokers.jpg", "spades.jpg"]  # the design has a joker
     info = json.loads((tmp_path / "proc-gold-on-black" / "model" / INFO_FILE).read_text())
     assert info["enrolled"]["design"] == "proc-gold-on-black" and info["enrolled"]["epochs"] == 1
+    if len(rows) == 3:  # one epoch on 2 copies misreads some card of the 2 reviewed tables, or doubts it
+        assert re.fullmatch(r"enrol proc-gold-on-black: \+ \d+ crops corrected on 2 reviewed tables", rows[2].name)
+        corrected = json.loads((tmp_path / "proc-gold-on-black" / "corrected" / INFO_FILE).read_text())
+        assert corrected["enrolled"]["corrected_crops"] == int(rows[2].name.split()[3])
+
+
+def test_a_review_keeps_the_wrong_and_the_doubtful_cards_with_their_right_names() -> None:
+    """What the report's "corrected" row learns from: each card read wrong gets its right name, a right and
+    sure card gives nothing."""
+    from vision.detector import load_detector
+    from vision.training.enrol_report import review_corrections
+    from vision.training.report import Truth, table_scenes
+
+    detector = load_detector()
+    image, truth = next(table_scenes("proc-gold-on-black", 1, 0))
+    wrong = Truth(truth.boxes, tuple("AS" if name != "AS" else "KS" for name in truth.names))
+    right = review_corrections(detector, image, truth)
+    every = review_corrections(detector, image, wrong)
+    assert len(every) > len(right), "every card read is now wrong, so each is corrected"
+    assert all(crop.shape == (72, 48, 3) for crop, _ in every)
+    assert {name for _, name in every} <= {"AS", "KS"}
 
 
 def test_report_enrol_names_an_unknown_design(tmp_path: Path) -> None:

@@ -43,7 +43,7 @@ import numpy as np
 from flask import Flask, current_app
 
 from scorer import Message, TipluError
-from vision.detector import MODELS_DIR, model_classifiers
+from vision.detector import MODELS_DIR
 from web.db import folder_beside_ledger
 from web.errors import BadRequest, Conflict, NotFound, Unavailable
 from web.i18n import N_, _, translate
@@ -557,8 +557,10 @@ def teach(title: str, uploads: Sequence[Upload], app: Flask | None = None) -> Jo
             raise
         return {"crops": done.crops, "seconds": round(done.seconds)}
 
+    from vision.training.api import tuned_networks
+
     try:
-        return job.start("enrol", name, title, work, rounds=plan.epochs * len(model_classifiers(base)),
+        return job.start("enrol", name, title, work, rounds=plan.epochs * tuned_networks(base),
                          scenes=plan.calibration_scenes)
     except Conflict:
         shutil.rmtree(folder, ignore_errors=True)
@@ -621,7 +623,9 @@ def improve(name: str, corrections: Sequence[tuple[Path, str]], cards: int, app:
             raise
         return {"corrections": cards, "crops": done.corrected_crops, "version": new.current[1:]}
 
-    return runner(app).start("improve", name, title, work, rounds=plan.epochs * len(model_classifiers(start)),
+    from vision.training.api import tuned_networks
+
+    return runner(app).start("improve", name, title, work, rounds=plan.epochs * tuned_networks(start),
                              scenes=plan.calibration_scenes if suits else 0)
 
 

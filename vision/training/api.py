@@ -20,7 +20,8 @@ It offers, by use:
 
 - **learning a deck** (:mod:`vision.training.enrol`): :func:`enrol` and its result
   :class:`Enrolment`, :func:`improve` and :class:`Improvement`, their defaults
-  :data:`COPIES`, :data:`EPOCHS`, :data:`SCENES`, :data:`TABLE_SCENES`, and the error they
+  :data:`COPIES`, :data:`EPOCHS`, :data:`SCENES`, :data:`TABLE_SCENES`, :data:`TUNED` (how many
+  stage-2 networks are fine-tuned, :func:`tuned_networks` of a folder), and the error they
   raise, :class:`EnrolError` (from :mod:`vision.enrolment`);
 - **data** (:mod:`~vision.training.dataset`, :mod:`~vision.training.decks`,
   :mod:`~vision.training.generate`, :mod:`~vision.training.scenes`, :mod:`~vision.training.photo_import`,
@@ -43,8 +44,8 @@ It offers, by use:
   (outside the package, never committed), :data:`REAL`, :data:`STAGES`;
 - **measuring** (:mod:`~vision.training.evaluate`, :mod:`~vision.training.report`,
   :mod:`~vision.training.calibrate`): :func:`evaluate`, :func:`build_report`,
-  :func:`enrolled_rows`, :func:`markdown_table`, :func:`write_report_metrics`,
-  :data:`ANGLES`, :data:`FAR_SCENES`, :data:`HELD_OUT_DESIGNS`, :data:`LOCATE_CONF`,
+  :func:`enrolled_rows` (:mod:`~vision.training.enrol_report`; :data:`TEST_DESIGNS`, :data:`TABLECLOTHS`,
+  :data:`ENROL_CLOTH`), :func:`markdown_table`, :func:`write_report_metrics`, :data:`ANGLES`, :data:`FAR_SCENES`, :data:`HELD_OUT_DESIGNS`, :data:`LOCATE_CONF`,
   :data:`MATCH_IOU`, :func:`calibrate`, :func:`write_calibration`, :data:`METHODS`; errors
   :class:`ReportError`, :class:`CalibrationSplitError`.
 
@@ -61,7 +62,8 @@ from vision.training.calibrate import METHODS, CalibrationSplitError, calibrate,
 from vision.training.dataset import DatasetError, import_real, pack_yolo, tile_yolo
 from vision.training.decks import (HOLDOUT_DECK, DeckError, contact_sheet, installed_svg_decks, load_svg_faces,
                                    render_deck, svg_deck)
-from vision.training.enrol import COPIES, EPOCHS, SCENES, TABLE_SCENES, Enrolment, Improvement, enrol, improve
+from vision.training.enrol import (COPIES, EPOCHS, SCENES, TABLE_SCENES, TUNED, Enrolment, Improvement, enrol, improve,
+                                   tuned_networks)
 from vision.training.evaluate import LOCATE_CONF, MATCH_IOU, evaluate
 from vision.training.generate import generate_dataset
 from vision.training.hard_crops import hard_crops, save_hard_crops
@@ -71,8 +73,10 @@ from vision.training.photo_import import LABEL_KINDS as PHOTO_LABELS
 from vision.training.photo_import import LICENCES as PHOTO_LICENCES
 from vision.training.photo_import import Source as PhotoSource
 from vision.training.photo_import import import_photos
-from vision.training.report import (ANGLES, FAR_SCENES, HELD_OUT_DESIGNS, ReportError, build_report, enrolled_rows,
-                                    markdown_table, write_report_metrics)
+from vision.training.enrol_photos import TABLECLOTHS, TEST_DESIGNS
+from vision.training.enrol_report import ENROL_CLOTH, enrolled_rows
+from vision.training.report import (ANGLES, FAR_SCENES, HELD_OUT_DESIGNS, ReportError, build_report, markdown_table,
+                                    write_report_metrics)
 from vision.training.scenes import CROP_CARD_PX, MIN_VISIBLE, SCENE_TYPES, SceneError
 from vision.training.train import (DEFAULT_DETECTOR_YAML, TrainError, average_classifiers, ensemble_model,
                                    export_models, train_classifier, train_detector)
@@ -80,7 +84,8 @@ from vision.training.turned import turned_copies
 
 __all__ = [
     # learning a deck
-    "enrol", "Enrolment", "improve", "Improvement", "COPIES", "EPOCHS", "SCENES", "TABLE_SCENES", "EnrolError",
+    "enrol", "Enrolment", "improve", "Improvement", "COPIES", "EPOCHS", "SCENES", "TABLE_SCENES", "TUNED",
+    "tuned_networks", "EnrolError",
     # data
     "import_real", "pack_yolo", "tile_yolo", "turned_copies", "generate_dataset", "CROP_CARD_PX", "MIN_VISIBLE",
     "SCENE_TYPES", "HOLDOUT_DECK", "svg_deck", "installed_svg_decks", "render_deck", "load_svg_faces",
@@ -93,7 +98,7 @@ __all__ = [
     "init_from_onnx", "continue_detector", "continue_classifier", "campaign", "extend_plan", "export_resume_point",
     "read_state", "RESUME_DIR", "REAL", "STAGES",
     # measuring
-    "evaluate", "build_report", "enrolled_rows", "markdown_table", "write_report_metrics", "ANGLES", "FAR_SCENES",
+    "evaluate", "build_report", "enrolled_rows", "TEST_DESIGNS", "TABLECLOTHS", "ENROL_CLOTH", "markdown_table", "write_report_metrics", "ANGLES", "FAR_SCENES",
     "HELD_OUT_DESIGNS", "LOCATE_CONF", "MATCH_IOU", "calibrate", "write_calibration", "METHODS", "ReportError",
     "CalibrationSplitError",
 ]

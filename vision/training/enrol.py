@@ -134,6 +134,10 @@ COPIES = 40
 EPOCHS = 6
 LEARNING_RATE = 1e-3
 BATCH = 128
+#: How many of the base's stage-2 networks an enrolment fine-tunes (the first ones; None: all). The others are
+#: kept as the base has them and the model averages them all: they keep what the base knows of what is not a
+#: corner, which a few thousand crops of one deck wear away (models/HISTORY.md), and learning takes half as long.
+TUNED: int | None = 1
 #: Threads that cut the enrolment crops (:func:`enrolment_crops`): the 2 cores of a small machine.
 CROP_THREADS = 2
 #: Share of the enrolment crops that also go through JPEG (quality 35-90), as phone photos do.
@@ -483,32 +487,42 @@ def fine_tune_classifier(base: Path, crops: np.ndarray, labels: np.ndarray, epoc
         hook.remove()
 
 
+def tuned_networks(base: Path, tuned: int | None = TUNED) -> int:
+    """How many stage-2 networks of the model folder ``base`` an enrolment or improvement fine-tunes (``tuned``,
+    at least one, at most all; None: all): its rounds of learning are that many times its epochs."""
+    members = len(model_classifiers(base))
+    return members if tuned is None else max(1, min(tuned, members))
+
+
 def fine_tune_classifiers(base: Path, crops: np.ndarray, labels: np.ndarray, epochs: int = EPOCHS, *,
                           seed: int = 0, progress: Callable[[int, int, float], None] | None = None,
-                          moving: Callable[[float, int], None] | None = None) -> list[Any]:
-    """Every stage-2 network of ``base`` fine-tuned on the same crops, in ``"classifiers"`` order, so an
-    enrolled or improved model averages as many networks as its base. ``progress`` and ``moving`` count the
-    epochs of all of them: ``(k * epochs + epoch, members * epochs, ...)``."""
+                          moving: Callable[[float, int], None] | None = None,
+                          tuned: int | None = None) -> list[Any]:
+    """The first ``tuned`` (default: every) stage-2 networks of ``base`` fine-tuned on the same crops, in
+    ``"classifiers"`` order, then ``None`` for each network kept as the base has it, so an enrolled or
+    improved model averages as many networks as its base. ``progress`` and ``moving`` count the epochs of
+    all of them: ``(k * epochs + epoch, tuned * epochs, ...)``."""
     members = model_classifiers(base)
-    nets = []
-    for k, member in enumerate(members):
+    tuned = tuned_networks(base, tuned)
+    nets: list[Any] = []
+    for k, member in enumerate(members[:tuned]):
         def each(epoch: int, _: int, loss: float, k: int = k) -> None:
             if progress is not None:
-                progress(k * epochs + epoch, len(members) * epochs, loss)
+                progress(k * epochs + epoch, tuned * epochs, loss)
 
         def batch(done: float, _: int, k: int = k) -> None:
             if moving is not None:
-                moving(k * epochs + done, len(members) * epochs)
+                moving(k * epochs + done, tuned * epochs)
         nets.append(fine_tune_classifier(base, crops, labels, epochs, seed=seed + k, progress=each, member=member,
                                          moving=batch))
-    return nets
+    return nets + [None] * (len(members) - tuned)
 
 
 def write_model_folder(base: Path, out: Path, nets: Sequence[Any], note: dict[str, Any],
                        detector: Path | None = None, tag: str = "enrolled") -> list[Path]:
     """``out`` as a model folder: the base's settings, its detector (or ``detector``, a stage-1
     checkpoint, exported), ``nets`` as its stage-2 networks (named as the base's
-    ``"classifiers"``), ``note`` as ``"enrolled"``; the version is the base's plus ``+tag``
+    ``"classifiers"``; ``None`` keeps the base's network), ``note`` as ``"enrolled"``; the version is the base's plus ``+tag``
     (``0.2+enrolled``, then ``0.2+enrolled+corrected``)."""
     _torch()
     from vision.training.train import OPSET, _ultralytics, copy_orientation, export_classifier
@@ -525,7 +539,10 @@ def write_model_folder(base: Path, out: Path, nets: Sequence[Any], note: dict[st
     if len(nets) != len(members):
         raise EnrolError(f"{base}: {len(members)} stage-2 networks, but {len(nets)} were fine-tuned")
     for net, member in zip(nets, members):
-        export_classifier(net, out / member, model_crop_size(base))
+        if net is None:  # kept as the base has it
+            shutil.copyfile(base / member, out / member)
+        else:
+            export_classifier(net, out / member, model_crop_size(base))
     write_class_names(out)
     info = read_model_json(base)
     base_version = info.get("metrics", {}).get("version", "?")
@@ -539,8 +556,8 @@ def write_model_folder(base: Path, out: Path, nets: Sequence[Any], note: dict[st
 def enrol(suit_photos: Sequence[Path], out: Path, *, jokers: Path | None = None, base: Path = MODELS_DIR,
           design: str | None = None, epochs: int = EPOCHS, copies: int = COPIES, seed: int = 0,
           detector_epochs: int = 0, scenes: int = SCENES, calibration_scenes: int = CALIBRATION_SCENES,
-          table_scenes: int = TABLE_SCENES, work: Path | None = None, say: Callable[[str], None] | None = None,
-          progress: Callable[[Progress], None] | None = None) -> Enrolment:
+          table_scenes: int = TABLE_SCENES, tuned: int | None = TUNED, work: Path | None = None,
+          say: Callable[[str], None] | None = None, progress: Callable[[Progress], None] | None = None) -> Enrolment:
     """Learn a deck from its suit photos (and jokers photo) and write the model folder ``out``.
 
     Then doubt is recalibrated for the deck on ``calibration_scenes`` scenes of it
@@ -566,7 +583,7 @@ def enrol(suit_photos: Sequence[Path], out: Path, *, jokers: Path | None = None,
         raise EnrolError(f"{scenes} scenes: stage 1 needs at least 2 (one to train on, one to check)")
     verify_calibration_scenes(calibration_scenes)
     _torch()
-    networks = len(model_classifiers(base))
+    networks = tuned_networks(base, tuned)
     photo_count = len(suit_photos) + (jokers is not None)
     expected_crops = int((13 * len(SUITS) + 2 * (jokers is not None)) * 2 * copies * 1.3)
     steps = Steps(plan(photos=photo_count, crops=expected_crops, networks=networks, epochs=epochs,
@@ -583,7 +600,7 @@ def enrol(suit_photos: Sequence[Path], out: Path, *, jokers: Path | None = None,
         crops, labels = np.concatenate([crops, x]), np.concatenate([labels, y])
         steps.say(f"{len(x)} crops of stage 1's boxes on {table_scenes} tables of the enrolled cards cut")
     nets = fine_tune_classifiers(base, crops, labels, epochs, seed=seed, progress=steps.epoch_done,
-                                 moving=steps.batch_learnt)
+                                 moving=steps.batch_learnt, tuned=tuned)
     detector = None
     if detector_epochs:
         work = Path(work or out.parent / f".{out.name}-work")
@@ -805,8 +822,9 @@ class Improvement:
 def improve(base: Path, out: Path, crops: Sequence[np.ndarray], cards: Sequence[str], *,
             suit_photos: Sequence[Path] = (), jokers: Path | None = None, epochs: int = EPOCHS,
             copies: int = COPIES, correction_copies: int = CORRECTION_COPIES, seed: int = 0,
-            calibration_scenes: int = CALIBRATION_SCENES, say: Callable[[str], None] | None = None,
-            progress: Callable[[Progress], None] | None = None) -> Improvement:
+            calibration_scenes: int = CALIBRATION_SCENES, tuned: int | None = TUNED,
+            say: Callable[[str], None] | None = None, progress: Callable[[Progress], None] | None = None
+            ) -> Improvement:
     """Fine-tune the card namer of the model folder ``base`` on corrections kept in review
     (``crops`` with the right ``cards``) and write the result to the model folder ``out``.
 
@@ -824,7 +842,7 @@ def improve(base: Path, out: Path, crops: Sequence[np.ndarray], cards: Sequence[
     _torch()
     size = model_crop_size(base)
     x, y = correction_crops(crops, cards, correction_copies, seed, size)
-    networks = len(model_classifiers(base))
+    networks = tuned_networks(base, tuned)
     photo_count = len(suit_photos) + (jokers is not None and bool(suit_photos))
     scenes = calibration_scenes if suit_photos else 0
     expected = len(x) + int((13 * len(SUITS) + 2 * (jokers is not None)) * 2 * copies * 1.3 * bool(suit_photos))
@@ -837,7 +855,8 @@ def improve(base: Path, out: Path, crops: Sequence[np.ndarray], cards: Sequence[
         _, faces = read_enrolment(suit_photos, jokers, base.name, progress=steps.photo_read)
         ex, ey = enrolment_crops(faces, copies, seed, size, progress=steps.card_cut)
         x, y = np.concatenate([x, ex]), np.concatenate([y, ey])
-    nets = fine_tune_classifiers(base, x, y, epochs, seed=seed, progress=steps.epoch_done, moving=steps.batch_learnt)
+    nets = fine_tune_classifiers(base, x, y, epochs, seed=seed, progress=steps.epoch_done, moving=steps.batch_learnt,
+                                 tuned=tuned)
     date = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     enrolled = dict(read_model_json(base).get("enrolled") or {})
     note = enrolled | {

@@ -325,39 +325,6 @@ def build_report(model: Path | None, real_val: Path, *, angles: Sequence[int] = 
     return rows
 
 
-def enrolled_rows(model: Path | None, designs: Sequence[str], work: Path, *, scenes: int = 30, seed: int = 0,
-                  epochs: int | None = None, copies: int | None = None, detector_epochs: int = 0,
-                  calibration_scenes: int | None = None, tables: int | None = None,
-                  progress: bool = False) -> list[SetScore]:
-    """Teach ``model`` each held-out design as a family would, then measure its tables again.
-
-    Issue #12's enrolment targets, one row per design: four suit photos (and a jokers photo
-    when the design has a joker) composed from the design's faces
-    (:func:`~vision.training.enrol.compose_suit_photos`) are handed to
-    :func:`~vision.training.enrol.enrol` with its defaults (doubt recalibrated on scenes of
-    seeds 1001/2002, never the report's; ``tables`` as its ``table_scenes``), and the enrolled folder (``work/DESIGN/model``) reads
-    the same whole-table scenes as the design's plain row. The row's name carries the
-    enrolment's wall-clock time.
-    """
-    from vision.detector import MODELS_DIR
-    from vision.training.enrol import (CALIBRATION_SCENES, COPIES, EPOCHS, TABLE_SCENES, compose_suit_photos, enrol,
-                                       write_enrolment_photos)
-    rows = []
-    for design in designs:
-        deck = held_out_design(design)
-        photos = write_enrolment_photos(work / design / "photos", compose_suit_photos(deck.faces),
-                                        deck.faces.get("JOKER"))
-        say = (lambda line: print(f"  {design}: {line}", file=sys.stderr, flush=True)) if progress else None
-        done = enrol(photos[:4], work / design / "model", jokers=photos[4] if len(photos) > 4 else None,
-                     base=model or MODELS_DIR, design=design, epochs=epochs or EPOCHS, copies=copies or COPIES,
-                     detector_epochs=detector_epochs, seed=seed, say=say,
-                     calibration_scenes=CALIBRATION_SCENES if calibration_scenes is None else calibration_scenes,
-                     table_scenes=TABLE_SCENES if tables is None else tables)
-        rows.append(measure(CardDetector(done.folder), f"table {design}, enrolled in {done.seconds:.0f} s",
-                            table_scenes(design, scenes, seed), progress))
-    return rows
-
-
 #: The figures of a set that ``model.json``'s ``"metrics"`` keep (rates left out where a set has none).
 METRIC_FIELDS = ("locate_recall", "classify_accuracy", "card_precision", "card_recall", "card_f1",
                  "multiset_rate", "verdict_accuracy")

@@ -4,8 +4,9 @@ Real val upright and turned (30/90/135 degrees), the webcam val (``--webcam-val`
 whole-table scenes of the held-out designs, and the sample images: stage-1 localisation recall apart from stage-2
 accuracy, card F1, exact multiset and verdict accuracy, as ``report.json`` and a
 markdown table (:mod:`vision.training.report` does the work). With ``--enrol`` it also
-teaches the model each held-out design from composed suit photos, as ``tiplu enrol``
-would, and measures that design's tables with the enrolled model (the enrolment rows of the model card).
+teaches the model each design of the enrolment test set from its suit photos on a cloth, as
+``tiplu enrol`` would, and measures that design's tables before, after, and after "Improve from
+corrections" (:mod:`vision.training.enrol_report`: the enrolment rows of the model card).
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ from pathlib import Path
 
 from vision.detector import ModelError
 from vision.pipeline import DEFAULT_CONF
-from vision.training.api import (ANGLES, FAR_SCENES, HELD_OUT_DESIGNS, LOCATE_CONF, MATCH_IOU, DatasetError,
-                                 EnrolError, ReportError, build_report, enrolled_rows, markdown_table,
-                                 write_report_metrics)
+from vision.training.api import (ANGLES, ENROL_CLOTH, FAR_SCENES, HELD_OUT_DESIGNS, LOCATE_CONF, MATCH_IOU,
+                                 TABLECLOTHS, TEST_DESIGNS, DatasetError, EnrolError, ReportError, build_report,
+                                 enrolled_rows, markdown_table, write_report_metrics)
 from web.cli._common import ExitCode, Streams, model_json_file
 
 
@@ -46,8 +47,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--write-metrics", type=model_json_file, default=None, metavar="MODEL_JSON",
                         help="also store the figures in this model.json under \"metrics\" (the shipped model's card)")
     parser.add_argument("--enrol", action="store_true",
-                        help="also teach the model each held-out design from composed suit photos (tiplu enrol, "
-                             "train extra) and measure its tables again; models under OUT/enrolled")
+                        help="also teach the model each design of --enrol-designs from its suit photos on "
+                             "--enrol-cloth (tiplu enrol, train extra) and measure its tables before and after; "
+                             "models under OUT/enrolled")
+    parser.add_argument("--enrol-designs", nargs="+", default=list(TEST_DESIGNS), metavar="DESIGN",
+                        help="with --enrol: the designs taught (default: the enrolment test set's)")
+    parser.add_argument("--enrol-cloth", choices=sorted(TABLECLOTHS), default=ENROL_CLOTH,
+                        help=f"with --enrol: the cloth the suit photos lie on (default {ENROL_CLOTH})")
+    parser.add_argument("--enrol-corrections", type=int, default=5, metavar="N",
+                        help="with --enrol: review N other tables of the design as a family does, improve from "
+                             "the corrections and measure again (0: no such row)")
     parser.add_argument("--enrol-detector-epochs", type=int, default=0, metavar="N",
                         help="with --enrol: also fine-tune stage 1 for N epochs (as tiplu enrol --detector-epochs)")
     parser.add_argument("--enrol-table-scenes", type=int, default=None, metavar="N",
@@ -67,9 +76,9 @@ def run(args: argparse.Namespace, io: Streams) -> int:
             with contextlib.ExitStack() as stack:
                 work = (args.out / "enrolled" if args.out is not None
                         else Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="tiplu-enrol-"))))
-                rows += enrolled_rows(args.model, args.designs, work, scenes=args.scenes, seed=args.seed,
-                                      detector_epochs=args.enrol_detector_epochs,
-                                      tables=args.enrol_table_scenes, progress=True)
+                rows += enrolled_rows(args.model, args.enrol_designs, work, scenes=args.scenes, seed=args.seed,
+                                      detector_epochs=args.enrol_detector_epochs, tables=args.enrol_table_scenes,
+                                      cloth=args.enrol_cloth, corrections=args.enrol_corrections, progress=True)
     except (ReportError, DatasetError, ModelError, EnrolError, FileNotFoundError) as exc:
         return io.fail("report", exc)
     table = markdown_table(rows)
@@ -82,7 +91,8 @@ def run(args: argparse.Namespace, io: Streams) -> int:
                 "scenes": args.scenes, "far_scenes": args.far_scenes, "designs": args.designs, "seed": args.seed,
                 "fresh_seeds": args.fresh_seeds,
                 "webcam_val": None if args.webcam_val is None else str(args.webcam_val),
-                "enrol": args.enrol,
+                "enrol": args.enrol, "enrol_designs": args.enrol_designs, "enrol_cloth": args.enrol_cloth,
+                "enrol_corrections": args.enrol_corrections,
                 "enrol_detector_epochs": args.enrol_detector_epochs,
                 "enrol_table_scenes": args.enrol_table_scenes,
                 "locate_conf": LOCATE_CONF, "match_iou": MATCH_IOU, "conf": DEFAULT_CONF,
