@@ -134,7 +134,7 @@ def write_photos(design: str, cloth: str, seed: int, folder: Path) -> list[Path]
 def enrolment_page(design: str, cloth: str, seed: int) -> None:
     """One default enrolment started on the Decks page of a real server, timed as the family waits for it."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-    from web_support import Server, phone_page
+    from web_support import Server, deck_job_shown, phone_page
 
     with tempfile.TemporaryDirectory() as folder:
         paths = write_photos(design, cloth, seed, Path(folder))
@@ -151,12 +151,7 @@ def enrolment_page(design: str, cloth: str, seed: int) -> None:
                 page.click("#teach-deck")
                 moves, shown = [started], None
                 while True:
-                    try:
-                        now = page.evaluate("() => [document.getElementById('deck-job').dataset.state, "
-                                            "document.getElementById('deck-job-message').textContent, "
-                                            "document.getElementById('deck-progress').value]")
-                    except Exception:  # the page reloads when the job is done
-                        now = None
+                    now = deck_job_shown(page)
                     if now is not None and now[0] in ("done", "failed"):
                         break
                     if now is not None and now[1:] != shown:

@@ -19,7 +19,7 @@ from typing import Any, Iterator
 import pytest
 
 from test_browser import check_fits, photograph_into_round, tap_cards
-from web_support import CHROMIUM, Server, phone_page, suit_photos, write_suit_photos
+from web_support import CHROMIUM, Server, deck_job_shown, phone_page, suit_photos, write_suit_photos
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's /usr/bin/chromium")]
@@ -55,17 +55,10 @@ def doubt_at_least_one(model: Path, photo: Path) -> None:
 def watch_progress(page: Any, timeout: float = LEARNING / 1000) -> list[tuple[str, float]]:
     """The step messages and bar values the page shows while a job runs, as a family would see them
     (polled every 0.1 s until the page reloads with the job done)."""
-    from playwright.sync_api import Error as PlaywrightError
-
     seen: list[tuple[str, float]] = []
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        try:
-            shown = page.evaluate("() => [document.getElementById('deck-job').dataset.state, "
-                                  "document.getElementById('deck-job-message').textContent, "
-                                  "document.getElementById('deck-progress').value]")
-        except PlaywrightError:  # the page reloads when the job is done
-            shown = None
+        shown = deck_job_shown(page)
         if shown is None or shown[0] != "running":
             return seen
         if not seen or seen[-1] != (shown[1], shown[2]):

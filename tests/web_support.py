@@ -112,6 +112,20 @@ def phone_page(timeout_ms: int = 15_000, **context: Any) -> Iterator[Any]:
             browser.close()
 
 
+def deck_job_shown(page: Any) -> tuple[str, str, float] | None:
+    """What the Decks page shows of its job: its state, the step's message and the bar's value; None while the
+    page reloads (it does when the job is done)."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    try:
+        state, message, value = page.evaluate(
+            "() => [document.getElementById('deck-job').dataset.state, "
+            "document.getElementById('deck-job-message').textContent, document.getElementById('deck-progress').value]")
+    except PlaywrightError:
+        return None
+    return str(state), str(message), float(value)
+
+
 def multipart(fields: dict[str, str], image: bytes) -> tuple[bytes, str]:
     """A multipart/form-data body with ``fields`` and the PNG ``image`` as ``image``; returns (body, content type)."""
     boundary = "tiplu-test-boundary"
