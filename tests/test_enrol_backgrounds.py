@@ -27,6 +27,18 @@ def test_every_card_of_a_suit_is_found_on_the_cloth(cloth: str) -> None:
     assert found_right([c.outline for c in found], photo), f"{photo.name}: a card found where none lies"
 
 
+@pytest.mark.parametrize("design, cloth, seed, suit", [
+    ("nicu-ornamental", "white-cloth", 1, "S"),  # the 4S's indices boxed only under the first search's score
+    ("nicu-ornamental", "cream-cloth", 1, "S"),  # the 8S's top index read as facing sideways: a lone card
+    ("nicu-white", "white-cloth", 0, "C"),  # clubs pips misread as facing 20-40 degrees off
+])
+def test_a_suit_whose_indices_are_misread_or_faint_is_still_found(design: str, cloth: str, seed: int,
+                                                                  suit: str) -> None:
+    photo = design_photo(design, cloth, seed=seed, suit=suit)
+    found = find_cards(photo.image, photo.suit, f"{photo.name}.jpg")
+    assert found_right([c.outline for c in found], photo), f"{photo.name}: a card found where none lies"
+
+
 def test_a_busy_cloth_without_cards_is_named_as_the_trouble() -> None:
     cloth = TABLECLOTHS["stripes"](np.random.default_rng(3), 640, 480)
     assert "plain cloth" in " ".join(photo_hints(cloth, CardSearch(())))

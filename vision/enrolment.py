@@ -95,6 +95,9 @@ PAIR_FACING = 40.0
 PAIR_OFFSET = 0.2
 #: The photo is searched at most this many pixels on its long side (a phone's 12 megapixels are shrunk first).
 SEARCH_SIDE = 1600
+#: The corner detector's score from which an index counts, and the lower one a photo short of cards is searched
+#: again with (taken only where it gives the cards wanted).
+SEARCH_CONF, RETRY_CONF = 0.2, 0.12
 #: A card's outline found from the picture alone replaces the rectangle fitted about its indices where their
 #: centres lie within this share of a card's width, and their areas within this share of each other.
 SNAP = 0.1
@@ -437,8 +440,14 @@ def search_cards(image_bgr: np.ndarray, wanted: int = len(RANKS), detector: Any 
     shrink = min(1.0, SEARCH_SIDE / max(height, width))
     small = image_bgr if shrink == 1.0 else cv2.resize(image_bgr, None, fx=shrink, fy=shrink,
                                                        interpolation=cv2.INTER_AREA)
-    corners = (detector or _corner_finder()).detect(small, 0.2)
+    finder = detector or _corner_finder()
+    corners = finder.detect(small, SEARCH_CONF)
     by_corners, paired = _corner_cards(small, corners)
+    if len(by_corners) < wanted:  # a card whose indices were both boxed faintly (a pale card on a pale cloth)
+        fainter = finder.detect(small, RETRY_CONF)
+        retried = _corner_cards(small, fainter)
+        if len(retried[0]) == wanted:
+            corners, (by_corners, paired) = fainter, retried
     if len(by_corners) > wanted and paired <= wanted:
         by_corners = by_corners[:wanted]
     by_outline = _outlines(small)
