@@ -11,8 +11,9 @@ saved with the cards found outlined (``--failed DIR``). No assertions: the test 
 first design's four suit photos on the first cloth and prints the seconds of each part
 (finding the cards, cutting crops, learning, export, rendering and reading the calibration
 scenes, choosing the level), the whole, the machine's load, the longest wait between two
-moves of the progress bar, and the estimate for a Pi 5 and a Pi 4 (these networks run about
-2.2 and 7 times slower there, ``bench/bench_profiles.py``: an estimate, not a measurement).
+moves of the progress bar, and the estimate for a Pi 5 and a Pi 4 (the whole scaled as stage 1
+is, measured in the same run against the published Pi 5 figure, ``bench/bench_profiles.py``: an
+estimate, not a measurement).
 
     python bench/bench_enrol.py [--seeds 0 1 2] [--designs nicu-white] [--suits H] [--failed /tmp/failed]
     nice python bench/bench_enrol.py --steps [--designs nicu-ornamental] [--cloths green-felt]
@@ -86,8 +87,6 @@ def main() -> None:
           f"find_cards s: median {statistics.median(find):.2f}, worst {max(find):.2f}")
 
 
-#: How much slower than 2 free x86 cores these networks run on a Pi 5 and a Pi 4 (bench_profiles.py's estimate).
-PI_FACTORS = {"Pi 5": 2.2, "Pi 4": 7.0}
 
 
 def enrolment_steps(design: str, cloth: str, seed: int) -> None:
@@ -118,8 +117,20 @@ def enrolment_steps(design: str, cloth: str, seed: int) -> None:
     print(f"  {'whole':20s} {whole:7.1f} s ({whole / 60:.1f} min); load average {load:.2f} before, "
           f"{os.getloadavg()[0]:.2f} after, on {os.cpu_count()} cores")
     print(f"  the progress bar moved {len(moves)} times, the longest wait {max(waits):.1f} s")
-    print("  estimated: " + ", ".join(f"{name} about {whole * factor / 60:.0f} min"
-                                      for name, factor in PI_FACTORS.items()))
+    print_pi_estimate(whole)
+
+
+def print_pi_estimate(seconds: float) -> None:
+    """The time ``seconds`` here would take on a Pi 5 and a Pi 4, scaled as stage 1 is (bench_profiles.py's
+    estimate, measured in this run: an estimate, never a measurement)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_profiles import pi_factors, stage1_ms
+
+    from vision.detector import CardDetector
+
+    factors = pi_factors(stage1_ms(CardDetector()))
+    print("  estimated: " + ", ".join(f"{name} about {seconds * factor / 60:.0f} min ({factor:.1f}x)"
+                                      for name, factor in factors.items()))
 
 
 def write_photos(design: str, cloth: str, seed: int, folder: Path) -> list[Path]:
@@ -164,6 +175,7 @@ def enrolment_page(design: str, cloth: str, seed: int) -> None:
                 print(f"  the bar or its message moved {len(moves) - 1} times, the longest wait "
                       f"{max(b - a for a, b in zip(moves, [*moves[1:], started + whole])):.1f} s")
                 print(f"  the page's promise: {promise.strip()}")
+                print_pi_estimate(whole)
                 print(f"  the page's message at the end: {page.inner_text('#deck-job-message').strip()}")
         finally:
             server.kill()

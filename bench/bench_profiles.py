@@ -43,6 +43,25 @@ def _timed(work: Callable[[], object], runs: int) -> list[float]:
     return times
 
 
+def stage1_ms(detector: object, runs: int = 5, rounds: int = 2) -> float:
+    """Stage 1 alone at 640 px on this machine (ms, median of ``runs``, best of ``rounds``): the network the
+    Pi estimates are scaled by."""
+    import cv2
+    import numpy as np
+
+    blank = [cv2.resize(np.full((960, 1280, 3), 128, np.uint8), (640, 640))]
+    detector.stage1(blank, 640, 0.1)  # type: ignore[attr-defined]
+    return min(statistics.median(_timed(lambda: detector.stage1(blank, 640, 0.1), runs))  # type: ignore[attr-defined]
+               for _ in range(rounds))
+
+
+def pi_factors(yolo_ms: float) -> dict[str, float]:
+    """How many times slower than this machine a Pi 5 and a Pi 4 run these networks (estimates), from stage 1's
+    time here (:func:`stage1_ms`) against the published Pi 5 figure."""
+    pi5 = PI5_YOLO11N_640_MS / yolo_ms
+    return {"Pi 5": pi5, "Pi 4": pi5 * PI4_OVER_PI5}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=5, help="timed readings of each photo per round")
@@ -79,12 +98,8 @@ def main() -> int:
                     read_photo(image, detector)
                     runs.append((time.perf_counter() - t0) * 1000)
                 times.setdefault((name, photo), []).append(statistics.median(runs))
-    probe = detectors["full"]
-    blank = [cv2.resize(table, (640, 640))]
-    probe.stage1(blank, 640, 0.1)
-    yolo_ms = min(statistics.median(_timed(lambda: probe.stage1(blank, 640, 0.1), args.runs))
-                  for _ in range(args.rounds))
-    pi5 = PI5_YOLO11N_640_MS / yolo_ms
+    yolo_ms = stage1_ms(detectors["full"], args.runs, args.rounds)
+    pi5 = pi_factors(yolo_ms)["Pi 5"]
     print(f"photo to reading (read_photo), ms: median of {args.runs}, best of {args.rounds} rounds in turns; "
           f"stage 1 at 640 px here {yolo_ms:.0f} ms, so a Pi 5 about {pi5:.1f}x and a Pi 4 about "
           f"{pi5 * PI4_OVER_PI5:.1f}x this machine (estimates)")
