@@ -93,6 +93,9 @@ def _outlines(image_bgr: np.ndarray) -> list[np.ndarray]:
 #: facing angles may differ from that by this much (degrees) and its offset from the design's by this share.
 PAIR_FACING = 40.0
 PAIR_OFFSET = 0.2
+#: The offset between a card's two indices is the shortest that at least this share of the most common one's
+#: pairs agree with (two neighbouring cards' indices make a longer one, as common where glare hides indices).
+PAIR_SUPPORT = 0.5
 #: The photo is searched at most this many pixels on its long side (a phone's 12 megapixels are shrunk first).
 SEARCH_SIDE = 1600
 #: The corner detector's score from which an index counts, and the lower one a photo short of cards is searched
@@ -218,7 +221,9 @@ def _pair_corners(centres: np.ndarray, angles: np.ndarray) -> tuple[list[tuple[i
     if not len(offsets):
         return [], None
     near = np.linalg.norm(offsets[:, None] - offsets[None], axis=-1) < PAIR_OFFSET * np.linalg.norm(offsets, axis=1)[:, None]
-    anchor = offsets[int(near.sum(1).argmax())]
+    support = near.sum(1)  # a card's own two indices lie closer than one index and the next card's other one:
+    strong = np.flatnonzero(support >= PAIR_SUPPORT * support.max())  # the shortest well-supported offset
+    anchor = offsets[strong[int(np.linalg.norm(offsets[strong], axis=1).argmin())]]
     agree = offsets[np.linalg.norm(offsets - anchor, axis=1) < PAIR_OFFSET * np.linalg.norm(anchor)]
     offset = np.median(agree, axis=0)
     error = np.linalg.norm(local - offset, axis=-1) / np.linalg.norm(offset)
