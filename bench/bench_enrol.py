@@ -39,7 +39,8 @@ from pathlib import Path
 import cv2
 
 from vision.enrolment import CardsNotFound, annotated, find_cards
-from vision.training.enrol_photos import TABLECLOTHS, TEST_DESIGNS, design_photo, found_right, test_set
+from vision.training.enrol_photos import (TABLECLOTHS, TEST_DESIGNS, design_photo, found_right, test_set,
+                                         write_design_photos)
 
 
 def main() -> None:
@@ -87,8 +88,6 @@ def main() -> None:
           f"find_cards s: median {statistics.median(find):.2f}, worst {max(find):.2f}")
 
 
-
-
 def enrolment_steps(design: str, cloth: str, seed: int) -> None:
     """One default enrolment of ``design``'s four suit photos on ``cloth``, each part timed."""
     from vision.training.enrol import Progress, enrol
@@ -102,10 +101,7 @@ def enrolment_steps(design: str, cloth: str, seed: int) -> None:
             moves.append(time.monotonic())
 
     with tempfile.TemporaryDirectory() as folder:
-        paths = []
-        for suit in "SHDC":
-            paths.append(Path(folder) / f"{suit}.jpg")
-            cv2.imwrite(str(paths[-1]), design_photo(design, cloth, seed, suit).image, [cv2.IMWRITE_JPEG_QUALITY, 92])
+        paths = write_design_photos(design, cloth, seed, Path(folder), quality=92)
         load = os.getloadavg()[0]
         started = time.monotonic()
         done = enrol(paths, Path(folder) / "model", design=design, progress=moved)
@@ -133,22 +129,13 @@ def print_pi_estimate(seconds: float) -> None:
                                       for name, factor in factors.items()))
 
 
-def write_photos(design: str, cloth: str, seed: int, folder: Path) -> list[Path]:
-    """The design's four suit photos on ``cloth`` as JPEG files, in enrolment order."""
-    paths = []
-    for suit in "SHDC":
-        paths.append(folder / f"{suit}.jpg")
-        cv2.imwrite(str(paths[-1]), design_photo(design, cloth, seed, suit).image, [cv2.IMWRITE_JPEG_QUALITY, 92])
-    return paths
-
-
 def enrolment_page(design: str, cloth: str, seed: int) -> None:
     """One default enrolment started on the Decks page of a real server, timed as the family waits for it."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
     from web_support import Server, deck_job_shown, phone_page
 
     with tempfile.TemporaryDirectory() as folder:
-        paths = write_photos(design, cloth, seed, Path(folder))
+        paths = write_design_photos(design, cloth, seed, Path(folder), quality=92)
         server = Server(Path(folder) / "bench.db")
         try:
             with phone_page(timeout_ms=60_000) as page:

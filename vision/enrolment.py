@@ -138,13 +138,13 @@ def _turn_apart(a: float, b: float) -> float:
     return float(abs((a - b + 180) % 360 - 180))
 
 
-def _half_turn(degrees: float) -> float:
-    """A rectangle's turn in (-90, 90]: one turned half round lies the same.
+def _half_turn(degrees: Any) -> Any:
+    """A rectangle's turn (degrees, a number or an array) in (-90, 90]: one turned half round lies the same.
 
     >>> _half_turn(-185.0), _half_turn(170.0), _half_turn(90.0), _half_turn(-90.0)
     (-5.0, -10.0, 90.0, 90.0)
     """
-    return float(90 - (90 - degrees) % 180)
+    return 90 - (90 - degrees) % 180
 
 
 def _laid_prior(turns: np.ndarray, laid: float) -> np.ndarray:
@@ -155,8 +155,7 @@ def _laid_prior(turns: np.ndarray, laid: float) -> np.ndarray:
     >>> _laid_prior(np.array([0.0, 12.0, 180.0, 204.0]), 0.0).round(3).tolist()
     [1.0, 0.875, 1.0, 0.5]
     """
-    apart = np.abs((turns - laid + 90) % 180 - 90)
-    return 1 - LONE_PRIOR * (apart / LONE_TURN) ** 2
+    return 1 - LONE_PRIOR * (np.abs(_half_turn(turns - laid)) / LONE_TURN) ** 2
 
 
 def _rotation(degrees: np.ndarray | float) -> np.ndarray:
@@ -302,7 +301,7 @@ def _corner_cards(image_bgr: np.ndarray, corners: Sequence[Any]) -> tuple[list[n
     for i, j in pairs:
         d = centres[j] - centres[i]
         mids.append((centres[i] + centres[j]) / 2)
-        turns.append(_half_turn(float(np.degrees(np.arctan2(d[1], d[0])) - direction)))
+        turns.append(float(_half_turn(np.degrees(np.arctan2(d[1], d[0])) - direction)))
         spans.append(float(np.linalg.norm(d)))
     typical, laid = float(np.median(spans)), float(np.median(turns))
     paired = {k for pair in pairs for k in pair}
@@ -324,7 +323,8 @@ def _corner_cards(image_bgr: np.ndarray, corners: Sequence[Any]) -> tuple[list[n
     sides = np.sort([[c.box[2] - c.box[0], c.box[3] - c.box[1]] for c in usable], axis=1)
     index = (float(np.median(sides[:, 0])), float(np.median(sides[:, 1])))
     size = _design_size(lab, np.array(mids), np.array(turns), np.array(spans), offset, index)
-    lone = typical / float(np.linalg.norm(offset))  # a card of one index alone: as big as the typical card of two
+    length = float(np.linalg.norm(offset))
+    lone = typical / length  # a card of one index alone: as big as the typical card of two
     guess = np.array(size) * lone
     for k in sorted(set(range(len(usable))) - paired):  # an index alone: its card laid as the rest, its sides say
         end = laid if _turn_apart(angles[k], laid) <= 90 else laid + 180  # which end of the card the index is at
@@ -335,7 +335,7 @@ def _corner_cards(image_bgr: np.ndarray, corners: Sequence[Any]) -> tuple[list[n
         mids.append(centres_k[best])
         turns.append(float(tries[best]))
         spans.append(typical)
-    frames = _fit_frames(lab, np.array(mids), np.array(turns), np.array(spans) / float(np.linalg.norm(offset)), size)
+    frames = _fit_frames(lab, np.array(mids), np.array(turns), np.array(spans) / length, size)
     sharp = _edge_contrast(lab, np.array([f.centre for f in frames]), np.array([f.turn for f in frames]),
                            np.array([f.width for f in frames]), np.array([f.height for f in frames]))
     sharp = sharp * _laid_prior(np.array([f.turn for f in frames]), laid)

@@ -585,9 +585,8 @@ def enrol(suit_photos: Sequence[Path], out: Path, *, jokers: Path | None = None,
     _torch()
     networks = tuned_networks(base, tuned)
     photo_count = len(suit_photos) + (jokers is not None)
-    expected_crops = int((13 * len(SUITS) + 2 * (jokers is not None)) * 2 * copies * 1.3)
-    steps = Steps(plan(photos=photo_count, crops=expected_crops, networks=networks, epochs=epochs,
-                       table_scenes=table_scenes, scenes=scenes, detector_epochs=detector_epochs,
+    steps = Steps(plan(photos=photo_count, crops=expected_crops(copies, jokers is not None), networks=networks,
+                       epochs=epochs, table_scenes=table_scenes, scenes=scenes, detector_epochs=detector_epochs,
                        calibration_scenes=calibration_scenes), started, say, progress,
                   rounds=epochs * networks, scenes=calibration_scenes)
     steps.photo_read(0, photo_count)
@@ -641,6 +640,16 @@ class Progress:
     done: int = 0
     total: int = 0
     loss: float = 0.0
+
+
+def expected_crops(copies: int, jokers: bool) -> int:
+    """About how many crops :func:`enrolment_crops` cuts from four suit photos (and two printed jokers): each
+    card's two indices ``copies`` times, and three tenths as many card middles (the progress bar's plan).
+
+    >>> expected_crops(40, False)
+    5408
+    """
+    return int((13 * len(SUITS) + 2 * jokers) * 2 * copies * 1.3)
 
 
 def plan(*, photos: int, crops: int, networks: int, epochs: int, table_scenes: int = 0, scenes: int = 0,
@@ -725,7 +734,7 @@ class Steps:
         self.report("find cards", done / photos, done=done, total=photos)
 
     def card_cut(self, done: int, cards: int) -> None:
-        self.report("cut crops", done / cards, done=cards, total=cards)
+        self.report("cut crops", done / cards, done=done, total=cards)
 
     def table_rendered(self, done: int, scenes: int) -> None:
         if done % 20 == 0 or done == scenes:
@@ -845,7 +854,7 @@ def improve(base: Path, out: Path, crops: Sequence[np.ndarray], cards: Sequence[
     networks = tuned_networks(base, tuned)
     photo_count = len(suit_photos) + (jokers is not None and bool(suit_photos))
     scenes = calibration_scenes if suit_photos else 0
-    expected = len(x) + int((13 * len(SUITS) + 2 * (jokers is not None)) * 2 * copies * 1.3 * bool(suit_photos))
+    expected = len(x) + (expected_crops(copies, jokers is not None) if suit_photos else 0)
     steps = Steps(plan(photos=photo_count, crops=expected if suit_photos else 0, networks=networks, epochs=epochs,
                        calibration_scenes=scenes) | {"stage 2": networks * epochs * expected * UNIT_SECONDS["crop epoch"]},
                   started, say, progress, rounds=epochs * networks, scenes=scenes)
@@ -881,8 +890,8 @@ def compose_suit_photos(faces: dict[str, Face], seed: int = 7
 
 
 def write_enrolment_photos(folder: Path, photos: Sequence[tuple[str, np.ndarray, Any]],
-                           joker: Face | None) -> list[Path]:
-    """Write composed suit photos as ``spades.jpg`` ... ``clubs.jpg`` (enrolment order) and,
+                           joker: Face | None, quality: int = 90) -> list[Path]:
+    """Write composed suit photos as ``spades.jpg`` ... ``clubs.jpg`` (enrolment order, JPEG ``quality``) and,
     with a ``joker`` face, ``jokers.jpg`` showing two of it; the paths in that order.
 
     Why: tests and ``tiplu report --enrol`` hand these files to :func:`enrol` exactly as a
@@ -892,7 +901,7 @@ def write_enrolment_photos(folder: Path, photos: Sequence[tuple[str, np.ndarray,
     paths = []
     for (_suit, photo, _centres), name in zip(photos, SUIT_PHOTO_NAMES):
         paths.append(folder / f"{name}.jpg")
-        cv2.imwrite(str(paths[-1]), photo, [cv2.IMWRITE_JPEG_QUALITY, 90])
+        cv2.imwrite(str(paths[-1]), photo, [cv2.IMWRITE_JPEG_QUALITY, quality])
     if joker is not None:
         paths.append(folder / "jokers.jpg")
         cv2.imwrite(str(paths[-1]), compose_suit_photo([joker, joker], np.random.default_rng(3))[0])

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
 import cv2
 import numpy as np
@@ -258,6 +259,17 @@ def design_photo(design: str, cloth: str, seed: int, suit: str = "H",
     rng = np.random.default_rng([seed, sum(map(ord, design)), sum(map(ord, cloth)), ord(suit)])
     shot = enrolment_photo([faces[name] for name in card_names(suit)], cloth, rng, size=size, suit=suit)
     return EnrolmentPhoto(shot.image, suit, shot.outlines, design, cloth, seed)
+
+
+def write_design_photos(design: str, cloth: str, seed: int, folder: Path, joker: Face | None = None,
+                        quality: int = 90) -> list[Path]:
+    """The design's four suit photos on ``cloth`` (:func:`design_photo`, ``seed``) as a family hands them to
+    ``tiplu enrol``: ``spades.jpg`` ... ``clubs.jpg`` in ``folder`` (JPEG ``quality``), then, with a ``joker``
+    face, ``jokers.jpg`` (:func:`vision.training.enrol.write_enrolment_photos`); the paths in that order."""
+    from vision.training.enrol import write_enrolment_photos
+
+    shots = [(suit, design_photo(design, cloth, seed, suit).image, None) for suit in "SHDC"]
+    return write_enrolment_photos(folder, shots, joker, quality)
 
 
 def test_set(designs: Sequence[str] = TEST_DESIGNS, cloths: Sequence[str] = tuple(TABLECLOTHS),

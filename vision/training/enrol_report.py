@@ -16,7 +16,7 @@ Per design (:data:`vision.training.enrol_photos.TEST_DESIGNS` by default), ``tip
    (:func:`vision.training.enrol.improve`, the suit photos learnt again) and reads the tables a third
    time: the row "corrected".
 
->>> [name for name, _ in row_names("nicu-white", "stripes", 44, 44, 201.0, 12, 5)]
+>>> list(row_names("nicu-white", "stripes", 44, 44, 201.0, 12, 5))
 ['before', 'enrolled', 'corrected']
 """
 
@@ -83,11 +83,11 @@ def found_suit_photos(design: str, seed: int = 0, cloths: Sequence[str] | None =
 
 
 def row_names(design: str, cloth: str, found: int, photos: int, seconds: float, kept: int,
-              reviewed: int) -> list[tuple[str, str]]:
-    """The three rows' keys and their names in the table (what each row says of how it was made)."""
-    return [("before", f"enrol {design}: before ({found}/{photos} suit photos found)"),
-            ("enrolled", f"enrol {design}: enrolled on {cloth} in {seconds:.0f} s"),
-            ("corrected", f"enrol {design}: + {kept} crops corrected on {reviewed} reviewed tables")]
+              reviewed: int) -> dict[str, str]:
+    """The three rows' names in the table, by key (what each row says of how it was made)."""
+    return {"before": f"enrol {design}: before ({found}/{photos} suit photos found)",
+            "enrolled": f"enrol {design}: enrolled on {cloth} in {seconds:.0f} s",
+            "corrected": f"enrol {design}: + {kept} crops corrected on {reviewed} reviewed tables"}
 
 
 def enrolled_rows(model: Path | None, designs: Sequence[str], work: Path, *, scenes: int = 30, seed: int = 0,
@@ -103,9 +103,8 @@ def enrolled_rows(model: Path | None, designs: Sequence[str], work: Path, *, sce
     the report's tables hold printed jokers). ``cloths`` limits the count of suit photos found.
     """
     from vision.detector import MODELS_DIR
-    from vision.training.enrol import (CALIBRATION_SCENES, COPIES, EPOCHS, TABLE_SCENES, enrol, improve,
-                                       write_enrolment_photos)
-    from vision.training.enrol_photos import design_photo
+    from vision.training.enrol import CALIBRATION_SCENES, COPIES, EPOCHS, TABLE_SCENES, enrol, improve
+    from vision.training.enrol_photos import write_design_photos
     from vision.training.report import held_out_design
 
     base = Path(model or MODELS_DIR)
@@ -117,8 +116,8 @@ def enrolled_rows(model: Path | None, designs: Sequence[str], work: Path, *, sce
         say: Callable[[str], None] | None = (
             (lambda line, d=design: print(f"  {d}: {line}", file=sys.stderr, flush=True)) if progress else None)
         found, photos = found_suit_photos(design, seed, cloths)
-        shots = [(suit, design_photo(design, cloth, seed, suit).image, None) for suit in "SHDC"]
-        paths = write_enrolment_photos(work / design / "photos", shots, held_out_design(design).faces.get("JOKER"))
+        paths = write_design_photos(design, cloth, seed, work / design / "photos",
+                                    held_out_design(design).faces.get("JOKER"))
         jokers = paths[4] if len(paths) > 4 else None
         done = enrol(paths[:4], work / design / "model", jokers=jokers, base=base, design=design, say=say,
                      detector_epochs=detector_epochs, table_scenes=TABLE_SCENES if tables is None else tables,
@@ -127,7 +126,7 @@ def enrolled_rows(model: Path | None, designs: Sequence[str], work: Path, *, sce
         kept: list[tuple[np.ndarray, str]] = []
         for image, truth in table_scenes(design, corrections, REVIEW_SEED + seed):
             kept += review_corrections(enrolled, image, truth)
-        names = dict(row_names(design, cloth, found, photos, done.seconds, len(kept), corrections))
+        names = row_names(design, cloth, found, photos, done.seconds, len(kept), corrections)
         rows.append(measure(CardDetector(base), names["before"], table_scenes(design, scenes, seed), progress))
         rows.append(measure(enrolled, names["enrolled"], table_scenes(design, scenes, seed), progress))
         if corrections:
