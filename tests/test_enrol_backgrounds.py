@@ -32,6 +32,7 @@ def test_every_card_of_a_suit_is_found_on_the_cloth(cloth: str) -> None:
     ("nicu-ornamental", "cream-cloth", 1, "S"),  # the 8S's top index read as facing sideways: a lone card
     ("nicu-white", "white-cloth", 0, "C"),  # clubs pips misread as facing 20-40 degrees off
     ("nicu-ornamental", "cream-cloth", 2, "S"),  # glare hides indices: neighbouring cards' pairs as common
+    ("nicu-white", "stripes", 2, "C"),  # the 4C faded by glare to one index, its facing misread
 ])
 def test_a_suit_whose_indices_are_misread_or_faint_is_still_found(design: str, cloth: str, seed: int,
                                                                   suit: str) -> None:

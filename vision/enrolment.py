@@ -115,6 +115,9 @@ LONE_TURN = 24.0
 #: How much less a lone card's sides count the further it is turned from the other cards (at LONE_TURN): on a
 #: plain cloth as pale as the cards, the sides of a card turned wrongly can look as sharp as the right ones.
 LONE_PRIOR = 0.5
+#: A lone card laid at its index's facing end is laid at the other end instead where it would cover more than
+#: this share of its area with a card of two indices (and the other end does not): the 13 cards lie apart.
+LONE_COVER = 0.2
 
 
 def _box_overlap(a: Sequence[float], b: Sequence[float]) -> float:
@@ -127,6 +130,18 @@ def _box_overlap(a: Sequence[float], b: Sequence[float]) -> float:
     h = min(a[3], b[3]) - max(a[1], b[1])
     smaller = min((a[2] - a[0]) * (a[3] - a[1]), (b[2] - b[0]) * (b[3] - b[1]))
     return float(max(w, 0) * max(h, 0) / smaller) if smaller > 0 else 0.0
+
+
+def _covered(outline: np.ndarray, others: Sequence[np.ndarray]) -> float:
+    """The largest share of a convex ``outline``'s area that any one of ``others`` covers.
+
+    >>> square = np.float32([[0, 0], [10, 0], [10, 10], [0, 10]])
+    >>> _covered(square, [square + np.float32([5, 0]), square + np.float32([20, 0])])
+    0.5
+    """
+    area = cv2.contourArea(outline)
+    shares = [cv2.intersectConvexConvex(outline, other)[0] / area for other in others] if area > 0 else []
+    return float(max(shares, default=0.0))
 
 
 def _turn_apart(a: float, b: float) -> float:
@@ -326,14 +341,21 @@ def _corner_cards(image_bgr: np.ndarray, corners: Sequence[Any]) -> tuple[list[n
     length = float(np.linalg.norm(offset))
     lone = typical / length  # a card of one index alone: as big as the typical card of two
     guess = np.array(size) * lone
+    placed = [CardFrame((float(m[0]), float(m[1])), t, size[0] * s / length, size[1] * s / length).outline()
+              for m, t, s in zip(mids, turns, spans)]
     for k in sorted(set(range(len(usable))) - paired):  # an index alone: its card laid as the rest, its sides say
-        end = laid if _turn_apart(angles[k], laid) <= 90 else laid + 180  # which end of the card the index is at
-        tries = end + np.arange(-LONE_TURN, LONE_TURN + 1, 3.0)
-        centres_k = np.array([centres[k] + _rotation(t) @ offset * lone / 2 for t in tries])
-        scores = _edge_contrast(lab, centres_k, tries, np.full(len(tries), guess[0]), np.full(len(tries), guess[1]))
-        best = int((scores * _laid_prior(tries, laid)).argmax())
-        mids.append(centres_k[best])
-        turns.append(float(tries[best]))
+        facing = laid if _turn_apart(angles[k], laid) <= 90 else laid + 180  # which end of the card the index is at,
+        options = []  # unless a faded index's facing was misread and that end lays the card on others
+        for end in (facing, facing + 180):
+            tries = end + np.arange(-LONE_TURN, LONE_TURN + 1, 3.0)
+            centres_k = np.array([centres[k] + _rotation(t) @ offset * lone / 2 for t in tries])
+            scores = _edge_contrast(lab, centres_k, tries, np.full(len(tries), guess[0]), np.full(len(tries), guess[1]))
+            best = int((scores * _laid_prior(tries, laid)).argmax())
+            frame = CardFrame((float(centres_k[best][0]), float(centres_k[best][1])), float(tries[best]), *guess)
+            options.append((_covered(frame.outline(), placed) > LONE_COVER, centres_k[best], float(tries[best])))
+        _, centre, turn = min(options, key=lambda o: o[0])  # the facing's end first (min keeps the first of equals)
+        mids.append(centre)
+        turns.append(turn)
         spans.append(typical)
     frames = _fit_frames(lab, np.array(mids), np.array(turns), np.array(spans) / length, size)
     sharp = _edge_contrast(lab, np.array([f.centre for f in frames]), np.array([f.turn for f in frames]),
