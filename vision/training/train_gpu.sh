@@ -14,9 +14,13 @@
 #   tiplu generate data/g22_tables --count 900 --seed 42 --size 640x480 --randomise --procedural 0.5 \
 #       --random-palettes 0.3 --words 0.2 --val-fraction 0
 #   tiplu generate data/table_dr --count 300 --seed 22 --size 640x480 --randomise --procedural 0.5 --val-fraction 0
+#   tiplu generate data/g31_stacks --count 400 --seed 43 --crop --card-px 160 400 --randomise --procedural 0.5 \
+#       --random-palettes 0.3 --val-fraction 0 --scenes tunnela   (optional, 3.9 MiB packed: stacked copies at
+#       the big pass's scale, where a table's tunnela indices lie 20-30% of an index apart)
 #   tiplu train pack data/real/train data/gpu/real_train;  tiplu train pack data/real/val data/gpu/real_val
 #   tiplu train pack data/g22_crops data/gpu/crops --limit 1800;  tiplu train pack data/g22_tables data/gpu/tables
 #   tiplu train pack data/table_dr data/gpu/table_dr
+#   tiplu train pack data/g31_stacks data/gpu/stacks
 #   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
 #       --platform manylinux2014_x86_64 -d .whl ultralytics==8.4.190 ultralytics-thop==2.2.3 \
 #       ultralytics-platform==0.1.99 onnxslim==0.1.98
@@ -40,6 +44,8 @@ DEVICE=${DEVICE:-0}; FRACTION=${FRACTION:-1.0}; ARMS=${ARMS:-"A:0.002:0.0001 B:0
 OUT=${OUT:-runs/gpu_out}
 DATA=$PWD/data/gpu
 mkdir -p "$OUT" runs
+OUT=$(cd "$OUT" && pwd)  # the arms run in copies of the repository: paths from here made absolute
+case $PY in /*) ;; */*) PY=$PWD/$PY ;; esac
 started=$(date +%s)
 say() { echo "[$(( $(date +%s) - started ))s] $*"; }
 if [ -d .whl ]; then
@@ -56,12 +62,15 @@ say "$($PY -c 'import torch, ultralytics; print("torch", torch.__version__, "cud
 command -v nvidia-smi >/dev/null && nvidia-smi -L || true
 
 # 1. the real train photos turned to any angle (cheap here, and not carried), and the mix: the tables twice,
-#    real train three times, so that whole tables and real photos are not outweighed by the crops
+#    real train three times, so that whole tables and real photos are not outweighed by the crops; the
+#    stacked copies (tunnelas and dublees at table distance, where carried) twice, what the enrolled tables miss
 [ -d "$DATA/turned/train" ] || $TIPLU train turn-real "$DATA/real_train" "$DATA/turned" --copies 3 --seed 5
+STACKS=""
+[ -d "$DATA/stacks/images" ] && STACKS=", stacks/images, stacks/images"
 MIX=$PWD/runs/gpu_mix.yaml
 cat > "$MIX" <<YAML
 path: $DATA
-train: [crops/images, tables/images, tables/images, table_dr/images, real_train/images, real_train/images, real_train/images, turned/train/images]
+train: [crops/images, tables/images, tables/images, table_dr/images, real_train/images, real_train/images, real_train/images, turned/train/images$STACKS]
 val: real_val/images
 names: {0: corner}
 YAML
