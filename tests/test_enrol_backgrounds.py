@@ -46,3 +46,12 @@ def test_a_busy_cloth_without_cards_is_named_as_the_trouble() -> None:
     assert "plain cloth" in " ".join(photo_hints(cloth, CardSearch(())))
     assert photo_hints(np.full((480, 640, 3), 128, np.uint8), CardSearch(())) == [
         "the photo is dark or flat: take it in more light"]
+
+
+@pytest.mark.parametrize("shift, touching", [(30, True), (150, False)])
+def test_cards_that_overlap_are_told_to_lie_apart(shift: int, touching: bool) -> None:
+    card = ((200.0, 150.0), (300.0, 150.0), (300.0, 290.0), (200.0, 290.0))
+    other = tuple((x + shift, y) for x, y in card)
+    lit = np.random.default_rng(0).integers(90, 200, (480, 640, 3)).astype(np.uint8)
+    hints = [str(h) for h in photo_hints(lit, CardSearch((card, other)))]
+    assert ("some cards touch or overlap: lay them apart" in hints) is touching, hints

@@ -503,8 +503,7 @@ def photo_hints(image_bgr: np.ndarray, search: CardSearch) -> list[Message]:
     if any(x < margin or y < margin or x > width - margin or y > height - margin for x, y in points):
         hints.append(Message(WHOLE_SUIT))
     outlines = [np.asarray(o, np.float32) for o in search.outlines]
-    if any(cv2.intersectConvexConvex(a, b)[0] > 0.02 * cv2.contourArea(a)
-           for k, a in enumerate(outlines) for b in outlines[k + 1:]):
+    if any(_covered(a, outlines[k + 1:]) > 0.02 for k, a in enumerate(outlines)):
         hints.append(Message(CARDS_APART))
     gray = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY)
     low, high = np.percentile(gray, (5, 95))
