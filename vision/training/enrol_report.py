@@ -68,17 +68,16 @@ def found_suit_photos(design: str, seed: int = 0, cloths: Sequence[str] | None =
     """How many of ``design``'s suit photos (every suit on each of ``cloths``, by default every cloth of the
     test set, ``seed``) :func:`vision.enrolment.find_cards` finds all 13 cards of in the right order, and how
     many there are."""
-    from vision.training.enrol_photos import TABLECLOTHS, design_photo, found_right
+    from vision.training.enrol_photos import TABLECLOTHS, design_photo, found_right, test_set
 
     found = total = 0
-    for cloth in TABLECLOTHS if cloths is None else cloths:
-        for suit in "SHDC":
-            photo = design_photo(design, cloth, seed, suit)
-            total += 1
-            try:
-                found += found_right([c.outline for c in find_cards(photo.image, suit, photo.name)], photo)
-            except CardsNotFound:
-                pass
+    for _, cloth, _, suit in test_set([design], tuple(TABLECLOTHS) if cloths is None else cloths, [seed]):
+        photo = design_photo(design, cloth, seed, suit)
+        total += 1
+        try:
+            found += found_right([c.outline for c in find_cards(photo.image, suit, photo.name)], photo)
+        except CardsNotFound:
+            pass
     return found, total
 
 
@@ -127,15 +126,15 @@ def enrolled_rows(model: Path | None, designs: Sequence[str], work: Path, *, sce
         for image, truth in table_scenes(design, corrections, REVIEW_SEED + seed):
             kept += review_corrections(enrolled, image, truth)
         names = row_names(design, cloth, found, photos, done.seconds, len(kept), corrections)
-        rows.append(measure(CardDetector(base), names["before"], table_scenes(design, scenes, seed), progress))
-        rows.append(measure(enrolled, names["enrolled"], table_scenes(design, scenes, seed), progress))
+        tables_read = list(table_scenes(design, scenes, seed))  # rendered once, read by each model
+        rows.append(measure(CardDetector(base), names["before"], tables_read, progress))
+        rows.append(measure(enrolled, names["enrolled"], tables_read, progress))
         if corrections:
             if kept:
                 better = improve(Path(done.folder), work / design / "corrected", [c for c, _ in kept],
                                  [n for _, n in kept], suit_photos=paths[:4], jokers=jokers, say=say,
                                  **learning)
-                rows.append(measure(CardDetector(Path(better.folder)), names["corrected"],
-                                    table_scenes(design, scenes, seed), progress))
+                rows.append(measure(CardDetector(Path(better.folder)), names["corrected"], tables_read, progress))
             elif say is not None:
                 say(f"{corrections} reviewed tables: nothing to correct")
     return rows
