@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 from io import StringIO
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import numpy as np
 import pytest
 
 from vision.training.dataset import iter_samples
-from vision.training.photo_import import Source, card_outline, import_photos
+from vision.training.photo_import import CARD_DETECTION_URL, Source, card_outline, import_photos
 from web.cli import main
 
 REAL = Path(__file__).resolve().parent / "data" / "real_val"
@@ -124,3 +125,48 @@ def test_the_report_reads_the_webcam_val_as_a_row_of_its_own(tmp_path: Path) -> 
     assert 0 < row["locate_recall"] <= 1 and 0 < row["card_f1"] <= 1
     assert report["meta"]["webcam_val"] == str(tmp_path / "val")
     assert "| webcam val |" in out.getvalue()
+
+
+WEBCAM = Path(__file__).resolve().parent / "data" / "webcam_val"
+
+
+def test_the_shared_folders_come_in_with_their_credit_and_the_rest_of_their_source_stays_out(tmp_path: Path) -> None:
+    """The project's shared cards-webcam-dev is let in by its folder name, credited without options; the
+    same publication under any other folder is refused, and so is a shared name with half a credit."""
+    shared = tmp_path / "cards-webcam-dev"
+    shutil.copytree(WEBCAM, shared)
+    out, err = StringIO(), StringIO()
+    assert main(["train", "import-photos", str(shared), str(tmp_path / "val")], stdout=out, stderr=err) == 0, \
+        err.getvalue()
+    rows = list(csv.DictReader(open(tmp_path / "val" / "manifest.csv")))
+    assert len(rows) == 3 and {(r["licence"], r["camera"]) for r in rows} == {("CC-BY-4.0", "webcam")}
+    assert all("card-detection-zk7wu" in r["url"] and "cadyzedevelopmenthub" in r["author"] for r in rows)
+    other = tmp_path / "more-frames"
+    shutil.copytree(WEBCAM, other)
+    credit = ["--name", "more", "--url", CARD_DETECTION_URL, "--licence", "CC-BY-4.0", "--author", "x",
+              "--camera", "webcam"]
+    err = StringIO()
+    assert main(["train", "import-photos", str(other), str(tmp_path / "other"), *credit], stdout=StringIO(),
+                stderr=err) == 2
+    assert "independent checks" in err.getvalue() and not (tmp_path / "other").exists()
+    err = StringIO()
+    assert main(["train", "import-photos", str(other), str(tmp_path / "other"), "--name", "more"],
+                stdout=StringIO(), stderr=err) == 2
+    assert "--url" in err.getvalue()
+
+
+def test_the_webcam_row_counts_name_swaps_and_wrong_cards_shown_as_sure(tmp_path: Path) -> None:
+    """On real webcam frames the row names its commonest swaps (labelled -> read) and counts the wrong
+    cards the reading showed as sure; the same figures reach report.json and the markdown table."""
+    out, err = StringIO(), StringIO()
+    args = ["report", "--angles", "--webcam-val", str(WEBCAM), "--scenes", "0", "--far-scenes", "0",
+            "--no-samples", "--out", str(tmp_path / "report")]
+    assert main(args, stdout=out, stderr=err) == 0, err.getvalue()
+    row, = json.loads((tmp_path / "report" / "report.json").read_text())["sets"]
+    assert row["name"] == "webcam val" and row["images"] == 3
+    assert 0 <= row["wrong_sure"] <= row["wrong_cards"]
+    for labelled, read, count in row["swaps"]:
+        assert labelled != read and count >= 1
+    assert f"| {row['wrong_sure']}/{row['wrong_cards']} |" in out.getvalue()
+    if row["swaps"]:
+        assert f"{row['swaps'][0][0]} read as {row['swaps'][0][1]}" in out.getvalue()

@@ -72,7 +72,7 @@ from vision.training.photo_import import CAMERAS as PHOTO_CAMERAS
 from vision.training.photo_import import LABEL_KINDS as PHOTO_LABELS
 from vision.training.photo_import import LICENCES as PHOTO_LICENCES
 from vision.training.photo_import import Source as PhotoSource
-from vision.training.photo_import import import_photos
+from vision.training.photo_import import import_photos, shared_source
 from vision.training.enrol_photos import TABLECLOTHS, TEST_DESIGNS
 from vision.training.enrol_report import ENROL_CLOTH, enrolled_rows
 from vision.training.report import (ANGLES, FAR_SCENES, HELD_OUT_DESIGNS, ReportError, build_report, markdown_table,
@@ -89,7 +89,7 @@ __all__ = [
     # data
     "import_real", "pack_yolo", "tile_yolo", "turned_copies", "generate_dataset", "CROP_CARD_PX", "MIN_VISIBLE",
     "SCENE_TYPES", "HOLDOUT_DECK", "svg_deck", "installed_svg_decks", "render_deck", "load_svg_faces",
-    "contact_sheet", "DatasetError", "DeckError", "SceneError", "import_photos", "PhotoSource", "PHOTO_CAMERAS",
+    "contact_sheet", "DatasetError", "DeckError", "SceneError", "import_photos", "shared_source", "PhotoSource", "PHOTO_CAMERAS",
     "PHOTO_LABELS", "PHOTO_LICENCES",
     # training and export
     "train_detector", "train_classifier", "export_models", "average_classifiers", "ensemble_model",

@@ -47,6 +47,8 @@ from vision.training.dataset import (IMAGE_SUFFIXES, Box, DatasetError, Sample, 
 #: Sources that hold the project's independent checks: never imported (matched in the URL or the name).
 FORBIDDEN = ("ammememe/cardcounterml", "kom1323/cv_object_detection", "mrkesuu/bidly", "card-detection-zk7wu",
              "poker-cards-cxcvz")
+#: Where the real photos of the project's own shares come from ("Card Detection" v12, Roboflow Universe).
+CARD_DETECTION_URL = "https://universe.roboflow.com/cadyzedevelopmenthub/card-detection-zk7wu"
 #: Licences under which a photo may be used here (SPDX identifiers; compared case-blind).
 LICENCES = ("CC0-1.0", "CC-BY-4.0", "CC-BY-SA-4.0", "CC-BY-3.0", "MIT", "Apache-2.0", "BSD-2-Clause",
             "BSD-3-Clause", "Unlicense", "PDDL-1.0")
@@ -78,10 +80,31 @@ class Source:
         return "".join(c if c.isalnum() or c in "-_" else "-" for c in self.name)
 
 
-def check_source(source: Source) -> None:
-    """Raise :class:`DatasetError` for a forbidden source, an unknown licence or camera, or no credit."""
+#: The two folders of that publication shared with the project (``cards-real-dev``: phone photos, the real
+#: train and val; ``cards-webcam-dev``: laptop-webcam frames, the webcam val): let in by folder name with their
+#: credit, while the rest of the publication, which holds the independent checks, stays off limits.
+SHARED_SETS: dict[str, Source] = {
+    name: Source(name, CARD_DETECTION_URL, "CC-BY-4.0", "cadyzedevelopmenthub (Roboflow Universe)", camera)
+    for name, camera in (("cards-real-dev", "phone"), ("cards-webcam-dev", "webcam"))}
+
+
+def shared_source(folder: Path | str) -> Source | None:
+    """The credit of one of the project's shared folders (:data:`SHARED_SETS`), found by its name.
+
+    >>> shared_source("../shared/datasets/cards-webcam-dev").camera, shared_source("elsewhere") is None
+    ('webcam', True)
+    """
+    return SHARED_SETS.get(Path(folder).name)
+
+
+def check_source(source: Source, folder: Path | str | None = None) -> None:
+    """Raise :class:`DatasetError` for a forbidden source, an unknown licence or camera, or no credit.
+
+    A forbidden publication's shared folder (:data:`SHARED_SETS`) passes when ``folder`` is that folder.
+    """
     where = f"{source.url} {source.name}".lower()
-    if any(bad in where for bad in FORBIDDEN):
+    shared = folder is not None and shared_source(folder) == source
+    if not shared and any(bad in where for bad in FORBIDDEN):
         raise DatasetError(f"{source.url}: this source holds the project's independent checks; do not import it")
     if source.licence.lower() not in {lic.lower() for lic in LICENCES}:
         raise DatasetError(f"licence {source.licence!r}: use a photo only under a clear licence, one of "
@@ -160,7 +183,7 @@ def import_photos(src: Path | str, dst: Path | str, source: Source, labels: str 
     Returns ``{"photos": ..., "corners": ..., "skipped": ...}``; photos without a single card
     label are skipped (a val photo with nothing to read measures nothing).
     """
-    check_source(source)
+    check_source(source, src)
     if labels not in LABEL_KINDS:
         raise DatasetError(f"--labels {labels!r}: one of {', '.join(LABEL_KINDS)}")
     src, dst = Path(src), Path(dst)

@@ -44,6 +44,7 @@ import numpy as np
 from scorer import get_rules, parse_card
 from scorer.declare import check_grouping
 from vision.detector import CardDetector, ModelError
+from vision.geometry import Corner
 from vision.pipeline import DEFAULT_CONF, read_photo
 from vision.score import score_reading
 from vision.training.dataset import DatasetError, iter_samples, read_sample
@@ -93,6 +94,15 @@ class PhotoScore:
     verdict_right: bool | None
     seconds: float
     finishes: bool | None = None
+    #: Cards read that the photo does not show, and those of them the reading left unmarked (not uncertain).
+    wrong_cards: int = 0
+    wrong_sure: int = 0
+    #: (labelled, read) names of the reading's corners that lie on a labelled corner of another name.
+    swaps: tuple[tuple[str, str], ...] = ()
+
+
+#: How many of a set's commonest name swaps its row keeps.
+TOP_SWAPS = 5
 
 
 @dataclass(frozen=True)
@@ -114,15 +124,27 @@ class SetScore:
     ms_per_image: float
     finishing_read_right: float | None = None
     finishing_photos: int = 0
+    wrong_cards: int = 0
+    wrong_sure: int = 0
+    #: The commonest (labelled, read, count) name swaps, most frequent first (:data:`TOP_SWAPS`).
+    swaps: tuple[tuple[str, str, int], ...] = ()
+
+    @property
+    def wrong_sure_share(self) -> float | None:
+        """The share of wrong cards the reading showed as sure (None where no card was wrong)."""
+        return self.wrong_sure / self.wrong_cards if self.wrong_cards else None
 
     @classmethod
     def from_photos(cls, name: str, photos: Sequence[PhotoScore]) -> "SetScore":
         """Sum photo counts; rates over photos where the quantity is defined.
 
-        >>> p = PhotoScore(4, 3, 2, frozenset({"AS"}), frozenset({"AS", "KH"}), True, None, 0.1)
+        >>> p = PhotoScore(4, 3, 2, frozenset({"AS"}), frozenset({"AS", "KH"}), True, None, 0.1,
+        ...                wrong_cards=2, wrong_sure=1, swaps=(("5C", "5S"), ("5C", "5S"), ("KH", "KD")))
         >>> s = SetScore.from_photos("x", [p])
         >>> s.locate_recall, round(s.classify_accuracy, 3), s.card_recall, s.multiset_rate, s.verdict_accuracy
         (0.75, 0.667, 0.5, 1.0, None)
+        >>> s.swaps, s.wrong_sure_share
+        ((('5C', '5S', 2), ('KH', 'KD', 1)), 0.5)
         """
         corners = sum(p.corners for p in photos)
         located = sum(p.located for p in photos)
@@ -135,7 +157,9 @@ class SetScore:
                    sum(multi) / len(multi) if multi else None, len(multi),
                    sum(verdicts) / len(verdicts) if verdicts else None, len(verdicts),
                    1000 * sum(p.seconds for p in photos) / max(len(photos), 1),
-                   sum(finishing) / len(finishing) if finishing else None, len(finishing))
+                   sum(finishing) / len(finishing) if finishing else None, len(finishing),
+                   sum(p.wrong_cards for p in photos), sum(p.wrong_sure for p in photos),
+                   tuple((a, b, n) for (a, b), n in Counter(w for p in photos for w in p.swaps).most_common(TOP_SWAPS)))
 
     def to_dict(self) -> dict[str, object]:
         return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in asdict(self).items()}
@@ -161,8 +185,24 @@ def score_photo(detector: CardDetector, image: np.ndarray, truth: Truth, conf: f
     if truth.valid is not None and truth.tiplu is not None:
         got = score_reading(reading, get_rules("nepali"), tiplu=parse_card(truth.tiplu))
         verdict = got.valid == truth.valid
+    shown = set(truth.names)
+    wrong = [c for c in reading.cards if c.card not in shown]
     return PhotoScore(len(truth.names), len(pairs), named, frozenset(c.card for c in reading.corners),
-                      frozenset(truth.names), multiset, verdict, seconds, truth.valid)
+                      frozenset(truth.names), multiset, verdict, seconds, truth.valid,
+                      len(wrong), sum(not c.uncertain for c in wrong), name_swaps(reading.corners, truth))
+
+
+def name_swaps(corners: Sequence[Corner], truth: Truth) -> tuple[tuple[str, str], ...]:
+    """(labelled, read) for each corner read on a labelled corner (IoU >= 0.5) of another name.
+
+    >>> t = Truth(np.array([[0, 0, 10, 20.], [50, 0, 60, 20]]), ("5C", "KH"))
+    >>> name_swaps([Corner("5S", 0.9, (1, 0, 10, 20)), Corner("KH", 0.9, (50, 0, 60, 20))], t)
+    (('5C', '5S'),)
+    """
+    if not corners:
+        return ()
+    pairs = match_boxes(np.array([c.box for c in corners], float), truth.boxes)
+    return tuple((truth.names[j], corners[i].card) for i, j in pairs if truth.names[j] != corners[i].card)
 
 
 def real_photos(folder: Path, limit: int | None = None, seed: int = 0,
@@ -285,7 +325,9 @@ def measure(detector: CardDetector, name: str, photos: Iterator[tuple[np.ndarray
     result = SetScore.from_photos(name, scores)
     if progress:
         print(f"  {name}: {result.images} photos, locate {result.locate_recall:.3f}, "
-              f"classify {result.classify_accuracy:.3f}, F1 {result.card_f1:.3f}", file=sys.stderr, flush=True)
+              f"classify {result.classify_accuracy:.3f}, F1 {result.card_f1:.3f}, "
+              f"exact {round((result.multiset_rate or 0) * result.multiset_photos)}/{result.multiset_photos}, "
+              f"wrong shown sure {result.wrong_sure}/{result.wrong_cards}", file=sys.stderr, flush=True)
     return result
 
 
@@ -357,13 +399,17 @@ def markdown_table(rows: Sequence[SetScore]) -> str:
             return "–"
         return f"{v:.3f}" + (f" ({round(v * n)}/{n})" if n else "")
     head = ("| set | photos | corners | stage-1 locate recall | stage-2 accuracy | card P | card R | card F1 "
-            "| exact multiset | verdict right | ms/photo |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
-    return head + "".join(
+            "| exact multiset | verdict right | wrong cards shown sure | ms/photo |\n"
+            "|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+    table = head + "".join(
         f"| {r.name} | {r.images} | {r.corners} | {f(r.locate_recall)} | {f(r.classify_accuracy)} | "
         f"{f(r.card_precision)} | {f(r.card_recall)} | **{f(r.card_f1)}** | {f(r.multiset_rate, r.multiset_photos)} | "
         f"{f(r.verdict_accuracy, r.verdict_photos)}"
         f"{'' if r.finishing_read_right is None else f'; finishing {round(r.finishing_read_right * r.finishing_photos)}/{r.finishing_photos}'}"
-        f" | {r.ms_per_image:.0f} |\n" for r in rows)
+        f" | {r.wrong_sure}/{r.wrong_cards} | {r.ms_per_image:.0f} |\n" for r in rows)
+    swaps = [f"- {r.name}: " + ", ".join(f"{a} read as {b} x{n}" for a, b, n in r.swaps) + "\n"
+             for r in rows if r.swaps]
+    return table + ("\nCommonest name swaps (labelled corner read as):\n\n" + "".join(swaps) if swaps else "")
 
 
 if __name__ == "__main__":

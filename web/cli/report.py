@@ -30,7 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", type=Path, nargs="?", default=None, help="model folder (default: shipped models/)")
     parser.add_argument("--real-val", type=Path, default=Path("data/real/val"), help="real val YOLO folder")
     parser.add_argument("--webcam-val", type=Path, default=None, metavar="PATH",
-                        help="also a row of real webcam frames (a YOLO folder: tiplu train import-photos)")
+                        help=f"the webcam row's real webcam frames (a YOLO folder from tiplu train import-photos; "
+                             f"default {WEBCAM_VAL} where it exists)")
+    parser.add_argument("--no-webcam", action="store_true", help="leave out the webcam row")
     parser.add_argument("--angles", type=int, nargs="*", default=list(ANGLES),
                         help="turns of real val (degrees; none: skip real val)")
     parser.add_argument("--max-real", type=int, default=None, help="seeded sample of this many real val photos")
@@ -64,6 +66,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(as tiplu enrol --table-scenes; default: enrol's)")
 
 
+#: Where ``tiplu train import-photos PATH/cards-webcam-dev`` puts the webcam frames: the report's webcam row.
+WEBCAM_VAL = Path("data/webcam/val")
+
+
+def webcam_val(args: argparse.Namespace) -> Path | None:
+    """The webcam row's folder: ``--webcam-val``, else :data:`WEBCAM_VAL` where it was imported."""
+    if args.no_webcam:
+        return None
+    return args.webcam_val if args.webcam_val is not None else (WEBCAM_VAL if WEBCAM_VAL.is_dir() else None)
+
+
 def run(args: argparse.Namespace, io: Streams) -> int:
     """Print the markdown table (and write the files with ``--out``); exit 2 on unusable input."""
     t0 = time.time()
@@ -71,7 +84,7 @@ def run(args: argparse.Namespace, io: Streams) -> int:
         rows = build_report(args.model, args.real_val, angles=args.angles, max_real=args.max_real,
                             scenes=args.scenes, designs=args.designs, samples=not args.no_samples,
                             seed=args.seed, progress=True, far_scenes=args.far_scenes,
-                            fresh_seeds=args.fresh_seeds, webcam_val=args.webcam_val)
+                            fresh_seeds=args.fresh_seeds, webcam_val=webcam_val(args))
         if args.enrol:
             with contextlib.ExitStack() as stack:
                 work = (args.out / "enrolled" if args.out is not None
@@ -90,7 +103,7 @@ def run(args: argparse.Namespace, io: Streams) -> int:
         meta = {"model": str(args.model or "models"), "angles": args.angles, "max_real": args.max_real,
                 "scenes": args.scenes, "far_scenes": args.far_scenes, "designs": args.designs, "seed": args.seed,
                 "fresh_seeds": args.fresh_seeds,
-                "webcam_val": None if args.webcam_val is None else str(args.webcam_val),
+                "webcam_val": None if webcam_val(args) is None else str(webcam_val(args)),
                 "enrol": args.enrol, "enrol_designs": args.enrol_designs, "enrol_cloth": args.enrol_cloth,
                 "enrol_corrections": args.enrol_corrections,
                 "enrol_detector_epochs": args.enrol_detector_epochs,

@@ -32,7 +32,7 @@ from vision.training.api import (DEFAULT_DETECTOR_YAML, PHOTO_CAMERAS, PHOTO_LAB
                                  DeckError, OrientationError, PhotoSource, TrainError, average_classifiers,
                                  contact_sheet, ensemble_model, export_models, hard_crops, import_photos,
                                  import_real, installed_svg_decks, load_svg_faces, pack_yolo, render_deck,
-                                 save_hard_crops, svg_deck, tile_yolo, train_classifier, train_detector,
+                                 save_hard_crops, shared_source, svg_deck, tile_yolo, train_classifier, train_detector,
                                  train_orientation, turned_copies)
 from web.cli._common import ExitCode, Streams, parse_size
 
@@ -84,11 +84,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                                   "credited in DST/manifest.csv (the webcam val, data/real2)")
     photos.add_argument("src", type=Path, help="the source's YOLO folder (images/, labels/, classes.txt or data.yaml)")
     photos.add_argument("dst", type=Path, nargs="?", default=Path("data/webcam/val"))
-    photos.add_argument("--name", required=True, help="a short name of the source (prefixes the file names)")
-    photos.add_argument("--url", required=True, help="where the source is published")
-    photos.add_argument("--licence", required=True, help=f"SPDX id, one of {', '.join(PHOTO_LICENCES)}")
-    photos.add_argument("--author", required=True, help="who made the photos, as the licence asks to credit")
-    photos.add_argument("--camera", required=True, choices=PHOTO_CAMERAS)
+    photos.add_argument("--name", help="a short name of the source (prefixes the file names); the credit options "
+                                       "may be left out for the project's shared cards-real-dev and cards-webcam-dev")
+    photos.add_argument("--url", help="where the source is published")
+    photos.add_argument("--licence", help=f"SPDX id, one of {', '.join(PHOTO_LICENCES)}")
+    photos.add_argument("--author", help="who made the photos, as the licence asks to credit")
+    photos.add_argument("--camera", choices=PHOTO_CAMERAS)
     photos.add_argument("--labels", default="corners", choices=PHOTO_LABELS,
                         help="corners: the source boxes corner indices; cards: it outlines whole cards, whose "
                              "two indices are found and boxed")
@@ -164,7 +165,12 @@ def run(args: argparse.Namespace, io: Streams) -> int:
         elif args.stage == "import-real":
             print(import_real(args.src, args.dst, args.val_fraction, args.seed), file=out)
         elif args.stage == "import-photos":
-            source = PhotoSource(args.name, args.url, args.licence, args.author, args.camera)
+            given = (args.name, args.url, args.licence, args.author, args.camera)
+            source = shared_source(args.src) if not any(given) else None
+            if source is None and not all(given):
+                raise DatasetError("import-photos: give the source's --name, --url, --licence, --author and "
+                                   "--camera (every photo keeps its credit)")
+            source = source or PhotoSource(*given)
             print(import_photos(args.src, args.dst, source, args.labels), file=out)
         elif args.stage == "turn-real":
             print(turned_copies(args.src, args.dst, args.copies, args.seed), file=out)
