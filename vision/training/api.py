@@ -73,8 +73,9 @@ from vision.training.photo_import import LABEL_KINDS as PHOTO_LABELS
 from vision.training.photo_import import LICENCES as PHOTO_LICENCES
 from vision.training.photo_import import Source as PhotoSource
 from vision.training.photo_import import import_photos, shared_source
+from vision.training.review import Review, review_folder
 from vision.training.enrol_photos import TABLECLOTHS, TEST_DESIGNS
-from vision.training.enrol_report import ENROL_CLOTH, enrolled_rows
+from vision.training.enrol_report import ENROL_CLOTH, WEBCAM_CORRECTIONS, enrolled_rows, webcam_improved_rows
 from vision.training.report import (ANGLES, FAR_SCENES, HELD_OUT_DESIGNS, ReportError, build_report, markdown_table,
                                     write_report_metrics)
 from vision.training.scenes import CROP_CARD_PX, MIN_VISIBLE, SCENE_TYPES, SceneError
@@ -89,7 +90,7 @@ __all__ = [
     # data
     "import_real", "pack_yolo", "tile_yolo", "turned_copies", "generate_dataset", "CROP_CARD_PX", "MIN_VISIBLE",
     "SCENE_TYPES", "HOLDOUT_DECK", "svg_deck", "installed_svg_decks", "render_deck", "load_svg_faces",
-    "contact_sheet", "DatasetError", "DeckError", "SceneError", "import_photos", "shared_source", "PhotoSource", "PHOTO_CAMERAS",
+    "contact_sheet", "DatasetError", "DeckError", "SceneError", "import_photos", "shared_source", "Review", "review_folder", "PhotoSource", "PHOTO_CAMERAS",
     "PHOTO_LABELS", "PHOTO_LICENCES",
     # training and export
     "train_detector", "train_classifier", "export_models", "average_classifiers", "ensemble_model",
@@ -98,7 +99,7 @@ __all__ = [
     "init_from_onnx", "continue_detector", "continue_classifier", "campaign", "extend_plan", "export_resume_point",
     "read_state", "RESUME_DIR", "REAL", "STAGES",
     # measuring
-    "evaluate", "build_report", "enrolled_rows", "TEST_DESIGNS", "TABLECLOTHS", "ENROL_CLOTH", "markdown_table", "write_report_metrics", "ANGLES", "FAR_SCENES",
+    "evaluate", "build_report", "enrolled_rows", "webcam_improved_rows", "WEBCAM_CORRECTIONS", "TEST_DESIGNS", "TABLECLOTHS", "ENROL_CLOTH", "markdown_table", "write_report_metrics", "ANGLES", "FAR_SCENES",
     "HELD_OUT_DESIGNS", "LOCATE_CONF", "MATCH_IOU", "calibrate", "write_calibration", "METHODS", "ReportError",
     "CalibrationSplitError",
 ]

@@ -23,18 +23,17 @@ Per design (:data:`vision.training.enrol_photos.TEST_DESIGNS` by default), ``tip
 from __future__ import annotations
 
 import sys
-from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from vision.detector import CardDetector, Detector, crop_corner
-from vision.enrolment import KEPT_CROP, CardsNotFound, find_cards
-from vision.pipeline import DEFAULT_CONF, read_photo
-from vision.training.calibrate import match_boxes
-from vision.training.report import SetScore, Truth, measure, table_scenes
+from vision.detector import CardDetector, Detector
+from vision.enrolment import CardsNotFound, find_cards
+from vision.pipeline import DEFAULT_CONF
+from vision.training.review import review_photo
+from vision.training.report import ReportError, SetScore, Truth, measure, table_scenes
 
 #: The seed of the tables a family reviews before "Improve from corrections" (never the report's 0,
 #: its fresh 1-3 or the calibration's 1001 and 2002).
@@ -45,23 +44,10 @@ ENROL_CLOTH = "stripes"
 
 def review_corrections(detector: Detector, image: np.ndarray, truth: Truth,
                        conf: float = DEFAULT_CONF) -> list[tuple[np.ndarray, str]]:
-    """What a family keeps when it reviews ``image`` as the page asks: each card read under a wrong
-    name is changed to its right one, each card marked doubtful and right is confirmed; each kept
-    card gives the crops of its corners as the page cuts them (:data:`vision.enrolment.KEPT_CROP`),
-    with the right name. A missed card is tapped in by hand and gives no crop; a card on no
-    labelled corner (a false alarm) is removed and gives none either.
-    """
-    reading = read_photo(image, detector, conf)
-    owner = match_boxes([c.box for c in reading.corners], truth.boxes.tolist())
-    kept: list[tuple[np.ndarray, str]] = []
-    for card in reading.cards:
-        names = Counter(truth.names[owner[k]] for k in card.corners if owner[k] >= 0)
-        if not names:
-            continue
-        right = names.most_common(1)[0][0]
-        if right != card.card or card.uncertain:
-            kept += [(crop_corner(image, reading.corners[k].box, size=KEPT_CROP), right) for k in card.corners]
-    return kept
+    """The crops a family keeps when it reviews ``image`` as the page asks (:func:`vision.training.review.review_photo`),
+    each with its right name."""
+    done = review_photo(detector, image, truth.boxes, truth.names, conf)
+    return list(zip(done.crops, done.cards))
 
 
 def found_suit_photos(design: str, seed: int = 0, cloths: Sequence[str] | None = None) -> tuple[int, int]:
@@ -137,4 +123,52 @@ def enrolled_rows(model: Path | None, designs: Sequence[str], work: Path, *, sce
                 rows.append(measure(CardDetector(Path(better.folder)), names["corrected"], tables_read, progress))
             elif say is not None:
                 say(f"{corrections} reviewed tables: nothing to correct")
+    return rows
+
+
+#: How many webcam frames a family corrects in the curve of :func:`webcam_improved_rows` (``--webcam-corrections``).
+WEBCAM_CORRECTIONS = (5, 10)
+
+
+def webcam_improved_rows(model: Path | None, webcam_val: Path, counts: Sequence[int], work: Path, *,
+                         real_val: Path | None = None, designs: Sequence[str] = (), scenes: int = 0, seed: int = 0,
+                         progress: bool = False) -> list[SetScore]:
+    """A family's camera learnt from its corrections: for each N of ``counts``, the first N frames of
+    ``webcam_val`` (in name order) reviewed as a family does and "Improve from corrections" run on them
+    (``tiplu improve``, :func:`vision.training.review.review_folder` then :func:`vision.training.enrol.improve`),
+    then the frames after the largest N read by the improved model, beside real val and ``designs``' tables.
+
+    The rows before it (the base model on the same frames) come first, so that each N reads against it.
+    The improved folders are ``work/webcam-N``.
+    """
+    from vision.detector import MODELS_DIR
+    from vision.training.enrol import improve
+    from vision.training.report import real_photos
+    from vision.training.review import review_folder
+
+    base = Path(model or MODELS_DIR)
+    say: Callable[[str], None] | None = (
+        (lambda line: print(f"  webcam corrections: {line}", file=sys.stderr, flush=True)) if progress else None)
+    frames = real_photos(webcam_val, distinct=True)
+    held = max(counts, default=0)
+    if len(frames) <= held:
+        raise ReportError(f"{webcam_val}: {len(frames)} frames; the curve needs more than {held}")
+    rest = frames[held:]
+    real = real_photos(real_val) if real_val is not None else []
+    tables = {design: list(table_scenes(design, scenes, seed)) for design in designs if scenes}
+    rows = [measure(CardDetector(base), f"webcam val, frames after the first {held}", rest, progress)]
+    for n in counts:
+        review = review_folder(CardDetector(base), webcam_val, limit=n)
+        if say is not None:
+            say(f"{n} frames: {review.summary()}")
+        if not review.crops:
+            continue
+        done = improve(base, work / f"webcam-{n}", list(review.crops), list(review.cards), say=say, seed=seed)
+        improved = CardDetector(Path(done.folder))
+        label = f"improved from {n} webcam frames ({len(review.crops)} crops)"
+        rows.append(measure(improved, f"webcam val after the first {held}, {label}", rest, progress))
+        if real:
+            rows.append(measure(improved, f"real val 0°, {label}", real, progress))
+        for design, shots in tables.items():
+            rows.append(measure(improved, f"table {design}, {label}", shots, progress))
     return rows

@@ -74,6 +74,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("accumulate", "CPU training that resumes where the last run stopped", "accumulate"),
     Command("calibrate", "choose when a card is doubtful, measured on a test split", "calibrate"),
     Command("enrol", "learn a family's deck from a photo per suit (train extra)", "enrol"),
+    Command("improve", "improve a model from reviewed, labelled photos (train extra)", "improve"),
 )
 
 

@@ -21,8 +21,9 @@ from pathlib import Path
 from vision.detector import ModelError
 from vision.pipeline import DEFAULT_CONF
 from vision.training.api import (ANGLES, ENROL_CLOTH, FAR_SCENES, HELD_OUT_DESIGNS, LOCATE_CONF, MATCH_IOU,
-                                 TABLECLOTHS, TEST_DESIGNS, DatasetError, EnrolError, ReportError, build_report,
-                                 enrolled_rows, markdown_table, write_report_metrics)
+                                 TABLECLOTHS, TEST_DESIGNS, WEBCAM_CORRECTIONS, DatasetError, EnrolError, ReportError,
+                                 build_report, enrolled_rows, markdown_table, webcam_improved_rows,
+                                 write_report_metrics)
 from web.cli._common import ExitCode, Streams, model_json_file
 
 
@@ -33,6 +34,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"the webcam row's real webcam frames (a YOLO folder from tiplu train import-photos; "
                              f"default {WEBCAM_VAL} where it exists)")
     parser.add_argument("--no-webcam", action="store_true", help="leave out the webcam row")
+    parser.add_argument("--webcam-corrections", type=int, nargs="*", default=None, metavar="N",
+                        help="also the curve of a family's camera learnt from its corrections: for each N the first "
+                             "N webcam frames reviewed and tiplu improve run on them, then the frames after the "
+                             f"largest N, real val and the tables read again (train extra; bare: "
+                             f"{' '.join(map(str, WEBCAM_CORRECTIONS))}); models under OUT/improved")
     parser.add_argument("--angles", type=int, nargs="*", default=list(ANGLES),
                         help="turns of real val (degrees; none: skip real val)")
     parser.add_argument("--max-real", type=int, default=None, help="seeded sample of this many real val photos")
@@ -92,6 +98,17 @@ def run(args: argparse.Namespace, io: Streams) -> int:
                 rows += enrolled_rows(args.model, args.enrol_designs, work, scenes=args.scenes, seed=args.seed,
                                       detector_epochs=args.enrol_detector_epochs, tables=args.enrol_table_scenes,
                                       cloth=args.enrol_cloth, corrections=args.enrol_corrections, progress=True)
+        if args.webcam_corrections is not None:
+            frames = webcam_val(args)
+            if frames is None:
+                raise ReportError(f"--webcam-corrections needs the webcam frames: import them into {WEBCAM_VAL} "
+                                  f"(tiplu train import-photos PATH/cards-webcam-dev) or give --webcam-val")
+            with contextlib.ExitStack() as stack:
+                work = (args.out / "improved" if args.out is not None
+                        else Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="tiplu-improve-"))))
+                rows += webcam_improved_rows(args.model, frames, args.webcam_corrections or WEBCAM_CORRECTIONS, work,
+                                             real_val=args.real_val if args.angles else None, designs=args.designs,
+                                             scenes=args.scenes, seed=args.seed, progress=True)
     except (ReportError, DatasetError, ModelError, EnrolError, FileNotFoundError) as exc:
         return io.fail("report", exc)
     table = markdown_table(rows)
@@ -107,7 +124,7 @@ def run(args: argparse.Namespace, io: Streams) -> int:
                 "enrol": args.enrol, "enrol_designs": args.enrol_designs, "enrol_cloth": args.enrol_cloth,
                 "enrol_corrections": args.enrol_corrections,
                 "enrol_detector_epochs": args.enrol_detector_epochs,
-                "enrol_table_scenes": args.enrol_table_scenes,
+                "enrol_table_scenes": args.enrol_table_scenes, "webcam_corrections": args.webcam_corrections,
                 "locate_conf": LOCATE_CONF, "match_iou": MATCH_IOU, "conf": DEFAULT_CONF,
                 "seconds": round(time.time() - t0, 1)}
         (args.out / "report.json").write_text(json.dumps({"meta": meta, "sets": [r.to_dict() for r in rows]},
