@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 from typing import Any, Sequence, TextIO
 
 from waitress.server import BaseWSGIServer
@@ -36,7 +37,13 @@ CONNECTION_LIMIT = 250
 #: Connections open at once from one address (``$TIPLU_CONNECTIONS_PER_ADDRESS``): a phone's browser
 #: opens about 6; more are closed at once. Behind a reverse proxy (``TIPLU_PROXY_HOPS``) every client
 #: comes from the proxy's address, so the proxy must do this instead and loopback is not counted.
-CONNECTIONS_PER_ADDRESS = 24
+CONNECTIONS_PER_ADDRESS = 8
+#: Seconds from a request's first byte to its last header (``$TIPLU_REQUEST_SECONDS``): a client that
+#: trickles a byte now and then is closed after it, however often it sends one.
+REQUEST_SECONDS = 10
+#: The slowest body still taken, in bytes a second: a body of N bytes gets N / this many seconds
+#: more (a 15 MB photo over a poor link: 75 s).
+MIN_BODY_RATE = 200_000
 
 
 def connection_settings(environ: Any = None) -> dict[str, int]:
@@ -61,17 +68,33 @@ class GuardedErrorTask(JsonErrorTask):
         super().execute()
 
 
-class GuardedChannel(JsonErrorChannel):
-    """A connection that counts against its address: beyond the server's ``per_address`` it is closed at once.
+def request_seconds(environ: Any = None) -> float:
+    """Seconds a request may take to send its line and headers (``$TIPLU_REQUEST_SECONDS``).
 
-    One address holding a hundred half-sent requests would otherwise fill waitress's
-    connection limit, and the players' phones would wait for a free slot.
+    >>> request_seconds({"TIPLU_REQUEST_SECONDS": "4"}), request_seconds({})
+    (4.0, 10.0)
+    """
+    env = os.environ if environ is None else environ
+    return float(env.get("TIPLU_REQUEST_SECONDS") or REQUEST_SECONDS)
+
+
+class GuardedChannel(JsonErrorChannel):
+    """A connection that counts against its address and must send each request in time.
+
+    Beyond the server's ``per_address`` connections from one address it is closed at
+    once; a request whose headers have not all arrived :func:`request_seconds` after its
+    first byte (or whose body comes slower than :data:`MIN_BODY_RATE`) is closed then.
+    waitress's own ``channel_timeout`` counts from the last byte, so a client that sends
+    one byte every few seconds would hold its connection for ever, and a few hundred of
+    them fill the connection limit while the players' phones wait for a free slot.
     """
 
     error_task_class = GuardedErrorTask
 
     def __init__(self, server: BaseWSGIServer, sock: Any, addr: Any, adj: Any, map: Any = None) -> None:
         self.counted: str | None = None
+        self.request_started: float | None = None
+        self.request_seconds = float(getattr(server, "tiplu_request_seconds", REQUEST_SECONDS))
         super().__init__(server, sock, addr, adj, map)
         address = str(addr[0]) if isinstance(addr, tuple) and addr else ""
         limits: ConnectionCounts | None = getattr(server, "tiplu_connections", None)
@@ -79,6 +102,29 @@ class GuardedChannel(JsonErrorChannel):
             self.counted = address
         elif limits is not None and address:
             self.handle_close()
+
+    def received(self, data: bytes) -> bool:
+        if data and self.request is None:
+            self.request_started = time.monotonic()
+        taken = bool(super().received(data))
+        if self.request is None:
+            self.request_started = None
+        return taken
+
+    def past_deadline(self, now: float) -> bool:
+        """Has the request being received taken longer than it may (its headers, then its body)?"""
+        if self.request_started is None or self.request is None:
+            return False
+        allowed = self.request_seconds
+        if self.request.headers_finished:
+            allowed += int(self.request.content_length or 0) / MIN_BODY_RATE
+        return now - self.request_started > allowed
+
+    def readable(self) -> bool:
+        # asyncore asks every channel this on each turn of the loop (at least once a second)
+        if not self.will_close and self.past_deadline(time.monotonic()):
+            self.will_close = True
+        return bool(super().readable())
 
     def handle_close(self) -> None:
         counted, self.counted = self.counted, None
@@ -192,6 +238,7 @@ def serve(*, host: str = "127.0.0.1", port: int = DEFAULT_PORT, db: str | None =
     except OSError as error:
         raise ServeError(f"cannot listen on {host}:{port}: {error}") from None
     server.channel_class = GuardedChannel
+    server.tiplu_request_seconds = request_seconds()
     server.tiplu_connections = ConnectionCounts(
         int(os.environ.get("TIPLU_CONNECTIONS_PER_ADDRESS") or CONNECTIONS_PER_ADDRESS),
         exempt_loopback=bool(app.config.get("PROXY_HOPS")))

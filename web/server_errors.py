@@ -32,11 +32,18 @@ def json_error_body(path: str, code: int, reason: str, max_bytes: int) -> bytes 
 
 
 class JsonErrorTask(ErrorTask):  # type: ignore[misc]
-    """waitress's error answer, as JSON on API paths."""
+    """waitress's error answer, as JSON on API paths, and never an exception of its own.
+
+    A request line waitress cannot parse (``get / HTTP/1.1``, a NUL in a header) leaves
+    the request without a ``path``: it gets waitress's plain 400, and the connection
+    is closed after it. An error raised here would send nothing and keep the socket
+    open for good (waitress's own fallback names ``request.path`` too).
+    """
 
     def execute(self) -> None:
         error: Any = self.request.error
-        body = json_error_body(self.request.path or "", error.code, error.reason,
+        path = getattr(self.request, "path", None)
+        body = json_error_body(path if isinstance(path, str) else "", error.code, error.reason,
                                self.channel.server.adj.max_request_body_size - MEGABYTE)
         if body is None:
             super().execute()
