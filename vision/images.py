@@ -27,12 +27,13 @@ import cv2
 import numpy as np
 
 from scorer import TipluError
+from vision import OPENCV_MAX_PIXELS
 from scorer.messages import N_
 
 #: Default upload limit: a 48-megapixel phone JPEG is about 15 MB.
 MAX_BYTES = 25 * 1024 * 1024
 #: Default pixel limit (8192 x 6144 = 50 MP): decoding it takes 150 MB of memory.
-MAX_PIXELS = 8192 * 6144
+MAX_PIXELS = OPENCV_MAX_PIXELS
 MIN_SIDE = 16
 
 
@@ -58,40 +59,80 @@ class ImageHeader:
 
 
 _JPEG_SOF = {0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF}
+#: Markers with a length that may come before the first scan (and between scans): frames,
+#: tables (DHT, DAC, DQT, DNL, DRI), APPn and comments. Any other is refused, as the decoder
+#: (libjpeg) refuses it or, worse, skips it to find a frame the walk never saw.
+_JPEG_SEGMENTS = _JPEG_SOF | {0xC4, 0xCC, 0xDB, 0xDC, 0xDD, *range(0xE0, 0xF0), 0xFE}
+#: Start-of-scan markers a JPEG may have: a progressive photo has about 10; each scan costs a
+#: pass over every pixel, so 2,500 of them in a 690 KB file would hold a photo slot for minutes.
+MAX_SCANS = 40
+#: How long a side may be against the other: a panorama is 4:1; a 16 x 12000 strip is no photo of cards.
+MAX_ASPECT = 12
+
+
+def _damaged_jpeg(why: str) -> ImageError:
+    return ImageError(N_("the JPEG header is damaged (%(why)s); take or export the photo again"), why=why)
 
 
 def _jpeg_segments(data: bytes) -> tuple[tuple[int, int] | None, int | None]:
-    """Walk the JPEG marker chain: (width, height) from the first start-of-frame, and the
-    offset of the first start-of-scan (None for either when the file ends before it).
+    """Walk the JPEG marker chain: (width, height) from the start-of-frame, and the offset of
+    the first start-of-scan (None for either when the file ends before it).
 
     Segments are skipped by their length, so an EXIF thumbnail (a whole JPEG inside APP1)
-    is never mistaken for the photo.
+    is never mistaken for the photo. A marker the decoder would not take (``FF 00``, a
+    reserved one, a second start-of-frame or start-of-image) is refused: the decoder
+    skips what it does not know and would find a frame hidden there, whose size the
+    walk never checked.
+
+    >>> _jpeg_segments(b"\\xff\\xd8\\xff\\x00\\x00\\x04")  # doctest: +IGNORE_EXCEPTION_DETAIL
+    Traceback (most recent call last):
+    vision.images.ImageError: the JPEG header is damaged (marker FF 00); take or export the photo again
     """
     i = 2
     n = len(data)
     size: tuple[int, int] | None = None
     while i + 4 <= n:
         if data[i] != 0xFF:
-            raise ImageError(N_("the JPEG header is damaged; take or export the photo again"))
+            raise _damaged_jpeg(f"byte {i} is no marker")
         marker = data[i + 1]
         if marker == 0xFF:
             i += 1
             continue
-        if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7:
+        if marker == 0x01 or 0xD0 <= marker <= 0xD7:
             i += 2
             continue
         if marker == 0xDA:
             return size, i
         if marker == 0xD9:
             break
+        if marker not in _JPEG_SEGMENTS:
+            raise _damaged_jpeg(f"marker FF {marker:02X}")
         length = struct.unpack(">H", data[i + 2:i + 4])[0]
         if length < 2:
-            raise ImageError(N_("the JPEG header is damaged; take or export the photo again"))
-        if marker in _JPEG_SOF and size is None and i + 9 <= n:
+            raise _damaged_jpeg(f"marker FF {marker:02X} of length {length}")
+        if marker in _JPEG_SOF:
+            if size is not None:
+                raise _damaged_jpeg("two frames")
+            if length < 8 or i + 9 > n:
+                raise _damaged_jpeg("a frame too short to give its size")
             height, width = struct.unpack(">HH", data[i + 5:i + 9])
             size = (width, height)
         i += 2 + length
     return size, None
+
+
+def jpeg_scans(data: bytes, first_scan: int) -> int:
+    """Start-of-scan markers from ``first_scan`` to the end marker.
+
+    Inside compressed data every ``FF`` byte is followed by ``00`` or a restart marker,
+    so ``FF DA`` there is always a scan; what a phone appends after the end (a motion
+    photo's video) is not counted.
+
+    >>> jpeg_scans(b"\\xff\\xda..\\xff\\x00\\xff\\xda.\\xff\\xd9\\xff\\xda", 0)
+    2
+    """
+    end = data.find(b"\xff\xd9", first_scan)
+    return data.count(b"\xff\xda", first_scan, end if end >= 0 else len(data))
 
 
 def _jpeg_size(data: bytes) -> tuple[int, int]:
@@ -158,6 +199,10 @@ def _check_complete(header: ImageHeader, data: bytes) -> None:
         _, scan = _jpeg_segments(data)
         if scan is None or b"\xff\xd9" not in data[scan:]:
             raise ImageError(N_("the JPEG is cut off (no end marker); upload the whole file again"))
+        scans = jpeg_scans(data, scan)
+        if scans > MAX_SCANS:
+            raise ImageError(N_("the JPEG has %(scans)s scans, over the %(limit)s a camera writes; export the "
+                                "photo again as a plain JPEG"), scans=scans, limit=MAX_SCANS)
     if header.format == "png" and b"IEND" not in data[-64:]:
         raise ImageError(N_("the PNG is cut off (no IEND chunk); upload the whole file again"))
     if header.format == "webp":
@@ -169,9 +214,11 @@ def _check_complete(header: ImageHeader, data: bytes) -> None:
 def decode_image(data: bytes, *, max_bytes: int = MAX_BYTES, max_pixels: int = MAX_PIXELS) -> np.ndarray:
     """A BGR ``uint8`` image (H, W, 3) from JPEG/PNG/WebP bytes, or :class:`ImageError`.
 
-    Checks, in order: not empty, at most ``max_bytes``, a known header, sides of at least
-    16 px, at most ``max_pixels`` (read from the header, before any pixel is decoded), the
-    file not cut off, and that the decoder accepts it. EXIF rotation is applied, so the
+    Checks, in order: not empty, at most ``max_bytes``, a known header (a JPEG's markers
+    all known, one frame), sides of at least 16 px and no more than :data:`MAX_ASPECT`
+    times the other, at most ``max_pixels`` (read from the header, before any pixel is
+    decoded), the file not cut off, at most :data:`MAX_SCANS` scans, and that the decoder
+    accepts it (within OpenCV's own ceiling, :data:`vision.OPENCV_MAX_PIXELS`). EXIF rotation is applied, so the
     image is upright as the phone showed it; grey and alpha images become 3-channel BGR.
 
     >>> decode_image(b"")  # doctest: +IGNORE_EXCEPTION_DETAIL
@@ -191,12 +238,19 @@ def decode_image(data: bytes, *, max_bytes: int = MAX_BYTES, max_pixels: int = M
     if min(header.width, header.height) < MIN_SIDE:
         raise ImageError(N_("the image is only %(width)sx%(height)s pixels; send a photo at least %(side)s px on "
                             "each side"), width=header.width, height=header.height, side=MIN_SIDE)
+    if max(header.width, header.height) > MAX_ASPECT * min(header.width, header.height):
+        raise ImageError(N_("the image is %(width)sx%(height)s pixels: too thin to be a photo of cards; send a photo "
+                            "of the table"), width=header.width, height=header.height)
     if header.pixels > max_pixels:
         raise ImageError(N_("the image is %(width)sx%(height)s pixels (%(mp)s MP), over the %(limit)s MP limit; "
                             "resize it or use the camera's normal size"), width=header.width, height=header.height,
                          mp=f"{header.pixels / 1e6:.0f}", limit=f"{max_pixels / 1e6:.0f}")
     _check_complete(header, data)
-    image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    try:
+        image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    except cv2.error:  # OpenCV's own pixel ceiling (see :mod:`vision`): the frame is larger than the header said
+        raise ImageError(N_("the %(format)s data holds a larger image than its header says; take or export the "
+                            "photo again"), format=header.format.upper()) from None
     if image is None or image.ndim != 3 or image.shape[2] != 3 or image.size == 0:
         raise ImageError(N_("the %(format)s data cannot be decoded (damaged file); take or export the photo again"),
                          format=header.format.upper())
