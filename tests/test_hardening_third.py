@@ -50,3 +50,43 @@ def test_opencv_decodes_no_more_pixels_than_the_limit_in_any_process_of_the_app(
     done = subprocess.run([sys.executable, "-c", script, str(CRAFTED / "hidden_frame.jpg")], capture_output=True,
                           text=True, env=env, timeout=120, check=True)
     assert done.stdout.strip() == "refused", done.stdout + done.stderr
+
+
+# --- row 3: a budget of wrong codes for the whole server ------------------------------------------
+
+CODE = "246810"
+
+
+@pytest.fixture
+def guarded_app(tmp_path: Path) -> Flask:
+    from web.app import create_app
+    return create_app({"TESTING": True, "DATABASE": str(tmp_path / "g.db"), "SECRET_KEY": "k",
+                       "WTF_CSRF_ENABLED": False, "TABLE_CODE": CODE, "CAMERA": "none"})
+
+
+def lan(n: int) -> dict[str, str]:
+    return {"REMOTE_ADDR": f"10.{n // 250}.{n % 250}.7"}
+
+
+def test_guesses_from_many_addresses_spend_one_budget_and_then_only_devices_get_in(guarded_app: Flask) -> None:
+    phone = guarded_app.test_client()
+    assert phone.get(f"/?table_code={CODE}", environ_base=lan(9999)).status_code == 302
+    guesser = guarded_app.test_client()
+    statuses = [guesser.get("/api/sessions", environ_base=lan(n // 5), headers={"X-Table-Code": f"{n:06d}"}).status_code
+                for n in range(1000)]
+    assert statuses.count(403) == 100 and statuses[100:] == [429] * 900, "100 wrong codes, then none is compared"
+    refused = guesser.get("/api/sessions", environ_base=lan(555), headers={"X-Table-Code": CODE})
+    assert refused.status_code == 429 and int(refused.headers["Retry-After"]) >= 1
+    assert "phones already let in go on" in refused.get_json()["error"]
+    assert phone.get("/api/sessions", environ_base=lan(9999)).status_code == 200, "a device already in gets in"
+
+
+def test_the_budget_refills_with_time() -> None:
+    from web.throttle import GuessBudget
+    clock = [0.0]
+    budget = GuessBudget(size=3, refill_seconds=36, clock=lambda: clock[0])
+    assert [budget.spend() for _ in range(3)] == [0, 0, 36]
+    clock[0] = 35.0
+    assert budget.wait_left() == 1
+    clock[0] = 36.0 * 4
+    assert budget.wait_left() == 0 and [budget.spend() for _ in range(3)] == [0, 0, 36]

@@ -8,7 +8,8 @@ reads and writes. Only the code page and static files are open. The code comes
 as the ``X-Table-Code`` header (programs), the cookie the code page sets
 (phones), or once as ``?table_code=`` in the link ``tiplu serve`` prints.
 Wrong codes are counted per address (:mod:`web.throttle`): after a few, that
-address gets 429 with ``Retry-After`` and waits that double.
+address gets 429 with ``Retry-After`` and waits that double; and the whole server
+has a budget of wrong codes, past which only devices already let in get in.
 
 Writes are also guarded against other sites: forms carry a CSRF token
 (Flask-WTF); every write refuses a foreign ``Origin`` or ``Sec-Fetch-Site:
@@ -46,7 +47,7 @@ from werkzeug.wrappers import Response as BaseResponse
 
 from web.errors import Forbidden, NotFound, TooManyAttempts, UnsupportedMediaType, error_response, wants_json
 from web.i18n import _
-from web.throttle import CodeThrottle
+from web.throttle import GUESS_BUDGET, GUESS_REFILL_SECONDS, CodeThrottle, GuessBudget
 
 TABLE_CODE_COOKIE = "tiplu_table_code"
 TABLE_CODE_HEADER = "X-Table-Code"
@@ -106,6 +107,10 @@ def throttle() -> CodeThrottle:
     return current_app.extensions["tiplu_code_throttle"]
 
 
+def guess_budget() -> GuessBudget:
+    return current_app.extensions["tiplu_guess_budget"]
+
+
 def client_address() -> str:
     return request.remote_addr or "unknown"
 
@@ -127,6 +132,11 @@ def is_table_code(supplied: str) -> bool:
         g.setdefault("table_code_ok", False)  # the error page must not ask again (and raise again)
         raise TooManyAttempts(_("too many wrong table codes from this device: try again in %(s)s seconds",
                                 s=wait), retry_after=wait)
+    wait = guess_budget().wait_left()
+    if wait:
+        g.setdefault("table_code_ok", False)
+        raise TooManyAttempts(_("too many wrong table codes were tried on this server: phones already let in go on; "
+                                "others try again in %(s)s seconds", s=wait), retry_after=wait)
     if hmac.compare_digest(supplied.strip().encode(), code.encode()):
         if throttle().failures(address):
             log.info("table code accepted from %s after wrong ones", address)
@@ -138,6 +148,8 @@ def is_table_code(supplied: str) -> bool:
     wait = throttle().failed(address)
     log.warning("wrong table code from %s (%d wrong; next try %s)", address, throttle().failures(address),
                 f"in {wait} s" if wait else "free")
+    if guess_budget().spend():
+        log.warning("the server's budget of wrong table codes is spent: only devices already in get in")
     return False
 
 
@@ -589,6 +601,9 @@ def init_app(app: Flask) -> None:
     app.extensions["tiplu_code_throttle"] = CodeThrottle(
         free_tries=int(app.config.get("CODE_FREE_TRIES", 5)), first_wait=float(app.config.get("CODE_FIRST_WAIT", 1.0)))
     app.extensions["tiplu_wrong_guesses"] = WrongGuesses(str(app.secret_key).encode())
+    app.extensions["tiplu_guess_budget"] = GuessBudget(
+        size=int(app.config.get("CODE_GUESS_BUDGET") or GUESS_BUDGET),
+        refill_seconds=float(app.config.get("CODE_GUESS_REFILL_SECONDS") or GUESS_REFILL_SECONDS))
     trust_proxy(app, int(app.config.get("PROXY_HOPS") or 0))
     app.before_request(guard_request)
     app.after_request(upgrade_cookie)

@@ -24,6 +24,13 @@ over a hundred years against one address; a longer code
 (0, 2)
 >>> throttle.succeeded("10.0.0.9"); throttle.failed("10.0.0.9")
 0
+
+Counting per address alone is not enough: a guesser with many addresses (a /64 of IPv6,
+a botnet, or loopback aliases behind a careless proxy) spends each one's free tries and
+moves on, and addresses beyond :data:`MAX_ADDRESSES` are forgotten. So the whole server
+also has a :class:`GuessBudget` of wrong codes, whoever sends them: once it is spent no
+code is compared at all until it refills, and only devices already let in (their signed
+cookie) get through.
 """
 
 from __future__ import annotations
@@ -95,3 +102,57 @@ class CodeThrottle:
         """A right code from ``address``: forget its wrong ones."""
         with self._lock:
             self._records.pop(address, None)
+
+
+#: Wrong codes the whole server takes, all addresses together, before it compares none.
+GUESS_BUDGET = 100
+#: Seconds for one wrong code of the budget to come back: 100 an hour.
+GUESS_REFILL_SECONDS = 36.0
+
+
+class GuessBudget:
+    """Wrong codes the whole server may still take, refilled one every ``refill_seconds`` (a token bucket).
+
+    With the defaults a guesser, however many addresses it has, gets 100 wrong codes at
+    once and then 100 an hour: trying every 6-digit code takes 10,000 hours (417 days),
+    half of them 208 days on average; a 10-digit code (``--table-code-length 10``) takes
+    over 10,000 years.
+
+    >>> clock = [0.0]
+    >>> budget = GuessBudget(size=2, refill_seconds=10, clock=lambda: clock[0])
+    >>> budget.spend(), budget.spend(), budget.wait_left()
+    (0, 10, 10)
+    >>> clock[0] = 10.0
+    >>> budget.wait_left(), budget.spend(), budget.wait_left()
+    (0, 10, 10)
+    """
+
+    def __init__(self, *, size: int = GUESS_BUDGET, refill_seconds: float = GUESS_REFILL_SECONDS,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.size = size
+        self.refill_seconds = refill_seconds
+        self._clock = clock
+        self._left = float(size)
+        self._at = clock()
+        self._lock = threading.Lock()
+
+    def _refill(self) -> None:
+        now = self._clock()
+        self._left = min(float(self.size), self._left + (now - self._at) / self.refill_seconds)
+        self._at = now
+
+    def _wait(self) -> int:
+        return 0 if self._left >= 1 else math.ceil((1 - self._left) * self.refill_seconds - 1e-6)
+
+    def wait_left(self) -> int:
+        """Whole seconds until a code may be compared again (0: now)."""
+        with self._lock:
+            self._refill()
+            return self._wait()
+
+    def spend(self) -> int:
+        """Take one wrong code off the budget; returns :meth:`wait_left` after it."""
+        with self._lock:
+            self._refill()
+            self._left = max(0.0, self._left - 1)
+            return self._wait()
