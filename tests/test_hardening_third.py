@@ -90,3 +90,52 @@ def test_the_budget_refills_with_time() -> None:
     assert budget.wait_left() == 1
     clock[0] = 36.0 * 4
     assert budget.wait_left() == 0 and [budget.spend() for _ in range(3)] == [0, 0, 36]
+
+
+# --- row 11: one device per browser; shut out stays out -------------------------------------------
+
+ANDROID = {"User-Agent": "Mozilla/5.0 (Linux; Android 14; Pixel 8) Chrome/126.0 Mobile Safari/537.36"}
+PHONE_AT = {"REMOTE_ADDR": "192.168.1.23"}
+OTHER_AT = {"REMOTE_ADDR": "192.168.1.24"}
+
+
+def device_rows(app: Flask) -> int:
+    import sqlite3
+    with sqlite3.connect(app.config["DATABASE"]) as conn:
+        return int(conn.execute("SELECT count(*) FROM devices").fetchone()[0])
+
+
+def test_the_join_link_opened_many_times_is_one_device(guarded_app: Flask) -> None:
+    browser = guarded_app.test_client()
+    for _ in range(30):
+        assert browser.get(f"/?table_code={CODE}", environ_base=PHONE_AT, headers=ANDROID).status_code == 302
+    for _ in range(30):  # no cookie jar at all: the same address and browser
+        guarded_app.test_client().get(f"/?table_code={CODE}", environ_base=PHONE_AT, headers=ANDROID)
+    assert device_rows(guarded_app) == 1
+    guarded_app.test_client().get(f"/?table_code={CODE}", environ_base=OTHER_AT, headers=ANDROID)
+    assert device_rows(guarded_app) == 2, "another phone is another device"
+    assert browser.get("/api/sessions", environ_base=PHONE_AT).status_code == 200
+
+
+def test_a_shut_out_phone_stays_out_until_let_in_again_or_the_code_changes(guarded_app: Flask) -> None:
+    host = guarded_app.test_client()
+    host.get(f"/?table_code={CODE}", environ_base=OTHER_AT)
+    phone = guarded_app.test_client()
+    phone.get(f"/?table_code={CODE}", environ_base=PHONE_AT, headers=ANDROID)
+    listed = host.get("/api/devices", environ_base=OTHER_AT).get_json()["devices"]
+    phone_id = next(d["id"] for d in listed if not d["this"])
+    assert host.post(f"/join/devices/{phone_id}/revoke", environ_base=OTHER_AT).status_code == 302
+    assert phone.get("/api/sessions", environ_base=PHONE_AT).status_code == 403
+    again = phone.get(f"/?table_code={CODE}", environ_base=PHONE_AT, headers=ANDROID)
+    assert again.status_code == 403 and "Join page" in again.get_data(as_text=True)
+    typed = phone.post("/code", data={"code": CODE}, environ_base=PHONE_AT, headers=ANDROID)
+    assert typed.status_code == 403 and phone.get("/api/sessions", environ_base=PHONE_AT).status_code == 403
+    page = host.get("/join", environ_base=OTHER_AT).get_data(as_text=True)
+    assert "Phones shut out" in page and f"/join/devices/{phone_id}/let-in" in page
+    assert host.post(f"/join/devices/{phone_id}/let-in", environ_base=OTHER_AT).status_code == 302
+    assert phone.get("/api/sessions", environ_base=PHONE_AT).status_code == 200, "let in again: the cookie works"
+    assert host.delete(f"/api/devices/{phone_id}", environ_base=OTHER_AT,
+                       headers={"X-Table-Code": CODE}).status_code == 204
+    guarded_app.config["TABLE_CODE"] = "135790"
+    entered = phone.post("/code", data={"code": "135790"}, environ_base=PHONE_AT, headers=ANDROID)
+    assert entered.status_code == 302 and phone.get("/api/sessions", environ_base=PHONE_AT).status_code == 200

@@ -186,14 +186,22 @@ def export_json(session_id: int) -> Response:
 
 @bp.get("/devices")
 def devices() -> Response:
-    """The devices let in with the table code (each phone's cookie), newest first; ``this`` is the asking one."""
-    return jsonify({"devices": security.list_devices()})
+    """The devices let in with the table code (each phone's cookie), newest first; ``this`` is the asking one;
+    and those shut out."""
+    return jsonify({"devices": security.list_devices(), "shut_out": security.list_devices(shut_out=True)})
 
 
 @bp.delete("/devices/<device_id>")
 def revoke_device(device_id: str) -> ResponseReturnValue:
     """Shut one device out (its cookie stops working; it must enter the code again)."""
     security.revoke_device(device_id)
+    return "", 204
+
+
+@bp.post("/devices/<device_id>/let-in")
+def let_in_device(device_id: str) -> ResponseReturnValue:
+    """Let a device that was shut out in again (its cookie works again; the code alone does not)."""
+    security.set_device_revoked(device_id, False)
     return "", 204
 
 

@@ -216,24 +216,40 @@ def device_label(agent: str) -> str:
 
 
 def issue_device() -> str:
-    """Register the asking device (it gave the right code) and return its signed token for the cookie."""
+    """Let the asking browser in (it gave the right code) and return its signed token for the cookie.
+
+    One row per browser: the device its cookie already names, else one let in before
+    from the same address with the same label, is kept rather than a new row added (the
+    printed link opened 300 times is one device). A browser whose cookie names a device
+    that was shut out stays out (:class:`~web.errors.Forbidden`) until someone lets it
+    in again from the join page, or the code changes (which ends every token).
+    """
     from web.db import get_db, write
-    device_id = secrets.token_hex(16)
-    stamp = _now()
     db = get_db()
+    stamp = _now()
+    label, address = device_label(request.headers.get("User-Agent", "")), client_address()
+    known = device_row(request.cookies.get(TABLE_CODE_COOKIE))
+    if known is not None and known[1]:
+        raise Forbidden(_("this phone was shut out of the table: someone already in can let it in again from "
+                          "the Join page"))
+    if known is None:
+        known = db.execute("SELECT id FROM devices WHERE revoked_at IS NULL AND address = ? AND label = ? "
+                           "ORDER BY last_seen DESC LIMIT 1", [address, label]).fetchone()
     with write(db):
-        db.execute("INSERT INTO devices(id, label, address, created_at, last_seen) VALUES (?,?,?,?,?)",
-                   [device_id, device_label(request.headers.get("User-Agent", "")), client_address(), stamp, stamp])
+        if known is not None:
+            device_id = str(known[0])
+            db.execute("UPDATE devices SET last_seen = ? WHERE id = ?", [stamp, device_id])
+        else:
+            device_id = secrets.token_hex(16)
+            db.execute("INSERT INTO devices(id, label, address, created_at, last_seen) VALUES (?,?,?,?,?)",
+                       [device_id, label, address, stamp, stamp])
     g.device = device_id
     return str(_device_signer().dumps(device_id))
 
 
-def device_of(token: str | None) -> str | None:
-    """The device a cookie's token names, if it is signed for this code and not revoked; else None.
-
-    A token cannot be guessed (it is signed with the server's secret), so a bad one is
-    no wrong code: it is not counted, only cleared.
-    """
+def device_row(token: str | None) -> Any:
+    """The ``devices`` row (``id``, ``revoked_at``, ``last_seen``) a cookie's token names, shut out or not;
+    None when the token is not signed for this code or names no device."""
     if not token or len(token) > MAX_TOKEN_LENGTH:
         return None
     try:
@@ -242,37 +258,57 @@ def device_of(token: str | None) -> str | None:
         return None
     if not isinstance(device_id, str) or not DEVICE_ID.fullmatch(device_id):
         return None
-    from web.db import get_db, write
-    db = get_db()
-    row = db.execute("SELECT revoked_at, last_seen FROM devices WHERE id = ?", [device_id]).fetchone()
-    if row is None or row[0]:
+    from web.db import get_db
+    return get_db().execute("SELECT id, revoked_at, last_seen FROM devices WHERE id = ?", [device_id]).fetchone()
+
+
+def device_of(token: str | None) -> str | None:
+    """The device a cookie's token names, if it is signed for this code and not revoked; else None.
+
+    A token cannot be guessed (it is signed with the server's secret), so a bad one is
+    no wrong code: it is not counted, only cleared.
+    """
+    row = device_row(token)
+    if row is None or row[1]:
         return None
+    device_id = str(row[0])
     stamp = _now()
-    if row[1][:15] != stamp[:15]:  # seen again after ten minutes or more: note it (at most one write then)
+    if row[2][:15] != stamp[:15]:  # seen again after ten minutes or more: note it (at most one write then)
+        from web.db import get_db, write
+        db = get_db()
         with write(db):
             db.execute("UPDATE devices SET last_seen = ? WHERE id = ?", [stamp, device_id])
     return device_id
 
 
-def list_devices() -> list[dict[str, Any]]:
-    """The devices let in with the code, newest first; ``this`` marks the asking one."""
+def list_devices(*, shut_out: bool = False) -> list[dict[str, Any]]:
+    """The devices let in with the code (or, ``shut_out``, those shut out), newest first; ``this`` marks the asking one."""
     from web.db import get_db
     current = g.get("device")
+    state = "revoked_at IS NOT NULL" if shut_out else "revoked_at IS NULL"
     return [{"id": r[0], "label": r[1], "address": r[2], "created_at": r[3], "last_seen": r[4], "this": r[0] == current}
             for r in get_db().execute("SELECT id, label, address, created_at, last_seen FROM devices "
-                                      "WHERE revoked_at IS NULL ORDER BY created_at DESC, id").fetchall()]
+                                      f"WHERE {state} ORDER BY created_at DESC, id").fetchall()]
 
 
-def revoke_device(device_id: str) -> None:
-    """Shut one device out: its cookie stops working; it must enter the code again (:class:`NotFound` if none)."""
+def set_device_revoked(device_id: str, revoked: bool) -> None:
+    """Shut one device out (its cookie stops working, and the code alone does not bring it back), or let a
+    device shut out in again (its cookie works again). :class:`NotFound` when there is no such device to change."""
     from web.db import get_db, write
     db = get_db()
     with write(db):
-        found = db.execute("UPDATE devices SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
-                           [_now(), device_id if DEVICE_ID.fullmatch(device_id or "") else ""]).rowcount
+        found = db.execute(f"UPDATE devices SET revoked_at = ? WHERE id = ? AND revoked_at IS {'' if revoked else 'NOT '}NULL",
+                           [_now() if revoked else None,
+                            device_id if DEVICE_ID.fullmatch(device_id or "") else ""]).rowcount
     if not found:
-        raise NotFound(_("no such device: it may have been removed already"))
-    log.info("device %s was shut out by %s", device_id, client_address())
+        raise NotFound(_("no such device: it may have been removed already") if revoked
+                       else _("no such device shut out: it may have been let in already"))
+    log.info("device %s was %s by %s", device_id, "shut out" if revoked else "let in again", client_address())
+
+
+def revoke_device(device_id: str) -> None:
+    """Shut one device out: its cookie stops working, and the code does not let it back in (see :func:`issue_device`)."""
+    set_device_revoked(device_id, True)
 
 
 def _now() -> str:
@@ -391,7 +427,8 @@ def require_table_code() -> ResponseReturnValue | None:
     """Before each request: when the app has a code, no request but the code page and static files goes without it.
 
     API and JSON routes answer 403; pages lead to the code page. A cookie that lets
-    nobody in (an old code, a revoked device) is cleared so a phone is asked again.
+    nobody in (an old code) is cleared so a phone is asked again; a shut-out device's
+    is kept, so the code alone does not bring it back.
     """
     if not code_required():
         return None
@@ -409,9 +446,16 @@ def require_table_code() -> ResponseReturnValue | None:
     else:
         back = request.full_path.rstrip("?") if request.method in SAFE_METHODS else (request.referrer or request.path)
         answer = redirect(url_for("views.table_code", next=safe_next(back)))
-    if request.cookies.get(TABLE_CODE_COOKIE):
+    cookie = request.cookies.get(TABLE_CODE_COOKIE)
+    if cookie and not shut_out(cookie):
         answer.delete_cookie(TABLE_CODE_COOKIE)
     return answer
+
+
+def shut_out(token: str) -> bool:
+    """Does the cookie name a device that was shut out? It is kept then: it is what keeps that browser out."""
+    row = device_row(token)
+    return row is not None and bool(row[1])
 
 
 def upgrade_cookie(response: Response) -> Response:

@@ -36,7 +36,7 @@ from web.errors import USER_ERRORS, BadRequest, KeyReused, NotFound, status_of
 from web.i18n import LANGUAGE_COOKIE, N_, _, available_languages, current_language, translate
 from web.payloads import MAX_SEATS
 from web.security import code_exempt, code_link, is_table_code, list_devices, safe_next, set_code_cookie, table_code_ok
-from web.security import revoke_device as revoke_device_of
+from web.security import revoke_device as revoke_device_of, set_device_revoked
 from web.network import is_loopback_host, lan_addresses
 
 bp = Blueprint("views", __name__)
@@ -677,7 +677,8 @@ def join() -> ResponseReturnValue:
         link = code_link(address.rstrip("/") + url_for("views.index"), code)
         links.append({"address": address, "link": link,
                       "qr": segno.make(link, error="m").svg_data_uri(scale=6, border=2, dark="#000", light="#fff")})
-    return render_template("join.html", links=links, code=code, devices=list_devices() if code else [])
+    return render_template("join.html", links=links, code=code, devices=list_devices() if code else [],
+                           shut_out=list_devices(shut_out=True) if code else [])
 
 
 @bp.post("/join/devices/<device_id>/revoke")
@@ -688,7 +689,19 @@ def revoke_device(device_id: str) -> ResponseReturnValue:
     except USER_ERRORS as exc:
         flash(translate(exc))
     else:
-        flash(_("That device was shut out; it needs the table code to come back."))
+        flash(_("That device was shut out; only someone already in can let it in again, here."))
+    return redirect(url_for("views.join"))
+
+
+@bp.post("/join/devices/<device_id>/let-in")
+def let_in_device(device_id: str) -> ResponseReturnValue:
+    """Let a phone that was shut out in again from the join page's list: its cookie works again."""
+    try:
+        set_device_revoked(device_id, False)
+    except USER_ERRORS as exc:
+        flash(translate(exc))
+    else:
+        flash(_("That device is let in again."))
     return redirect(url_for("views.join"))
 
 
