@@ -17,7 +17,7 @@ from scorer.rummy import penalty_points
 from scorer.settle import PlayerRound, settle_round
 from scorer import parse_card, parse_cards
 from web.payloads import round_entry, round_form
-from web_support import PLAYERS, nepali_round
+from web_support import PLAYERS, if_match, nepali_round
 
 
 def expected_net(payload: dict[str, Any], rules: str = "nepali", options: dict[str, Any] | None = None) -> dict[str, int]:
@@ -115,7 +115,8 @@ def test_put_edits_and_recomputes_later_totals(client: FlaskClient, make_session
     client.post(f"/api/sessions/{sid}/rounds", json=first)
     client.post(f"/api/sessions/{sid}/rounds", json=second)
     edited = nepali_round(winner="Ben", Anna={"seen": True, "maal": 0})
-    response = client.put(f"/api/sessions/{sid}/rounds/1", json=edited)
+    response = client.put(f"/api/sessions/{sid}/rounds/1", json=edited,
+                          headers=if_match(client, f"/api/sessions/{sid}/rounds/1"))
     assert response.status_code == 200
     assert response.get_json()["net"] == expected_net(edited)
     data = client.get(f"/api/sessions/{sid}").get_json()
@@ -129,7 +130,7 @@ def test_delete_renumbers_and_recomputes(client: FlaskClient, make_session: Call
     rounds = [nepali_round(), nepali_round(winner="Carla"), nepali_round(winner="Ben")]
     for payload in rounds:
         client.post(f"/api/sessions/{sid}/rounds", json=payload)
-    assert client.delete(f"/api/sessions/{sid}/rounds/2").status_code == 204
+    assert client.delete(f"/api/sessions/{sid}/rounds/2", headers=if_match(client, f"/api/sessions/{sid}/rounds/2")).status_code == 204
     data = client.get(f"/api/sessions/{sid}").get_json()
     assert [r["number"] for r in data["rounds"]] == [1, 2]
     assert data["rounds"][1]["winner"] == "Ben"
@@ -142,7 +143,8 @@ def test_delete_renumbers_and_recomputes(client: FlaskClient, make_session: Call
 def test_get_round_and_history(client: FlaskClient, make_session: Callable[..., int]) -> None:
     sid = make_session()
     client.post(f"/api/sessions/{sid}/rounds", json=nepali_round())
-    client.put(f"/api/sessions/{sid}/rounds/1", json=nepali_round(winner="Carla"))
+    client.put(f"/api/sessions/{sid}/rounds/1", json=nepali_round(winner="Carla"),
+               headers=if_match(client, f"/api/sessions/{sid}/rounds/1"))
     assert client.get(f"/api/sessions/{sid}/rounds/1").get_json()["winner"] == "Carla"
     history = client.get(f"/api/sessions/{sid}/history").get_json()["history"]
     assert [h["action"] for h in history] == ["edit round", "add round", "create session"]
@@ -215,7 +217,8 @@ def test_bad_round_is_rejected_and_changes_nothing(client: FlaskClient, make_ses
     assert 400 <= response.status_code < 500
     assert message in response.get_json()["error"]
     assert state(client, sid) == before
-    edit = client.put(f"/api/sessions/{sid}/rounds/1", json=payload)
+    edit = client.put(f"/api/sessions/{sid}/rounds/1", json=payload,
+                      headers=if_match(client, f"/api/sessions/{sid}/rounds/1"))
     assert 400 <= edit.status_code < 500 and message in edit.get_json()["error"]
     assert state(client, sid) == before
 

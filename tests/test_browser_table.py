@@ -234,7 +234,8 @@ def test_every_main_page_light_and_dark_at_360_px(phone: Any, server: Server) ->
         assert status == 201
     server.call("PUT", f"/api/sessions/{sid}/rounds/1", {
         "tiplu": "JC", "winner": "Hari", "finish": "melds",
-        "players": {**{n: {"seen": s, "maal": m} for n, (s, m) in rounds[0].items()}, "Sita": {"seen": True, "maal": 6}}})
+        "players": {**{n: {"seen": s, "maal": m} for n, (s, m) in rounds[0].items()}, "Sita": {"seen": True, "maal": 6}}},
+        server.if_match(f"/api/sessions/{sid}/rounds/1"))
     pages = {"sessions": "/", "new-session": "/sessions/new", "ledger": f"/sessions/{sid}",
              "round": f"/sessions/{sid}/rounds/1", "history": f"/sessions/{sid}/history",
              "end": f"/sessions/{sid}/end", "join-local": "/join", "check-hand": f"/sessions/{sid}/verify",

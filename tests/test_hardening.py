@@ -26,7 +26,7 @@ from web.app import create_app
 from web.bounds import maal_limit
 from web.maintenance import check_ledger
 from web.throttle import CodeThrottle
-from web_support import PLAYERS, nepali_round
+from web_support import PLAYERS, if_match, nepali_round
 
 CODE = "246810"
 LAN = {"REMOTE_ADDR": "192.168.1.23"}
@@ -227,16 +227,17 @@ def test_replayed_key_after_an_edit_or_delete_says_so(client: FlaskClient, make_
     key = {"Idempotency-Key": "tap-1"}
     first = client.post(f"/api/sessions/{sid}/rounds", json=nepali_round(), headers=key)
     assert first.status_code == 201 and first.get_json()["number"] == 2
-    assert client.delete(f"/api/sessions/{sid}/rounds/1").status_code == 204
+    assert client.delete(f"/api/sessions/{sid}/rounds/1", headers=if_match(client, f"/api/sessions/{sid}/rounds/1")).status_code == 204
     moved = client.post(f"/api/sessions/{sid}/rounds", json=nepali_round(), headers=key)
     assert moved.status_code == 201 and moved.headers["Idempotent-Replayed"] == "true"
     assert moved.get_json()["number"] == 1 and moved.headers["Location"].endswith(f"/sessions/{sid}/rounds/1")
-    assert client.put(f"/api/sessions/{sid}/rounds/1", json=nepali_round(winner="Carla")).status_code == 200
+    assert client.put(f"/api/sessions/{sid}/rounds/1", json=nepali_round(winner="Carla"),
+                      headers=if_match(client, f"/api/sessions/{sid}/rounds/1")).status_code == 200
     edited = client.post(f"/api/sessions/{sid}/rounds", json=nepali_round(), headers=key)
     assert edited.status_code == 409 and "edited since" in edited.get_json()["error"]
     assert edited.get_json()["round"]["winner"] == "Carla"
     assert edited.get_json()["location"].endswith(f"/sessions/{sid}/rounds/1")
-    assert client.delete(f"/api/sessions/{sid}/rounds/1").status_code == 204
+    assert client.delete(f"/api/sessions/{sid}/rounds/1", headers=if_match(client, f"/api/sessions/{sid}/rounds/1")).status_code == 204
     gone = client.post(f"/api/sessions/{sid}/rounds", json=nepali_round(), headers=key)
     assert gone.status_code == 410 and "deleted since" in gone.get_json()["error"]
     assert gone.get_json()["rounds"] == 0

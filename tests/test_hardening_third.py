@@ -139,3 +139,105 @@ def test_a_shut_out_phone_stays_out_until_let_in_again_or_the_code_changes(guard
     guarded_app.config["TABLE_CODE"] = "135790"
     entered = phone.post("/code", data={"code": "135790"}, environ_base=PHONE_AT, headers=ANDROID)
     assert entered.status_code == 302 and phone.get("/api/sessions", environ_base=PHONE_AT).status_code == 200
+
+
+# --- rows 7-8: a delete or an edit names the round and the version it was read at --------------------
+
+def three_rounds(client: FlaskClient, make_session: Callable[..., int]) -> int:
+    from web_support import nepali_round
+    sid = make_session()
+    for maal in (2, 4, 6):
+        assert client.post(f"/api/sessions/{sid}/rounds", json=nepali_round(Ben={"seen": True, "maal": maal})
+                           ).status_code == 201
+    return sid
+
+
+def ben_maals(client: FlaskClient, sid: int) -> list[int]:
+    return [r["players"]["Ben"]["maal"] for r in client.get(f"/api/sessions/{sid}").get_json()["rounds"]]
+
+
+def test_three_concurrent_deletes_of_round_one_remove_one_round(app: Flask, client: FlaskClient,
+                                                                make_session: Callable[..., int]) -> None:
+    import threading
+    sid = three_rounds(client, make_session)
+    url = f"/api/sessions/{sid}/rounds/1"
+    assert client.delete(url).status_code == 428 and ben_maals(client, sid) == [2, 4, 6], "no If-Match: nothing"
+    tag = client.get(url).headers["ETag"]
+    answers: list[Any] = []
+    start = threading.Barrier(3)
+
+    def delete() -> None:
+        phone = app.test_client()
+        start.wait()
+        answers.append(phone.delete(url, headers={"If-Match": tag}))
+
+    threads = [threading.Thread(target=delete) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert sorted(a.status_code for a in answers) == [204, 409, 409]
+    assert ben_maals(client, sid) == [4, 6], "round 1 went, nothing else"
+    stale = next(a for a in answers if a.status_code == 409)
+    assert "deleted since" in stale.get_json()["error"] and "round" in stale.get_json()
+
+
+def test_a_stale_delete_of_a_round_that_moved_up_removes_nothing(client: FlaskClient,
+                                                                 make_session: Callable[..., int]) -> None:
+    from web_support import if_match
+    sid = three_rounds(client, make_session)
+    second = if_match(client, f"/api/sessions/{sid}/rounds/2")
+    assert client.delete(f"/api/sessions/{sid}/rounds/1", headers=if_match(client, f"/api/sessions/{sid}/rounds/1")
+                         ).status_code == 204
+    stale = client.delete(f"/api/sessions/{sid}/rounds/2", headers=second)
+    body = stale.get_json()
+    assert stale.status_code == 409 and "round 1 now" in body["error"] and body["round"]["number"] == 1
+    assert stale.headers["ETag"] == second["If-Match"], "the round it read, where it is now"
+    assert ben_maals(client, sid) == [4, 6]
+
+
+def test_the_second_of_two_phones_editing_a_round_gets_409_with_the_first_ones_values(
+        client: FlaskClient, make_session: Callable[..., int]) -> None:
+    from web_support import nepali_round
+    sid = three_rounds(client, make_session)
+    url = f"/api/sessions/{sid}/rounds/2"
+    read = client.get(url).headers["ETag"]
+    first = client.put(url, json=nepali_round(Ben={"seen": True, "maal": 9}), headers={"If-Match": read})
+    assert first.status_code == 200 and first.headers["ETag"] != read
+    second = client.put(url, json=nepali_round(Ben={"seen": True, "maal": 1}), headers={"If-Match": read})
+    assert second.status_code == 409 and second.get_json()["round"]["players"]["Ben"]["maal"] == 9
+    assert second.headers["ETag"] == first.headers["ETag"]
+    assert ben_maals(client, sid) == [2, 9, 6], "the first phone's edit stays"
+    again = client.put(url, json=nepali_round(Ben={"seen": True, "maal": 1}), headers={"If-Match": second.headers["ETag"]})
+    assert again.status_code == 200 and ben_maals(client, sid) == [2, 1, 6], "read again, saved knowingly"
+
+
+def test_the_same_delete_form_posted_twice_removes_one_round(client: FlaskClient,
+                                                             make_session: Callable[..., int]) -> None:
+    from web_support import form_version
+    sid = three_rounds(client, make_session)
+    form = form_version(client, sid, 1)
+    assert client.post(f"/sessions/{sid}/rounds/1/delete", data=form).status_code == 302
+    again = client.post(f"/sessions/{sid}/rounds/1/delete", data=form)
+    assert again.status_code == 409 and "deleted since" in again.get_data(as_text=True)
+    assert client.post(f"/sessions/{sid}/rounds/1/delete").status_code == 409, "a form without its version"
+    assert ben_maals(client, sid) == [4, 6]
+
+
+def test_a_stale_edit_form_shows_what_is_saved_beside_what_was_typed(client: FlaskClient,
+                                                                     make_session: Callable[..., int]) -> None:
+    import re
+    from web_support import form_version
+    sid = three_rounds(client, make_session)
+    page = client.get(f"/sessions/{sid}/rounds/2/edit").get_data(as_text=True)
+    typed = {name: value for name, value in re.findall(r'<input[^>]*name="(\w+)"[^>]*value="([^"]*)"', page)
+             if name != "csrf_token"}
+    assert typed["p1_maal"] == "4" and "version" in typed
+    other_phone = {**typed, **form_version(client, sid, 2), "p1_maal": "8", "winner": "Anna"}
+    assert client.post(f"/sessions/{sid}/rounds/2/edit", data=other_phone).status_code == 302
+    mine = client.post(f"/sessions/{sid}/rounds/2/edit", data={**typed, "p1_maal": "5", "winner": "Anna"})
+    text = mine.get_data(as_text=True)
+    assert mine.status_code == 409 and "changed on another phone" in text
+    row = re.search(r"<tr><th scope=\"row\">Ben: maal</th><td>(\w+)</td><td>(\w+)</td></tr>", text)
+    assert row and row.groups() == ("8", "5"), "both values are shown"
+    assert ben_maals(client, sid) == [2, 8, 6]

@@ -30,7 +30,7 @@ from vision.score import judge_hand
 from web import photos
 from web.app import create_app
 from web.camera import find_camera
-from web_support import PLAYERS
+from web_support import PLAYERS, if_match
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_images"
@@ -255,7 +255,7 @@ def test_the_photo_follows_its_round(client: FlaskClient, app: Flask, make_sessi
     assert client.get(f"/sessions/{other}/photos/{mine}.jpg").status_code == 404
     client.post(f"/api/sessions/{sid}/rounds", json={"tiplu": "5H", "winner": None, "players": {
         p: {"seen": True, "maal": 0} for p in PLAYERS}})
-    assert client.delete(f"/api/sessions/{sid}/rounds/1").status_code == 204
+    assert client.delete(f"/api/sessions/{sid}/rounds/1", headers=if_match(client, f"/api/sessions/{sid}/rounds/1")).status_code == 204
     assert {r[0]: r for r in stored_rows(app)}[mine][2] is None, "a deleted round lets go of its photo"
     assert client.delete(f"/api/sessions/{sid}").status_code == 204
     assert [r[0] for r in stored_rows(app)] == [theirs]

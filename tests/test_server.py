@@ -28,7 +28,8 @@ def test_rounds_survive_kill_9_and_restart(server_factory: Any, tmp_path: Path) 
         status, rnd = server.call("POST", f"/api/sessions/{sid}/rounds", nepali_round(winner=winner))
         assert status == 201
         posted.append(rnd)
-    assert server.call("PUT", f"/api/sessions/{sid}/rounds/2", nepali_round(winner="Anna"))[0] == 200
+    assert server.call("PUT", f"/api/sessions/{sid}/rounds/2", nepali_round(winner="Anna"),
+                       server.if_match(f"/api/sessions/{sid}/rounds/2"))[0] == 200
     before = server.call("GET", f"/api/sessions/{sid}")[1]
     server.kill()
 

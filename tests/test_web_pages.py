@@ -13,7 +13,7 @@ from flask.testing import FlaskClient
 from scorer import RULE_FAMILIES, get_rules
 from scorer.settle import PlayerRound, settle_round
 from web.app import create_app
-from web_support import PLAYERS, nepali_round
+from web_support import PLAYERS, form_version, nepali_round
 
 
 def errors_in(html: str) -> list[str]:
@@ -110,11 +110,12 @@ def test_round_entry_edit_and_delete_through_the_pages(client: FlaskClient, make
 
     edit_page = client.get(f"/sessions/{sid}/rounds/2/edit").get_data(as_text=True)
     assert 'value="10C JC QC"' in edit_page
-    edited = client.post(f"/sessions/{sid}/rounds/1/edit", data=round_form(winner="Carla"))
+    edited = client.post(f"/sessions/{sid}/rounds/1/edit",
+                         data={**round_form(winner="Carla"), **form_version(client, sid, 1)})
     assert edited.status_code == 302
     assert client.get(f"/api/sessions/{sid}/rounds/1").get_json()["winner"] == "Carla"
 
-    deleted = client.post(f"/sessions/{sid}/rounds/1/delete")
+    deleted = client.post(f"/sessions/{sid}/rounds/1/delete", data=form_version(client, sid, 1))
     assert deleted.status_code == 302
     rounds = client.get(f"/api/sessions/{sid}").get_json()["rounds"]
     assert len(rounds) == 1 and rounds[0]["players"]["Ben"]["cards"] == ["10C", "JC", "QC"]

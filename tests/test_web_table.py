@@ -13,7 +13,7 @@ from flask.testing import FlaskClient
 from scorer import RULE_FAMILIES
 from scorer.payments import evening_net, fewest_payments, net_pairs, read_settlement
 from web.app import create_app
-from web_support import PLAYERS, nepali_round
+from web_support import PLAYERS, form_version, if_match, nepali_round
 
 LAN = {"REMOTE_ADDR": "192.168.1.23"}
 CODE = "482913"
@@ -79,7 +79,8 @@ def test_a_deleted_round_comes_back_from_the_message_and_history(client: FlaskCl
     for maal in (2, 4, 6):
         client.post(f"/api/sessions/{sid}/rounds", json=nepali_round(Ben={"seen": True, "maal": maal}))
     before = client.get(f"/api/sessions/{sid}").get_json()
-    deleted = client.post(f"/sessions/{sid}/rounds/2/delete", follow_redirects=True).get_data(as_text=True)
+    deleted = client.post(f"/sessions/{sid}/rounds/2/delete", data=form_version(client, sid, 2),
+                          follow_redirects=True).get_data(as_text=True)
     undo = re.search(r'<form method="post" action="([^"]+)" class="undo-form">', deleted)
     assert undo and "Undo" in deleted
     assert len(client.get(f"/api/sessions/{sid}").get_json()["rounds"]) == 2
@@ -94,7 +95,7 @@ def test_a_deleted_round_comes_back_from_the_message_and_history(client: FlaskCl
     history = text(client.get(f"/sessions/{sid}/history").get_data(as_text=True))
     assert "Round 2 restored" in history and "restored since" in history and "round round" not in history
 
-    client.delete(f"/api/sessions/{sid}/rounds/3")
+    client.delete(f"/api/sessions/{sid}/rounds/3", headers=if_match(client, f"/api/sessions/{sid}/rounds/3"))
     page = client.get(f"/sessions/{sid}/history").get_data(as_text=True)
     button = re.search(r'action="(/sessions/\d+/history/(\d+)/restore)"', page)
     assert button and "Restore round 3" in page
@@ -107,7 +108,8 @@ def test_a_deleted_round_comes_back_from_the_message_and_history(client: FlaskCl
 def test_history_names_each_changed_field(client: FlaskClient, make_session: Callable[..., int]) -> None:
     sid = make_session()
     client.post(f"/api/sessions/{sid}/rounds", json=nepali_round())
-    client.put(f"/api/sessions/{sid}/rounds/1", json=nepali_round(winner="Carla", Ben={"seen": True, "maal": 6}))
+    client.put(f"/api/sessions/{sid}/rounds/1", json=nepali_round(winner="Carla", Ben={"seen": True, "maal": 6}),
+               headers=if_match(client, f"/api/sessions/{sid}/rounds/1"))
     history = text(client.get(f"/sessions/{sid}/history").get_data(as_text=True))
     assert "Ben's maal: 2 → 6" in history
     assert "winner: Anna → Carla" in history

@@ -79,10 +79,28 @@ class Server:
         except urllib.error.HTTPError as error:
             return error.code, json.loads(error.read() or b"null")
 
+    def if_match(self, path: str) -> dict[str, str]:
+        """``If-Match`` with the ``ETag`` of ``path``'s GET now (a round's edit or delete must carry it)."""
+        with urllib.request.urlopen(self.base + path, timeout=30) as response:
+            return {"If-Match": response.headers["ETag"]}
+
     def kill(self) -> None:
         if self.process.poll() is None:
             os.kill(self.process.pid, signal.SIGKILL)
         self.process.wait(timeout=10)
+
+
+def if_match(client: Any, url: str) -> dict[str, str]:
+    """``If-Match`` with the round's ``ETag`` as its GET gives it now: what an API edit or delete must carry."""
+    return {"If-Match": client.get(url).headers["ETag"]}
+
+
+def form_version(client: Any, session_id: int, number: int) -> dict[str, str]:
+    """The hidden ``version`` field the round's edit and delete forms carry, as the page gives it now."""
+    page = client.get(f"/sessions/{session_id}/rounds/{number}/edit").get_data(as_text=True)
+    match = re.search(r'name="version" value="([^"]*)"', page)
+    assert match, "the edit form carries the round's version"
+    return {"version": match.group(1)}
 
 
 CHROMIUM = "/usr/bin/chromium"

@@ -30,7 +30,8 @@ from scorer import RULE_FAMILIES, RuleSet
 from web import decks, ledger, payloads, photos, security
 from web.camera import camera_for
 from web.db import get_db
-from web.errors import USER_ERRORS, BadRequest, NotFound, RoundChanged, Unavailable, json_error
+from web.errors import (USER_ERRORS, BadRequest, NotFound, PreconditionRequired, RoundChanged, StaleRound,
+                        Unavailable, json_error)
 from web.i18n import _, localized
 from vision.pipeline import PhotoReading
 from vision.score import score_reading
@@ -132,7 +133,8 @@ def add_round(session_id: int) -> ResponseReturnValue:
         changed.details["location"] = url_for("api.round_", session_id=session_id,
                                               number=changed.details["round"]["number"])
         raise
-    headers = {"Location": url_for("api.round_", session_id=session_id, number=result["number"])}
+    headers = {"Location": url_for("api.round_", session_id=session_id, number=result["number"]),
+               "ETag": etag(ledger.round_version(get_db(), session_id, result["number"]))}
     if replayed:
         headers["Idempotent-Replayed"] = "true"
     return jsonify(result), 201, headers
@@ -145,16 +147,56 @@ def preview_round(session_id: int) -> Response:
     return jsonify(score_round(sent_round(session_id, body)).to_dict())
 
 
+def etag(version: str) -> str:
+    """A round's version as an ``ETag`` (quoted).
+
+    >>> etag("12.3"), if_match_version('"12.3"'), if_match_version('W/"12.3"')
+    ('"12.3"', '12.3', '12.3')
+    """
+    return f'"{version}"'
+
+
+def if_match_version(header: str | None) -> str:
+    """The version an edit or a delete was read at, from its ``If-Match``: 428 when it has none."""
+    value = (header or "").strip()
+    if not value:
+        raise PreconditionRequired(_("send the header If-Match with the ETag of the round's GET, so that a round "
+                                     "changed or deleted since is not overwritten or removed"))
+    return value.removeprefix("W/").strip('"')
+
+
+def stale_round_answer(error: StaleRound) -> ResponseReturnValue:
+    """409 with the round as it is now, and its ``ETag`` (to read it, and send again if still meant)."""
+    answer = json_error(error)
+    version = error.details.get("version")
+    if version and isinstance(answer, Response):
+        answer.headers["ETag"] = etag(version)
+    return answer
+
+
 @bp.route("/sessions/<session:session_id>/rounds/<round:number>", methods=["GET", "PUT", "DELETE"])
 def round_(session_id: int, number: int) -> ResponseReturnValue:
+    """A round by its number; a ``PUT`` or ``DELETE`` must carry ``If-Match`` with the ``ETag`` of its GET.
+
+    A stale one (the round was edited or deleted since, or an earlier round's delete
+    moved it) answers 409 with the round as it is now, and changes nothing.
+    """
     db = get_db()
-    if request.method == "PUT":
-        body = json_body()
-        return jsonify(ledger.update_round(db, session_id, number, sent_round(session_id, body), source=source()))
-    if request.method == "DELETE":
-        ledger.delete_round(db, session_id, number, source=source())
-        return "", 204
-    return jsonify(ledger.get_round(db, session_id, number))
+    rnd = ledger.get_round(db, session_id, number)  # an unknown session or round is 404 before anything else
+    try:
+        if request.method == "PUT":
+            version = if_match_version(request.headers.get("If-Match"))
+            body = json_body()
+            edited = ledger.update_round(db, session_id, number, sent_round(session_id, body), version=version,
+                                         source=source())
+            return jsonify(edited), 200, {"ETag": etag(ledger.round_version(db, session_id, edited["number"]))}
+        if request.method == "DELETE":
+            ledger.delete_round(db, session_id, number, version=if_match_version(request.headers.get("If-Match")),
+                                source=source())
+            return "", 204
+    except StaleRound as error:
+        return stale_round_answer(error)
+    return jsonify(rnd), 200, {"ETag": etag(ledger.round_version(db, session_id, number))}
 
 
 @bp.get("/sessions/<session:session_id>/history")

@@ -253,6 +253,13 @@ def m011_session_rate(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE sessions ADD COLUMN rate_hundredths INTEGER")
     db.execute("ALTER TABLE sessions ADD COLUMN rate_currency TEXT NOT NULL DEFAULT ''")
 
+@migrations()
+def m012_round_version(db: sqlite_utils.Database) -> None:
+    """A round's version, one more at each edit: an edit or a delete names the version it was read at, so
+    a stale one (another phone changed the round since) is refused rather than overwriting that change."""
+    db.execute("ALTER TABLE rounds ADD COLUMN version INTEGER NOT NULL DEFAULT 1")
+
+
 def connect(path: str | os.PathLike[str]) -> sqlite_utils.Database:
     """Open the file with the ledger's pragmas, without migrating it."""
     conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)

@@ -84,6 +84,18 @@ class RoundChanged(Conflict):
     """A replayed ``Idempotency-Key`` whose round was edited since; ``details`` hold the round as it is now."""
 
 
+class StaleRound(Conflict):
+    """An edit or a delete of a round read at another version than it now has (another phone changed or
+    deleted it since); ``details`` hold the round as it is now (``round``, None when it is gone) and its
+    ``version``."""
+
+
+class PreconditionRequired(HttpError):
+    """An edit or a delete of a round through the API without ``If-Match`` (428)."""
+
+    status = 428
+
+
 class Gone(HttpError):
     """Something that existed and was deleted, e.g. the round a replayed ``Idempotency-Key`` made (410)."""
 

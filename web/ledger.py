@@ -32,7 +32,7 @@ from scorer import RuleSet, get_rules
 from scorer.kinds import Scoring
 from web.bounds import MAX_ID, MAX_TOTAL
 from web.db import write
-from web.errors import BadRequest, Conflict, Gone, KeyReused, NotFound, RoundChanged
+from web.errors import BadRequest, Conflict, Gone, KeyReused, NotFound, RoundChanged, StaleRound
 from web.i18n import _
 from web.payloads import NewSession, Rate, RoundEntry, SessionChanges, check_seat_count, round_entry
 from web.rounds import ScoredRound, score_round
@@ -388,20 +388,70 @@ def get_round(db: sqlite_utils.Database, session_id: int, number: int) -> dict[s
     return _round_dict(db, _round_row(db, session["id"], number), session_rules(session).scoring)
 
 
+def version_of(row: Mapping[str, Any]) -> str:
+    """A round's version as an edit or a delete names it: its id and its edit count (``"12.3"``).
+
+    The id makes it name *that* round: after an earlier round is deleted, round 3 is
+    another round, and a delete of "round 3" read before must not remove it.
+    """
+    return f"{row['id']}.{row['version']}"
+
+
+def round_version(db: sqlite_utils.Database, session_id: int, number: int) -> str:
+    """The version of round ``number`` now (:class:`NotFound` when there is none)."""
+    return version_of(_round_row(db, session_id, number))
+
+
+def _read_round(db: sqlite_utils.Database, session: Mapping[str, Any], number: int,
+                version: str | None) -> dict[str, Any]:
+    """Round ``number``'s row, when it is still the round at ``version`` (None: no check).
+
+    Otherwise :class:`~web.errors.StaleRound`, with the round as it is now: the round
+    the version named, wherever it moved, else the one now at ``number`` (None if gone).
+    """
+    row = _first(db, "SELECT * FROM rounds WHERE session_id = ? AND number = ?", [session["id"], number])
+    if version is None:
+        if row is None:
+            raise NotFound(_("session %(id)s has no round %(n)s", id=session["id"], n=number))
+        return row
+    if row is not None and version_of(row) == version.strip():
+        return row
+    named_id = version.strip().split(".")[0]
+    known = named_id.isascii() and named_id.isdigit() and len(named_id) < 19
+    named = _first(db, "SELECT * FROM rounds WHERE session_id = ? AND id = ?",
+                   [session["id"], int(named_id)]) if known else None
+    current = named or row
+    now_round = None if current is None else _round_dict(db, current, session_rules(session).scoring)
+    details = {"round": now_round, "version": None if current is None else version_of(current)}
+    if named is None and known:
+        raise StaleRound(_("the round you read was deleted since; nothing was changed. Look at the ledger "
+                           "as it is now"), details=details)
+    if named is not None and named["number"] != number:
+        raise StaleRound(_("the round you read is round %(now)s now (an earlier one was deleted); nothing was "
+                           "changed. Look at it again", now=named["number"]), details=details)
+    raise StaleRound(_("round %(n)s was changed on another phone since you read it; nothing was changed. "
+                       "Look at it as it is now, and change it again if you still mean to", n=number),
+                     details=details)
+
+
 def update_round(db: sqlite_utils.Database, session_id: int, number: int, entry: RoundEntry, *,
-                 source: str = "") -> dict[str, Any]:
-    """Replace a round's entries, re-settle it and recompute every total after it."""
+                 version: str | None = None, source: str = "") -> dict[str, Any]:
+    """Replace a round's entries, re-settle it and recompute every total after it.
+
+    With ``version`` (:func:`version_of` the round as it was read) a round changed or
+    deleted since is left as it is: :class:`~web.errors.StaleRound` (409) with it as it is now.
+    """
     with write(db):
         session = _session_row(db, session_id)
         _check_open(session)
-        row = _round_row(db, session["id"], number)
+        row = _read_round(db, session, number, version)
         scoring = entry.rules.scoring
         before = _round_dict(db, row, scoring)
         scored = _scored(db, session, entry)
         db.execute("DELETE FROM round_players WHERE round_id = ?", [row["id"]])
         db.execute("DELETE FROM payments WHERE round_id = ?", [row["id"]])
-        db.execute("UPDATE rounds SET tiplu = ?, turned = ?, winner = ?, finish = ?, settlement = ?, updated_at = ? "
-                   "WHERE id = ?", [scored.tiplu, scored.turned, scored.winner, scored.finish,
+        db.execute("UPDATE rounds SET tiplu = ?, turned = ?, winner = ?, finish = ?, settlement = ?, updated_at = ?, "
+                   "version = version + 1 WHERE id = ?", [scored.tiplu, scored.turned, scored.winner, scored.finish,
                                     _dumps(scored.settlement), now(), row["id"]])
         _store_lines(db, session["id"], row["id"], scored)
         _recompute(db, session, entry.names, entry.rules, row["number"])
@@ -410,15 +460,18 @@ def update_round(db: sqlite_utils.Database, session_id: int, number: int, entry:
     return after
 
 
-def delete_round(db: sqlite_utils.Database, session_id: int, number: int, *, source: str = "") -> int:
+def delete_round(db: sqlite_utils.Database, session_id: int, number: int, *, version: str | None = None,
+                 source: str = "") -> int:
     """Remove a round; later rounds move up one number and every total after it is recomputed.
 
     Returns the id of the audit entry that keeps the round, which :func:`restore_round` takes.
+    With ``version``, only the round read at that version is removed (see :func:`update_round`):
+    the same delete sent twice removes one round, not two.
     """
     with write(db):
         session = _session_row(db, session_id)
         _check_open(session)
-        row = _round_row(db, session["id"], number)
+        row = _read_round(db, session, number, version)
         rules = session_rules(session)
         before = _round_dict(db, row, rules.scoring)
         db.execute("DELETE FROM rounds WHERE id = ?", [row["id"]])

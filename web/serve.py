@@ -122,7 +122,7 @@ class GuardedChannel(JsonErrorChannel):
 
     def readable(self) -> bool:
         # asyncore asks every channel this on each turn of the loop (at least once a second)
-        if not self.will_close and self.past_deadline(time.monotonic()):
+        if not getattr(self, "will_close", False) and self.past_deadline(time.monotonic()):
             self.will_close = True
         return bool(super().readable())
 

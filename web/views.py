@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from typing import Any, Mapping
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
 
 import segno
 
@@ -32,7 +33,7 @@ from web.api import sent_round
 from web.bounds import maal_limit, parse_digits, penalty_limit
 from web.camera import camera_for
 from web.db import get_db
-from web.errors import USER_ERRORS, BadRequest, KeyReused, NotFound, status_of
+from web.errors import USER_ERRORS, BadRequest, KeyReused, NotFound, StaleRound, error_response, status_of
 from web.i18n import LANGUAGE_COOKIE, N_, _, available_languages, current_language, translate
 from web.payloads import MAX_SEATS
 from web.security import code_exempt, code_link, is_table_code, list_devices, safe_next, set_code_cookie, table_code_ok
@@ -286,14 +287,53 @@ def has_printed_jokers(session: Mapping[str, Any]) -> bool:
 
 
 def render_round_form(session: Mapping[str, Any], form: Mapping[str, str], *, number: int | None,
-                      error: str | None = None, field_errors: Mapping[str, str] | None = None) -> tuple[str, int]:
+                      error: str | None = None, field_errors: Mapping[str, str] | None = None,
+                      version: str | None = None, changed: Sequence[ChangedField] = ()) -> tuple[str, int]:
+    """The round form; an edit carries the round's ``version`` as it was read (:func:`web.ledger.version_of`),
+    and after a stale save, ``changed`` lists what another phone saved beside what this one typed (409)."""
     dealer = (session["rounds"][number - 1]["dealer"] if number else session["next_dealer"])
     failed = bool(error or field_errors)
     if field_errors and not error:
         error = _("Nothing was saved: fix what is marked below.")
+    if number and version is None:
+        version = form.get("version", "")
     return render_template("round_form.html", session=session, form=form, number=number, error=error,
                            field_errors=field_errors or {}, dealer=dealer, jokers=has_printed_jokers(session),
-                           submission=secrets.token_urlsafe(16)), 400 if failed else 200
+                           submission=secrets.token_urlsafe(16), version=version, changed=changed), \
+        409 if changed else 400 if failed else 200
+
+
+@dataclass(frozen=True)
+class ChangedField:
+    """One field of the round form that another phone saved otherwise than this one typed."""
+
+    label: str
+    saved: str
+    typed: str
+
+
+def changed_fields(session: Mapping[str, Any], saved: Mapping[str, str], typed: Mapping[str, str]
+                   ) -> list[ChangedField]:
+    """The round form's fields whose saved value (another phone's) differs from the typed one, in form order.
+
+    >>> [f.label for f in changed_fields({"players": ["Anna", "Ben"]}, {"winner": "Anna", "p1_maal": "3"},
+    ...                                  {"winner": "Ben", "p1_maal": "3", "csrf_token": "x"})]
+    ['winner']
+    """
+    names = {"tiplu": _("tiplu"), "turned": _("turned card"), "winner": _("winner"), "finish": _("finish"),
+             "no_winner": _("nobody won")}
+    keys = [key for key in dict.fromkeys([*saved, *typed]) if key in names or re.fullmatch(r"p\d+_\w+", key)]
+    out = []
+    for key in keys:
+        if saved.get(key, "") == typed.get(key, ""):
+            continue
+        match = re.fullmatch(r"p(\d+)_(\w+)", key)
+        if match and int(match.group(1)) < len(session["players"]):
+            label = f"{session['players'][int(match.group(1))]}: {match.group(2).replace('_', ' ')}"
+        else:
+            label = names.get(key, key)
+        out.append(ChangedField(label, saved.get(key, "") or "–", typed.get(key, "") or "–"))
+    return out
 
 
 def posted_round(session: Mapping[str, Any]) -> MultiDict[str, str]:
@@ -347,10 +387,12 @@ def save_round_form(session: Mapping[str, Any], number: int | None) -> ResponseR
                                                  idempotency_key=key, source=source())
             else:
                 rnd = ledger.update_round(db, session["id"], number, sent_round(session["id"], body),
-                                          source=source())
+                                          version=form.get("version", ""), source=source())
             photos.link_photos(db, session["id"], rnd["number"], form.getlist("photo"))
             if not replayed:
                 corrections.keep_review(db, session, kept, written)
+    except StaleRound as stale:
+        return stale_round_form(session, form, stale)
     except KeyReused:
         return render_round_form(session, form, number=number, error=_(
             "This form was already saved as a round, with other values. Check the ledger; "
@@ -386,6 +428,19 @@ def field_of_error(session: Mapping[str, Any], message: str) -> tuple[str | None
     plain = f"{_(label, name=name)}: {rest}" if label else f"{name}: {rest}"
     seat = session["players"].index(name)
     return (FORM_FIELDS[key] % seat if key in FORM_FIELDS else None), plain
+
+
+def stale_round_form(session: Mapping[str, Any], form: Mapping[str, str], stale: StaleRound) -> ResponseReturnValue:
+    """409 for an edit of a round another phone changed since: the form as typed, what is saved beside it,
+    and the version now (saving again overwrites, knowingly). A round deleted since has no form to show."""
+    current = stale.details.get("round")
+    if current is None:
+        return error_response(str(stale), 409)
+    fresh = ledger.get_session(get_db(), session["id"])
+    return render_round_form(fresh, form, number=current["number"], error=str(stale),
+                             version=stale.details["version"],
+                             changed=changed_fields(fresh, form_values(current, fresh), form) or
+                             [ChangedField(_("round"), _("changed"), _("as typed"))])
 
 
 @bp.route("/sessions/<session:session_id>/rounds/new", methods=["GET", "POST"])
@@ -424,14 +479,27 @@ def edit_round(session_id: int, number: int) -> ResponseReturnValue:
     rnd = ledger.get_round(db, session["id"], number)
     if request.method == "POST":
         return save_round_form(session, rnd["number"])
-    return render_round_form(session, form_values(rnd, session), number=rnd["number"])
+    return render_round_form(session, form_values(rnd, session), number=rnd["number"],
+                             version=ledger.round_version(db, session["id"], rnd["number"]))
 
 
 @bp.post("/sessions/<session:session_id>/rounds/<round:number>/delete")
 def delete_round(session_id: int, number: int) -> ResponseReturnValue:
+    """Delete the round the form was read at (its hidden ``version``): sent twice, it deletes one round;
+    a round changed since is shown as it is now (409) and stays."""
     db = get_db()
     session = ledger.get_session(db, session_id)
-    kept = ledger.delete_round(db, session["id"], number, source=source())
+    try:
+        kept = ledger.delete_round(db, session["id"], number, version=request.form.get("version", ""),
+                                   source=source())
+    except StaleRound as stale:
+        current = stale.details.get("round")
+        if current is None:
+            return error_response(str(stale), 409)
+        fresh = ledger.get_session(db, session["id"])
+        page, _status = render_round_form(fresh, form_values(current, fresh), number=current["number"],
+                                          error=str(stale), version=stale.details["version"])
+        return page, 409
     flash(_("Round %(n)s was deleted; later rounds moved up and the totals were recomputed.", n=number),
           "undo:" + url_for("views.restore_round", session_id=session["id"], audit_id=kept))
     return redirect(url_for("views.session_page", session_id=session["id"]))
