@@ -241,3 +241,9 @@ def test_a_stale_edit_form_shows_what_is_saved_beside_what_was_typed(client: Fla
     row = re.search(r"<tr><th scope=\"row\">Ben: maal</th><td>(\w+)</td><td>(\w+)</td></tr>", text)
     assert row and row.groups() == ("8", "5"), "both values are shown"
     assert ben_maals(client, sid) == [2, 8, 6]
+
+
+def test_web_and_vision_set_the_same_opencv_ceiling() -> None:
+    import vision
+    import web
+    assert web.OPENCV_MAX_PIXELS == vision.OPENCV_MAX_PIXELS

@@ -137,3 +137,85 @@ def test_a_trickle_from_twelve_addresses_keeps_no_player_waiting(open_server: Se
     finally:
         for conn in socks:
             conn.close()
+
+
+# --- row 9: a full disk ------------------------------------------------------------------------------
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A real 6 MB file system (tmpfs), mounted for this test and unmounted after it; needs root."""
+    import os
+    import subprocess
+    folder = tmp_path / "small-disk"
+    folder.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=6m", "tmpfs", str(folder)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode(errors='replace').strip()}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+def fill(folder: Path) -> Path:
+    """Fill the file system of ``folder`` to the last byte; the file that does it."""
+    filler = folder / "filler"
+    with open(filler, "wb") as out:
+        try:
+            while True:
+                out.write(b"\0" * 65536)
+                out.flush()
+        except OSError:
+            pass
+    return filler
+
+
+def test_a_full_disk_answers_507_for_writes_and_reads_go_on(small_disk: Path) -> None:
+    import cv2
+    import numpy as np
+    from web_support import PLAYERS, multipart, nepali_round
+    server = Server(small_disk / "ledger.db")
+    try:
+        sid = server.call("POST", "/api/sessions", {"players": PLAYERS})[1]["id"]
+        assert server.call("POST", f"/api/sessions/{sid}/rounds", nepali_round())[0] == 201
+        png = cv2.imencode(".png", np.full((60, 80, 3), 180, np.uint8))[1].tobytes()
+        import urllib.error
+        import urllib.request
+        data, kind = multipart({"session": str(sid)}, png)
+        request = urllib.request.Request(server.base + "/api/detect", data=data, headers={"Content-Type": kind})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=30)
+        assert refused.value.code == 507 and b"nearly full" in refused.value.read(), "photos stop early"
+        filler = fill(small_disk)
+        for method, path, body in (("POST", f"/api/sessions/{sid}/rounds", nepali_round()),
+                                   ("POST", "/api/sessions", {"players": PLAYERS})):
+            status, answer = server.call(method, path, body)
+            assert status == 507 and "disk is full" in answer["error"], (path, status, answer)
+        for path in ("/api/sessions", f"/api/sessions/{sid}", f"/api/sessions/{sid}/rounds/1"):
+            assert server.call("GET", path)[0] == 200, f"{path} is read on a full disk"
+        with urllib.request.urlopen(server.base + f"/sessions/{sid}", timeout=30) as page:
+            assert page.status == 200
+        import http.cookiejar
+        import re
+        import urllib.parse
+        browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+        with browser.open(server.base + f"/sessions/{sid}/rounds/new", timeout=30) as page:
+            token = re.search(r'name="csrf_token" value="([^"]+)"', page.read().decode())
+        assert token, "the round form carries its CSRF token"
+        fields = {"csrf_token": token.group(1), "winner": "Anna", "tiplu": "JC", "finish": "melds",
+                  **{f"p{seat}_maal": "1" for seat in range(4)}, **{f"p{seat}_seen": "on" for seat in range(4)}}
+        form = urllib.request.Request(server.base + f"/sessions/{sid}/rounds/new", method="POST",
+                                      data=urllib.parse.urlencode(fields).encode(),
+                                      headers={"Content-Type": "application/x-www-form-urlencoded",
+                                               "Origin": server.base})
+        with pytest.raises(urllib.error.HTTPError) as page_refused:
+            browser.open(form, timeout=30)
+        assert page_refused.value.code == 507 and b"disk is full" in page_refused.value.read()
+        filler.unlink()
+        assert server.call("POST", f"/api/sessions/{sid}/rounds", nepali_round())[0] == 201, "room again: saved"
+        assert len(server.call("GET", f"/api/sessions/{sid}")[1]["rounds"]) == 2, "nothing recorded was lost"
+        assert "Traceback" not in "".join(server.output)
+    finally:
+        server.kill()

@@ -284,6 +284,7 @@ def read_and_keep(session_id: int, deck: str | None, rules: RuleSet,
     leaves no file and no row.
     """
     target = payloads.photo_target(request.form)
+    photos.check_free_space(photos.photo_folder())
     model_path, notice = decks.model_for(deck)
     read_with = "" if deck is None or notice else deck  # the deck model_for found, '' for the standard one
     photo_id = photos.new_photo_id()

@@ -376,9 +376,20 @@ def check_ledger(path: str | os.PathLike[str]) -> dict[str, object]:
 
 
 def init_app(app: Flask) -> None:
-    """Resolve the file, migrate it once at start-up and close connections after each request."""
+    """Resolve the file, migrate it once at start-up and close connections after each request.
+
+    One connection stays open while the app lives: it keeps SQLite's shared-memory
+    index (``-shm``, 32 KB) in place. Were every connection closed between requests, the
+    next one would have to write that file anew, which fails on a full disk, and then
+    even reading the ledger would fail.
+    """
     app.config["DATABASE"] = database_path(app)
-    open_db(app.config["DATABASE"]).close()
+    keeper = open_db(app.config["DATABASE"])
+    if app.config["DATABASE"] != ":memory:":
+        keeper.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        app.extensions["tiplu_ledger_keeper"] = keeper
+    else:
+        keeper.close()
     app.teardown_appcontext(close_db)
 
     @app.cli.command("check-ledger")

@@ -16,7 +16,11 @@ answer 500 and are logged, never shown.
 
 from __future__ import annotations
 
+import errno
 import logging
+import os
+import shutil
+import sqlite3
 from typing import Any, ClassVar, Mapping
 
 from flask import Flask, current_app, jsonify, render_template, request
@@ -185,10 +189,50 @@ def _http_message(error: HTTPException) -> str:
     return messages.get(error.code or 500, error.description or error.name)
 
 
+#: Free bytes under which an I/O error of the ledger is taken for a full disk.
+NEARLY_FULL = 1024 * 1024
+
+
+def free_bytes(path: str | os.PathLike[str]) -> int | None:
+    """Free bytes on the file system that holds ``path`` (or its nearest existing folder); None if unknown.
+
+    >>> free_bytes("/") > 0
+    True
+    """
+    folder = os.path.abspath(os.fspath(path))
+    while folder and not os.path.exists(folder):
+        folder = os.path.dirname(folder)
+    try:
+        return shutil.disk_usage(folder or "/").free
+    except OSError:
+        return None
+
+
+def is_disk_full(error: BaseException, ledger: str | None = None) -> bool:
+    """Did ``error`` happen because the disk is full? ``ENOSPC``, SQLite's "database or disk is full", or an
+    I/O error of SQLite while the ledger's disk has less than :data:`NEARLY_FULL` left.
+
+    >>> is_disk_full(OSError(errno.ENOSPC, "No space left on device")), is_disk_full(ValueError("x"))
+    (True, False)
+    """
+    if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    if not isinstance(error, sqlite3.OperationalError):
+        return False
+    if getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or "disk is full" in str(error):
+        return True
+    left = free_bytes(ledger) if ledger and "I/O error" in str(error) else None
+    return left is not None and left < NEARLY_FULL
+
+
 def answer_error(error: Exception) -> ResponseReturnValue:
     """Every error a request raises becomes its response here, and only here."""
     if isinstance(error, USER_ERRORS):
         return user_error_response(error)
+    if is_disk_full(error, current_app.config.get("DATABASE")):
+        log.error("the disk is full: %s %s was refused (%s)", request.method, request.path, error)
+        return error_response(_("the server's disk is full, so nothing was saved; reading the ledger still works. "
+                                "Free some space on the machine that runs tiplu, then try again"), 507)
     if isinstance(error, CSRFError):
         return error_response(_("the form expired or came from elsewhere (%(why)s): reload the page and try again",
                                 why=error.description), 400)

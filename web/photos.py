@@ -42,7 +42,7 @@ from vision.pipeline import DEFAULT_CONF, PhotoReading, read_photo
 from vision.doubts import FAINT_CARD, PLACE_KINDS, Doubt, place_doubt, short_meld_doubt, short_meld_doubts
 from vision.score import DoubtfulCard, judge_cards
 from web.db import folder_beside_ledger, write
-from web.errors import InsufficientStorage, NotFound, Unavailable
+from web.errors import InsufficientStorage, NotFound, Unavailable, free_bytes
 from web.i18n import _, translate
 from web.ledger import rules_of
 
@@ -65,6 +65,9 @@ MAX_SIDE = 4096
 UNLINKED_HOURS = 24
 #: Megabytes the photos folder may hold (``MAX_PHOTO_STORE_MB``); a photo beyond it is refused (507).
 DEFAULT_STORE_MB = 2048
+#: Megabytes the disk keeps free (``PHOTO_FREE_MB``): under them no photo is kept (507, before it is
+#: decoded), so that rounds, which take a few kilobytes, can still be saved.
+DEFAULT_FREE_MB = 64
 
 _detector_lock = threading.Lock()
 _detectors: dict[str, Detector] = {}
@@ -255,8 +258,21 @@ def expire_photos(db: sqlite_utils.Database, folder: Path, *, hours: float = UNL
     return len(ids)
 
 
+def check_free_space(folder: Path) -> None:
+    """Before a photo is kept: refuse it (:class:`~web.errors.InsufficientStorage`) when the disk that holds
+    ``folder`` has less than ``PHOTO_FREE_MB`` megabytes free."""
+    margin = int((current_app.config.get("PHOTO_FREE_MB") if has_app_context() else None) or DEFAULT_FREE_MB)
+    free = free_bytes(folder)
+    if free is not None and free < margin * 1024 * 1024:
+        raise InsufficientStorage(_("the server's disk is nearly full (%(free)s MB free, photos need %(margin)s MB): "
+                                    "no photo is kept until space is freed; rounds can still be saved by hand",
+                                    free=free // (1024 * 1024), margin=margin))
+
+
 def make_room(db: sqlite_utils.Database, folder: Path, needed: int) -> None:
-    """Before a photo of ``needed`` bytes is kept: expire unused photos, then refuse it if the folder is full."""
+    """Before a photo of ``needed`` bytes is kept: expire unused photos, then refuse it if the folder or the disk
+    is full."""
+    check_free_space(folder)
     config = current_app.config if has_app_context() else {}
     expire_photos(db, folder, hours=float(config.get("PHOTO_UNLINKED_HOURS") or UNLINKED_HOURS))
     limit = store_limit() if has_app_context() else DEFAULT_STORE_MB * 1024 * 1024

@@ -33,6 +33,7 @@ import logging
 import re
 import secrets
 import socket
+import sqlite3
 import threading
 from datetime import datetime, timezone
 from typing import Any, Callable, Sequence, TypeVar, cast
@@ -276,8 +277,11 @@ def device_of(token: str | None) -> str | None:
     if row[2][:15] != stamp[:15]:  # seen again after ten minutes or more: note it (at most one write then)
         from web.db import get_db, write
         db = get_db()
-        with write(db):
-            db.execute("UPDATE devices SET last_seen = ? WHERE id = ?", [stamp, device_id])
+        try:
+            with write(db):
+                db.execute("UPDATE devices SET last_seen = ? WHERE id = ?", [stamp, device_id])
+        except sqlite3.OperationalError as error:  # a full disk: the device is in all the same
+            log.warning("device %s was seen, but that could not be noted (%s)", device_id, error)
     return device_id
 
 
