@@ -10,18 +10,22 @@ decoded, read and kept. It prints the idle and peak resident memory of the
 server process (the kernel's high-water mark, ``VmHWM``), the peak with one upload
 as the baseline, and the ratios. No assertions: the figures depend on the machine.
 
-    python bench/bench_memory.py [--uploads 8] [--megapixels 40]
+    python bench/bench_memory.py [--uploads 8] [--megapixels 40] [--kind png|progressive] [--bursts 1]
+
+``--kind progressive`` posts a progressive 4:4:4 JPEG instead (the decoder then holds every
+coefficient of the photo until the last scan: the heaviest photo per pixel), and
+``--bursts 2`` posts the burst again, since freed memory that the allocator keeps shows
+only in the second one.
 """
 
 from __future__ import annotations
 
 import argparse
+import http.client
 import sys
 import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import cv2
@@ -45,14 +49,28 @@ def big_png(megapixels: float) -> bytes:
     return cv2.imencode(".png", image, [cv2.IMWRITE_PNG_COMPRESSION, 9])[1].tobytes()
 
 
-def post(url: str, data: bytes, kind: str) -> int:
-    request = urllib.request.Request(url, data=data, method="POST", headers={"Content-Type": kind})
+def big_progressive_jpeg(megapixels: float) -> bytes:
+    """The same picture as :func:`big_png`, as a progressive JPEG without chroma subsampling (4:4:4)."""
+    image = cv2.imdecode(np.frombuffer(big_png(megapixels), np.uint8), cv2.IMREAD_COLOR)
+    return cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_PROGRESSIVE, 1, cv2.IMWRITE_JPEG_QUALITY, 90,
+                                        cv2.IMWRITE_JPEG_SAMPLING_FACTOR, cv2.IMWRITE_JPEG_SAMPLING_FACTOR_444]
+                        )[1].tobytes()
+
+
+def post(url: str, data: bytes, kind: str, source: str = "127.0.0.1") -> int:
+    """POST one upload from the loopback address ``source`` (each phone has its own address); its status, or
+    0 when the server closed the connection instead."""
+    host, port = url.removeprefix("http://").split("/", 1)[0].split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=600, source_address=(source, 0))
     try:
-        with urllib.request.urlopen(request, timeout=600) as response:
-            response.read()
-            return int(response.status)
-    except urllib.error.HTTPError as error:
-        return int(error.code)
+        connection.request("POST", "/" + url.split("/", 3)[3], body=data, headers={"Content-Type": kind})
+        response = connection.getresponse()
+        response.read()
+        return int(response.status)
+    except OSError:
+        return 0
+    finally:
+        connection.close()
 
 
 def memory_mb(pid: int, field: str) -> float:
@@ -67,8 +85,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--uploads", type=int, default=8, help="photos posted at once (default 8)")
     parser.add_argument("--megapixels", type=float, default=40, help="size of each photo (default 40)")
+    parser.add_argument("--kind", choices=("png", "progressive"), default="png",
+                        help="the photo: a PNG, or a progressive 4:4:4 JPEG (default png)")
+    parser.add_argument("--bursts", type=int, default=1, help="bursts posted one after the other (default 1)")
     args = parser.parse_args()
-    png = big_png(args.megapixels)
+    png = big_png(args.megapixels) if args.kind == "png" else big_progressive_jpeg(args.megapixels)
     small = cv2.imencode(".png", np.full((480, 640, 3), 235, np.uint8))[1].tobytes()
     with tempfile.TemporaryDirectory() as folder:
         server = Server(Path(folder) / "bench.db", "--threads", str(max(8, args.uploads + 1)))
@@ -81,20 +102,25 @@ def main() -> int:
             data, kind = multipart({"session": str(sid)}, png)
             single = post(server.base + "/api/detect", data, kind)
             one_peak = memory_mb(pid, "VmHWM")
-            statuses: list[int] = []
-            threads = [threading.Thread(target=lambda: statuses.append(post(server.base + "/api/detect", data, kind)))
-                       for _ in range(args.uploads)]
-            started = time.perf_counter()
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join()
-            elapsed = time.perf_counter() - started
-            peak = memory_mb(pid, "VmHWM")
+            peaks: list[float] = []
+            for _burst in range(args.bursts):
+                statuses: list[int] = []
+                threads = [threading.Thread(target=lambda n=n: statuses.append(
+                               post(server.base + "/api/detect", data, kind, f"127.0.1.{n + 2}")))
+                           for n in range(args.uploads)]
+                started = time.perf_counter()
+                for thread in threads:
+                    thread.start()
+                for thread in threads:
+                    thread.join()
+                elapsed = time.perf_counter() - started
+                peaks.append(memory_mb(pid, "VmHWM"))
+                print(f"burst {len(peaks)}: {args.uploads} uploads at once: statuses {sorted(statuses)} in "
+                      f"{elapsed:.1f} s; peak so far {peaks[-1]:.0f} MB")
+            peak = peaks[-1]
         finally:
             server.kill()
-    print(f"photo: {args.megapixels:g} MP PNG, {len(png) / 1024:.0f} KB on disk; warm-up answered {warm}")
-    print(f"{args.uploads} uploads at once: statuses {sorted(statuses)} in {elapsed:.1f} s")
+    print(f"photo: {args.megapixels:g} MP {args.kind}, {len(png) / 1024:.0f} KB on disk; warm-up answered {warm}")
     print(f"server memory: idle {idle:.0f} MB (peak before the uploads {idle_peak:.0f} MB)")
     print(f"  peak with 1 upload:  {one_peak:.0f} MB = {one_peak / idle:.2f}x idle (answered {single})")
     print(f"  peak with {args.uploads} at once: {peak:.0f} MB = {peak / idle:.2f}x idle, "

@@ -247,3 +247,51 @@ def test_web_and_vision_set_the_same_opencv_ceiling() -> None:
     import vision
     import web
     assert web.OPENCV_MAX_PIXELS == vision.OPENCV_MAX_PIXELS
+
+
+# --- row 6: photos wait for memory, not only for a turn ---------------------------------------------
+
+def jpeg_claiming(width: int, height: int, *, progressive: bool) -> bytes:
+    """A small 4:4:4 JPEG whose frame says ``width`` x ``height`` (only its cost is read here)."""
+    import struct
+
+    import cv2
+    import numpy as np
+    params = [cv2.IMWRITE_JPEG_SAMPLING_FACTOR, cv2.IMWRITE_JPEG_SAMPLING_FACTOR_444]
+    jpeg = cv2.imencode(".jpg", np.full((48, 64, 3), 90, np.uint8),
+                        params + ([cv2.IMWRITE_JPEG_PROGRESSIVE, 1] if progressive else []))[1].tobytes()
+    at = jpeg.index(b"\xff\xc2" if progressive else b"\xff\xc0")
+    return jpeg[:at + 5] + struct.pack(">HH", height, width) + jpeg[at + 9:]
+
+
+def test_two_big_progressive_photos_are_not_decoded_at_once_but_two_baseline_ones_are(app: Flask) -> None:
+    import threading
+    from web import photos
+    from web.errors import Unavailable
+    progressive = photos.decode_cost(jpeg_claiming(7296, 5472, progressive=True))
+    baseline = photos.decode_cost(jpeg_claiming(7296, 5472, progressive=False))
+    assert progressive == 7296 * 5472 * 9 and baseline == 7296 * 5472 * 3, "coefficients of 3 components, 2 B each"
+    app.config["PHOTO_WAIT_SECONDS"] = 0.3
+    for cost, second_waits in ((progressive, True), (baseline, False)):
+        holding, done = threading.Event(), threading.Event()
+
+        def first() -> None:
+            with app.app_context(), photos.photo_slot(cost):
+                holding.set()
+                done.wait(10)
+
+        thread = threading.Thread(target=first)
+        thread.start()
+        assert holding.wait(10)
+        try:
+            with app.app_context():
+                if second_waits:
+                    with pytest.raises(Unavailable):
+                        with photos.photo_slot(cost):
+                            pass
+                else:
+                    with photos.photo_slot(cost):
+                        pass
+        finally:
+            done.set()
+            thread.join(10)

@@ -274,8 +274,8 @@ def read_photo(image: np.ndarray, name: str, model_path: str | None = None,
                              rules=rules)
 
 
-def read_and_keep(session_id: int, deck: str | None, rules: RuleSet,
-                  take: Callable[[], np.ndarray]) -> tuple[photos.StoredPhoto, PhotoReading, str | None]:
+def read_and_keep(session_id: int, deck: str | None, rules: RuleSet, take: Callable[[], np.ndarray],
+                  cost: int = 0) -> tuple[photos.StoredPhoto, PhotoReading, str | None]:
     """Take the picture, read its cards with the session's deck and rules, then store both with the session
     in one step (inside a photo slot); and a notice when the deck is gone and the standard one read it.
 
@@ -288,7 +288,7 @@ def read_and_keep(session_id: int, deck: str | None, rules: RuleSet,
     model_path, notice = decks.model_for(deck)
     read_with = "" if deck is None or notice else deck  # the deck model_for found, '' for the standard one
     photo_id = photos.new_photo_id()
-    with photos.photo_slot():
+    with photos.photo_slot(cost):
         image = photos.fit_for_reading(take())
         reading = read_photo(image, f"{photo_id}.jpg", model_path, rules)
         photo = photos.store_photo(get_db(), photos.photo_folder(), image, session_id=session_id,
@@ -320,11 +320,12 @@ def detect() -> Response:
     asked = payloads.score_fields(request.form)
     if not session_field:
         rules = payloads.rules_named(request.form.get("rules"))
-        with photos.photo_slot():
+        with photos.photo_slot(photos.decode_cost(data)):
             reading = read_photo(decoded_photo(data), "upload")
         return jsonify(localized(reading.to_dict() | scored_answer(reading, rules, asked)))
     session = ledger.session_setup(get_db(), payloads.session_id(session_field))
-    photo, reading, notice = read_and_keep(session.id, session.deck, session.rules, lambda: decoded_photo(data))
+    photo, reading, notice = read_and_keep(session.id, session.deck, session.rules, lambda: decoded_photo(data),
+                                           photos.decode_cost(data))
     return jsonify(localized({**reading.to_dict(), "photo": photo_answer(photo),
                               **scored_answer(reading, session.rules, asked, len(session.players)),
                               **({"notice": notice} if notice else {})}))

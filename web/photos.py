@@ -18,6 +18,8 @@ session and, once the round is saved, to that round (table ``photos``, migration
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import functools
 import json
 import os
 import re
@@ -37,7 +39,7 @@ from flask import Flask, current_app, has_app_context
 from scorer import Card, RuleSet, TipluError, parse_card, parse_cards
 from scorer.kinds import Scoring, WildSource
 from vision.detector import Detector, ModelError, load_detector
-from vision.images import decode_image
+from vision.images import ImageError, decode_image, decode_memory, read_header
 from vision.pipeline import DEFAULT_CONF, PhotoReading, read_photo
 from vision.doubts import FAINT_CARD, PLACE_KINDS, Doubt, place_doubt, short_meld_doubt, short_meld_doubts
 from vision.score import DoubtfulCard, judge_cards
@@ -71,7 +73,50 @@ DEFAULT_FREE_MB = 64
 
 _detector_lock = threading.Lock()
 _detectors: dict[str, Detector] = {}
-_working = threading.BoundedSemaphore(MAX_PARALLEL)
+#: Bytes the photos being decoded may hold together (``PHOTO_MEMORY_MB``, counted by
+#: :func:`vision.images.decode_memory`): two 40-megapixel baseline photos (120 MB each) at once, but
+#: one progressive 4:4:4 JPEG of that size (360 MB) at a time. A photo alone always has its turn.
+DEFAULT_MEMORY_MB = 400
+
+
+class PhotoTurns:
+    """:data:`MAX_PARALLEL` turns to decode, read and store a photo, and a budget of the bytes they decode.
+
+    >>> turns = PhotoTurns(parallel=2)
+    >>> turns.take(300, budget=400, timeout=0), turns.take(200, budget=400, timeout=0)
+    (True, False)
+    >>> turns.take(100, budget=400, timeout=0), turns.take(1, budget=400, timeout=0)
+    (True, False)
+    >>> turns.give(300); turns.give(100); turns.take(900, budget=400, timeout=0)
+    True
+    """
+
+    def __init__(self, parallel: int = MAX_PARALLEL) -> None:
+        self.parallel = parallel
+        self.working = 0
+        self.decoding = 0
+        self._changed = threading.Condition()
+
+    def _room(self, cost: int, budget: int) -> bool:
+        return self.working < self.parallel and (self.working == 0 or self.decoding + cost <= budget)
+
+    def take(self, cost: int, *, budget: int, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for a turn for a photo that decodes ``cost`` bytes; False if none came."""
+        with self._changed:
+            if not self._changed.wait_for(lambda: self._room(cost, budget), timeout=timeout):
+                return False
+            self.working += 1
+            self.decoding += cost
+            return True
+
+    def give(self, cost: int) -> None:
+        with self._changed:
+            self.working -= 1
+            self.decoding -= cost
+            self._changed.notify_all()
+
+
+_turns = PhotoTurns()
 _admitted = threading.BoundedSemaphore(MAX_ADMITTED)
 
 
@@ -132,15 +177,17 @@ def forget_detectors(folder: Path) -> int:
 
 
 @contextlib.contextmanager
-def photo_slot() -> Iterator[None]:
-    """Hold one of the :data:`MAX_PARALLEL` turns to decode, read and store a photo.
+def photo_slot(cost: int = 0) -> Iterator[None]:
+    """Hold one of the :data:`MAX_PARALLEL` turns to decode, read and store a photo that decodes ``cost`` bytes.
 
     Up to :data:`MAX_ADMITTED` photos wait for a turn; one more is refused at once,
     and one that waits longer than :data:`SLOT_WAIT` seconds is refused then, both with
     :class:`~web.errors.Unavailable` (503, ``Retry-After``) instead of queueing without
     end. Fewer photos are admitted than the server has threads, so reading the ledger
-    never waits behind photos. A decoded 40-megapixel photo takes 120 MB, so the bound
-    is on photos held in memory, not on requests.
+    never waits behind photos. A photo also waits while those decoding hold
+    ``PHOTO_MEMORY_MB`` (:data:`DEFAULT_MEMORY_MB`) with it, so the bound is on the
+    bytes held in memory, not on requests: a progressive 40-megapixel JPEG holds 360 MB.
+    Memory freed after the last photo goes back to the system.
 
     >>> with photo_slot():
     ...     "decode here"
@@ -150,15 +197,42 @@ def photo_slot() -> Iterator[None]:
         raise Unavailable(_("the server is busy with %(n)s photos; send this one again in a few seconds",
                             n=MAX_ADMITTED), retry_after=BUSY_RETRY_AFTER)
     try:
-        if not _working.acquire(timeout=slot_wait()):
+        if not _turns.take(cost, budget=memory_budget(), timeout=slot_wait()):
             raise Unavailable(_("the server is busy with %(n)s photos; send this one again in a few seconds",
                                 n=MAX_ADMITTED), retry_after=BUSY_RETRY_AFTER)
         try:
             yield
         finally:
-            _working.release()
+            _turns.give(cost)
+            if _turns.working == 0:
+                give_back_memory()
     finally:
         _admitted.release()
+
+
+def memory_budget() -> int:
+    """Bytes the photos being decoded may hold together: the app's ``PHOTO_MEMORY_MB``, else :data:`DEFAULT_MEMORY_MB`."""
+    megabytes = current_app.config.get("PHOTO_MEMORY_MB") if has_app_context() else None
+    return int(megabytes or DEFAULT_MEMORY_MB) * 1024 * 1024
+
+
+@functools.lru_cache(maxsize=1)
+def _malloc_trim() -> Any:
+    try:
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return None
+
+
+def give_back_memory() -> None:
+    """Return the memory freed by decoding to the system (glibc's ``malloc_trim``; elsewhere nothing).
+
+    glibc keeps freed blocks for the next allocation, split among its arenas, so a second
+    burst of big photos would otherwise start from the first one's peak.
+    """
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
 
 
 def slot_wait() -> float:
@@ -178,6 +252,22 @@ def image_limits(app: Flask | None = None) -> tuple[int, int]:
     config = (app or current_app).config
     return int(config.get("MAX_CONTENT_LENGTH") or 16 * 1024 * 1024), \
         int(config.get("MAX_PHOTO_PIXELS") or DEFAULT_MAX_PIXELS)
+
+
+def decode_cost(data: bytes) -> int:
+    """Bytes decoding the upload will hold (:func:`vision.images.decode_memory`), for :func:`photo_slot`.
+
+    0 for a file that will be refused before any pixel is decoded (no header, or more
+    pixels than allowed): it should not wait for a turn to be told so.
+
+    >>> decode_cost(b"not a photo")
+    0
+    """
+    _bytes, max_pixels = image_limits() if has_app_context() else (0, DEFAULT_MAX_PIXELS)
+    try:
+        return decode_memory(data) if read_header(data).pixels <= max_pixels else 0
+    except ImageError:
+        return 0
 
 
 def decode_photo(data: bytes, *, max_bytes: int, max_pixels: int) -> np.ndarray:
