@@ -65,7 +65,9 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     (``$TIPLU_MAX_PHOTO_MP`` megapixels), ``MAX_PHOTO_STORE_MB`` (``$TIPLU_PHOTO_STORE_MB``, the photos
     folder's cap, 2048), ``PHOTO_UNLINKED_HOURS`` (``$TIPLU_PHOTO_UNLINKED_HOURS``, 24: when a photo no
     round uses expires), ``PHOTO_WAIT_SECONDS`` (``$TIPLU_PHOTO_WAIT_SECONDS``, 5: a photo's longest wait
-    for its turn before 503), ``MODEL_PATH`` (``$TIPLU_MODEL``) and
+    for its turn before 503), ``PHOTO_MEMORY_MB`` (``$TIPLU_PHOTO_MEMORY_MB``, 400: what the photos being
+    decoded may hold together), ``PHOTO_FREE_MB`` (``$TIPLU_PHOTO_FREE_MB``, 64: free disk under which no photo
+    is kept), ``MODEL_PATH`` (``$TIPLU_MODEL``) and
     ``CAMERA`` (``$TIPLU_CAMERA``: ``auto``, ``none`` or a device). Decks taught on the Decks page:
     ``DECKS_DIR`` (``$TIPLU_DECKS``, default ``decks/`` next to the ledger), and the epochs and crops
     per corner of their learning and the scenes their doubt is recalibrated on, ``DECK_EPOCHS``,
@@ -95,6 +97,8 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         MAX_PHOTO_STORE_MB=int(os.environ.get("TIPLU_PHOTO_STORE_MB") or 0) or None,
         PHOTO_UNLINKED_HOURS=float(os.environ.get("TIPLU_PHOTO_UNLINKED_HOURS") or 0) or None,
         PHOTO_WAIT_SECONDS=float(os.environ.get("TIPLU_PHOTO_WAIT_SECONDS") or 0) or None,
+        PHOTO_MEMORY_MB=int(os.environ.get("TIPLU_PHOTO_MEMORY_MB") or 0) or None,
+        PHOTO_FREE_MB=int(os.environ.get("TIPLU_PHOTO_FREE_MB") or 0) or None,
         PROXY_HOPS=int(os.environ.get("TIPLU_PROXY_HOPS") or 0),
         ALLOWED_HOSTS=os.environ.get("TIPLU_ALLOWED_HOSTS") or "",
         DECKS_DIR=os.environ.get("TIPLU_DECKS") or None,
