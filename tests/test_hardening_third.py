@@ -295,3 +295,28 @@ def test_two_big_progressive_photos_are_not_decoded_at_once_but_two_baseline_one
         finally:
             done.set()
             thread.join(10)
+
+
+# --- row 5: a decode deadline for progressive JPEGs ------------------------------------------------
+
+def progressive_with_scans(scans: int, width: int = 1600, height: int = 1200) -> bytes:
+    """A progressive 4:4:4 JPEG whose last refinement scan is repeated up to ``scans`` scans."""
+    import cv2
+    import numpy as np
+    image = np.full((height, width, 3), 200, np.uint8)
+    cv2.rectangle(image, (50, 50), (width // 2, height // 2), (30, 30, 180), -1)
+    jpeg = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_PROGRESSIVE, 1, cv2.IMWRITE_JPEG_SAMPLING_FACTOR,
+                                        cv2.IMWRITE_JPEG_SAMPLING_FACTOR_444])[1].tobytes()
+    end = jpeg.rindex(b"\xff\xd9")
+    last = jpeg.rindex(b"\xff\xda", 0, end)
+    return jpeg[:end] + jpeg[last:end] * (scans - jpeg.count(b"\xff\xda")) + b"\xff\xd9"
+
+
+def test_a_progressive_jpeg_whose_scans_outlast_the_deadline_is_refused() -> None:
+    import time
+    data = progressive_with_scans(MAX_SCANS)
+    assert decode_image(data).shape == (1200, 1600, 3), "in time: decoded"
+    started = time.monotonic()
+    with pytest.raises(ImageError, match="takes over 0.001 seconds to read"):
+        decode_image(data, deadline=0.001)
+    assert time.monotonic() - started < 2, "stopped after a scan or two, not at the end"

@@ -18,8 +18,10 @@ vision.images.ImageError: not a JPEG, PNG or WebP image; send a photo from the c
 
 from __future__ import annotations
 
+import io
 import os
 import struct
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -172,6 +174,53 @@ def decode_memory(data: bytes) -> int:
     return total
 
 
+#: Seconds a progressive JPEG's scans may take to read (``decode_image(..., deadline=)``): a 40 MP one
+#: with 10 scans takes 1.3 s on a laptop, a few times that on a Raspberry Pi.
+DECODE_SECONDS = 20.0
+
+
+def read_scans_in_time(data: bytes, seconds: float) -> None:
+    """Read a progressive JPEG's scans one at a time, at an eighth of its size, and stop with
+    :class:`ImageError` once they take more than ``seconds``.
+
+    OpenCV's decoder cannot be stopped half way, and a progressive JPEG makes it pass
+    over every pixel once per scan: a few thousand scans hold a photo slot for minutes.
+    So the scans are read first with Pillow's decoder (libjpeg too, fed one scan at a
+    time, the clock looked at after each; the eighth-size output costs little memory),
+    and only a file whose scans are read in time is decoded for real.
+    """
+    from PIL import Image
+
+    started = time.monotonic()
+    try:
+        with Image.open(io.BytesIO(data)) as picture:
+            picture.draft(picture.mode, (max(1, picture.width // 8), max(1, picture.height // 8)))
+            picture.load_prepare()
+            name, extents, offset, args = picture.tile[0]
+            decoder = Image._getdecoder(picture.mode, name, args, picture.decoderconfig)
+            try:
+                decoder.setimage(picture.im, extents)
+                pending, position, cut = b"", offset, data.find(b"\xff\xda", offset + 1)
+                while position < len(data):
+                    end = cut if cut > position else len(data)
+                    pending += data[position:end]
+                    position = end
+                    cut = data.find(b"\xff\xda", end + 2)
+                    consumed, _status = decoder.decode(pending)
+                    if time.monotonic() - started > seconds:
+                        raise ImageError(N_("the JPEG takes over %(s)s seconds to read (too many or too heavy scans); "
+                                            "export the photo again as a plain JPEG"), s=f"{seconds:g}")
+                    if consumed < 0:
+                        break
+                    pending = pending[consumed:]
+            finally:
+                decoder.cleanup()
+    except ImageError:
+        raise
+    except (OSError, ValueError, SyntaxError):
+        return  # what Pillow cannot read, OpenCV's decoder judges next
+
+
 def jpeg_scans(data: bytes, first_scan: int) -> int:
     """Start-of-scan markers from ``first_scan`` to the end marker.
 
@@ -262,15 +311,18 @@ def _check_complete(header: ImageHeader, data: bytes) -> None:
             raise ImageError(N_("the WebP is cut off; upload the whole file again"))
 
 
-def decode_image(data: bytes, *, max_bytes: int = MAX_BYTES, max_pixels: int = MAX_PIXELS) -> np.ndarray:
+def decode_image(data: bytes, *, max_bytes: int = MAX_BYTES, max_pixels: int = MAX_PIXELS,
+                 deadline: float = DECODE_SECONDS) -> np.ndarray:
     """A BGR ``uint8`` image (H, W, 3) from JPEG/PNG/WebP bytes, or :class:`ImageError`.
 
     Checks, in order: not empty, at most ``max_bytes``, a known header (a JPEG's markers
     all known, one frame), sides of at least 16 px and no more than :data:`MAX_ASPECT`
     times the other, at most ``max_pixels`` (read from the header, before any pixel is
-    decoded), the file not cut off, at most :data:`MAX_SCANS` scans, and that the decoder
-    accepts it (within OpenCV's own ceiling, :data:`vision.OPENCV_MAX_PIXELS`). EXIF rotation is applied, so the
-    image is upright as the phone showed it; grey and alpha images become 3-channel BGR.
+    decoded), the file not cut off, at most :data:`MAX_SCANS` scans (a progressive JPEG's
+    read within ``deadline`` seconds, :func:`read_scans_in_time`), and that the decoder
+    accepts it (within OpenCV's own ceiling, :data:`vision.OPENCV_MAX_PIXELS`). EXIF
+    rotation is applied, so the image is upright as the phone showed it; grey and alpha
+    images become 3-channel BGR.
 
     >>> decode_image(b"")  # doctest: +IGNORE_EXCEPTION_DETAIL
     Traceback (most recent call last):
@@ -297,6 +349,8 @@ def decode_image(data: bytes, *, max_bytes: int = MAX_BYTES, max_pixels: int = M
                             "resize it or use the camera's normal size"), width=header.width, height=header.height,
                          mp=f"{header.pixels / 1e6:.0f}", limit=f"{max_pixels / 1e6:.0f}")
     _check_complete(header, data)
+    if header.format == "jpeg" and _jpeg_frame(data)[0] in _JPEG_PROGRESSIVE:
+        read_scans_in_time(data, deadline)
     try:
         image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
     except cv2.error:  # OpenCV's own pixel ceiling (see :mod:`vision`): the frame is larger than the header said
