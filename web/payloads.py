@@ -867,6 +867,50 @@ def round_entry(payload: Any, players: Sequence[str], rules: RuleSet) -> RoundEn
                       None if finish is None else Route(finish), tuple(lines), digest)
 
 
+#: A round settled on its own (``tiplu settle``): a session's round plus its rules, options and players.
+STANDALONE_ROUND_FIELDS = ("rules", "options", *ROUND_FIELDS)
+
+
+def standalone_round(payload: Any) -> RoundEntry:
+    """A round that brings its own rules and players, read by the same parser as a session's round.
+
+    ``players`` is a list in seat order, each ``{"name": ..., and the fields of a line}``;
+    everything else is :func:`round_entry`'s, so ``tiplu settle`` and the API agree to
+    the point, unknown fields refused by name.
+
+    >>> entry = standalone_round({"tiplu": "JC", "winner": "A", "players": [
+    ...     {"name": "A", "seen": True, "cards": ["6H", "6H", "6H"], "dealt_tunnelas": ["6H"]},
+    ...     {"name": "B", "seen": True}]})
+    >>> entry.names, entry.finish, entry.players[0].dealt_tunnelas
+    (('A', 'B'), <Route.MELDS: 'melds'>, (Card('6H'),))
+    >>> standalone_round({"players": [{"name": "A"}, {"name": "B"}], "colour": "red"})
+    Traceback (most recent call last):
+    ...
+    web.errors.BadRequest: unknown field 'colour' (use rules, options, finish, players, tiplu, turned, winner)
+    """
+    if not isinstance(payload, Mapping):
+        raise BadRequest(_("send the round as a JSON object with rules, options, tiplu, winner, finish and players"))
+    reject_unknown(payload, STANDALONE_ROUND_FIELDS)
+    family = payload.get("rules")
+    rules = get_rules(DEFAULT_FAMILY if family is None else rule_family_name(family),
+                      house_options(payload.get("options")))
+    entries = payload.get("players")
+    if not isinstance(entries, list) or not entries:
+        raise BadRequest(_('players: give a list of players in seat order, '
+                           'e.g. [{"name": "Anna", "seen": true, "maal": 5}, {"name": "Ben"}]'))
+    lines: dict[str, Mapping[str, Any]] = {}
+    for entry in entries:
+        if not isinstance(entry, Mapping):
+            raise BadRequest(_('players: give each player as an object like {"name": "Anna", "maal": 5}'))
+        name = clean_name(entry.get("name"))
+        if name in lines:
+            raise BadRequest(_("players: '%(name)s' is given twice", name=name))
+        lines[name] = {key: value for key, value in entry.items() if key != "name"}
+    check_seat_count(tuple(lines), rules)
+    round_payload = {key: payload[key] for key in ROUND_FIELDS if key in payload}
+    return round_entry({**round_payload, "players": lines}, tuple(lines), rules)
+
+
 def round_form(form: Mapping[str, str], players: Sequence[str], rules: RuleSet) -> dict[str, Any]:
     """The round form as the API's payload (fields left empty are left out)."""
     winner = form.get("winner") or None
