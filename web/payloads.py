@@ -33,7 +33,7 @@ from werkzeug.routing import BaseConverter
 
 from scorer import RULE_FAMILIES, Card, RuleSet, TipluError, check_copies, get_rules, parse_card, parse_cards
 from scorer.kinds import FINISHES, Route, Scoring, WildSource
-from scorer.rules import DEFAULT_FAMILY
+from scorer.rules import DEFAULT_FAMILY, TWO_DECKS, RuleFamily
 from web.bounds import MAX_DIGITS, maal_limit, parse_digits, penalty_limit
 from web.errors import BadRequest, NotFoundInPath
 from web.i18n import _, translate
@@ -675,9 +675,29 @@ def session_form(form: Mapping[str, str]) -> dict[str, Any]:
     for spec in RULE_FAMILIES[family].options:
         key = f"opt_{family}_{spec.name}"
         options[spec.name] = key in form if spec.kind == "bool" else form.get(key, spec.default)
+    _follow_the_decks(RULE_FAMILIES[family], options)
     return {"players": [p for p in players if p], "rules": family, "options": options,
             "rounds_planned": form.get("rounds_planned", "").strip() or None, "title": form.get("title", ""),
             "deck": form.get("deck") or None, "rate": rate_form(form)}
+
+
+def _follow_the_decks(family: RuleFamily, options: dict[str, Any]) -> None:
+    """A form's hand size left at the family's default follows the decks ticked, as in the API.
+
+    The form always sends the select's value, so ticking two decks would send 21 cards
+    and be refused; left at its default, the size is not sent and the scorer deals the
+    decks' own (13 from two decks). A size changed by hand is sent as chosen.
+
+    >>> options = {"two_decks": True, "hand_size": "21"}
+    >>> _follow_the_decks(RULE_FAMILIES["rummy"], options); options
+    {'two_decks': True}
+    """
+    if "hand_size" not in options or TWO_DECKS not in options:
+        return
+    default = next(spec.default for spec in family.options if spec.name == "hand_size")
+    decks = 2 if options[TWO_DECKS] is True else family.decks
+    if str(options["hand_size"]) == str(default) and default not in family.hand_sizes.get(decks, ()):
+        del options["hand_size"]
 
 
 def plan_form(form: Mapping[str, str]) -> dict[str, Any]:

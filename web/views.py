@@ -471,7 +471,21 @@ def carried_round(session: Mapping[str, Any], args: Mapping[str, str]) -> MultiD
             carried[key] = value[:400]
     if carried.get("winner") not in session["players"]:
         carried.pop("winner", None)
+    elif args.get("winner_cards"):
+        carried[f"p{session['players'].index(carried['winner'])}_cards"] = args["winner_cards"][:400]
     return carried
+
+
+def hand_kept(cards: list[str], discard: str | None) -> str:
+    """A checked hand's cards without its discard: what the winner's maal is counted from.
+
+    >>> hand_kept(["JC", "QD", "JC"], "JC")
+    'QD JC'
+    """
+    kept = list(cards)
+    if discard in kept:
+        kept.remove(discard)
+    return " ".join(kept)
 
 
 def pair_lines(rnd: Mapping[str, Any]) -> tuple[PairLine, ...]:
@@ -655,8 +669,9 @@ def verify_hand(session_id: int) -> ResponseReturnValue:
                 corrections.keep_review(db, session, taps, written)
         except USER_ERRORS as exc:
             error, result = translate(exc), None
+    kept = hand_kept(result["cards"], result["verdict"].get("discard")) if result and result.get("verdict") else ""
     return render_template("verify.html", session=session, form=form, result=result, error=error,
-                           carried=carried, jokers=has_printed_jokers(session)), 400 if error else 200
+                           carried=carried, jokers=has_printed_jokers(session), kept=kept), 400 if error else 200
 
 
 def decks_page(error: str | None = None, title: str = "", status: int = 200) -> tuple[str, int]:

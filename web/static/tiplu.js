@@ -193,6 +193,16 @@
         label.hidden = parseInt(label.dataset.seat, 10) >= high && !input.value;
       });
     }
+    /* Two decks deal fewer cards: a hand size left at its default follows the tick (the sizes come
+       from the rule registry through the page; nothing is decided here). */
+    form.addEventListener("change", function (event) {
+      var box = event.target;
+      if (!box.name || !/_two_decks$/.test(box.name)) return;
+      var size = form.querySelector('select[name="' + box.name.replace(/two_decks$/, "hand_size") + '"]');
+      if (!size || !size.dataset.twoDecks) return;
+      if (box.checked && size.value === size.dataset.default) size.value = size.dataset.twoDecks;
+      else if (!box.checked && size.value === size.dataset.twoDecks) size.value = size.dataset.default;
+    });
     form.addEventListener("change", update);
     update();
   }
