@@ -136,6 +136,10 @@ def check_copies(cards: Iterable[Card], decks: int = 3, jokers: int = 0,
     Traceback (most recent call last):
     ...
     scorer.errors.TooManyCopiesError: 'QS' appears 4 times; 3 decks have 3
+    >>> check_copies(parse_cards("JOKER JOKER"), jokers=1)
+    Traceback (most recent call last):
+    ...
+    scorer.errors.TooManyCopiesError: 'JOKER' appears 2 times; only 1 printed joker is in play
     """
     counts = Counter(cards)
     for card, n in counts.items():
@@ -144,6 +148,8 @@ def check_copies(cards: Iterable[Card], decks: int = 3, jokers: int = 0,
                 if jokers == 0:
                     raise TooManyCopiesError(N_("'JOKER': printed jokers are not in play with these rules "
                                                 "(set the option printed_jokers to use them)"))
+                if jokers == 1:
+                    raise TooManyCopiesError(N_("'JOKER' appears %(n)s times; only 1 printed joker is in play"), n=n)
                 raise TooManyCopiesError(N_("'JOKER' appears %(n)s times; only %(jokers)s printed jokers are in play"),
                                          n=n, jokers=jokers)
             continue

@@ -191,3 +191,48 @@ def test_ticking_two_decks_deals_13_cards_as_the_api_does(client: FlaskClient) -
     chosen = client.post("/sessions/new", data={**form, "opt_rummy_hand_size": "16"})
     sid = int(chosen.headers["Location"].rstrip("/").rsplit("/", 1)[1])
     assert client.get(f"/api/sessions/{sid}").get_json()["options"]["hand_size"] == 16
+
+
+# --- 9: a valid dublee finish needs no "is a third copy hidden?" ----------------------------------------------
+
+DUBLEES_22 = "2S 2S 3H 3H 4D 4D 5C 5C 6S 6S 7H 7H 8D 8D 9C 9C KS KD KC QH QH AD".split()
+
+
+def test_a_valid_dublee_photo_asks_about_no_hidden_copy(client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session()
+    pairs = [[i, i + 1] for i in range(0, 16, 2)]
+    stacked = [{"card": DUBLEES_22[i], "box": [i * 10, 0, i * 10 + 8, 8], "kind": "stacked_copy"} for i in range(0, 16, 2)]
+    payload = {"cards": DUBLEES_22, "purpose": "hand", "tiplu": "JC", "groups": [*pairs, [16, 17, 18], [19, 20], [21]],
+               "faint": stacked}
+    answer = client.post(f"/sessions/{sid}/cards/check", json=payload).get_json()
+    assert answer["verdict"]["valid"] and answer["verdict"]["route"] == "dublees"
+    assert [d for d in answer["doubts"] if d["kind"] in ("stacked_copy", "faint_card")] == []
+    short = {**payload, "cards": DUBLEES_22[:-2], "groups": [*pairs, [16, 17, 18], [19]]}  # 20 cards: places count
+    doubts = client.post(f"/sessions/{sid}/cards/check", json=short).get_json()["doubts"]
+    assert any(d["kind"] == "stacked_copy" for d in doubts)
+
+
+# --- 10: plain messages ----------------------------------------------------------------------------------------
+
+def test_a_busy_port_is_said_in_plain_words() -> None:
+    import errno
+    import socket
+    from io import StringIO
+
+    from web.cli import main
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        err = StringIO()
+        code = main(["serve", "--port", str(port), "--no-qr"], stdout=StringIO(), stderr=err)
+    assert code == 2 and f"port {port} is already in use" in err.getvalue() and "Errno" not in err.getvalue()
+    assert errno.EADDRINUSE  # the case named above
+
+
+def test_one_printed_joker_is_said_in_the_singular(client: FlaskClient, make_session: Callable[..., int]) -> None:
+    sid = make_session(options={"printed_jokers": 1})
+    answer = client.post(f"/api/sessions/{sid}/rounds", json={
+        "tiplu": "JC", "winner": "Anna", "players": {"Anna": {"seen": True, "cards": ["JOKER", "JOKER"]},
+                                                      "Ben": {}, "Carla": {}, "Dan": {}}})
+    assert answer.status_code == 400 and "only 1 printed joker is in play" in answer.get_json()["error"]
