@@ -176,3 +176,32 @@ def test_ticking_two_decks_sets_the_hand_size_to_13(phone: Any, server: Server) 
     assert phone.input_value(size) == "13", "item 13: the form follows the decks, as the API does"
     phone.locator('input[name="opt_rummy_two_decks"]').uncheck()
     assert phone.input_value(size) == "21"
+
+
+def test_the_photo_review_labels_do_not_overlap_and_the_larger_photo_opens_on_the_cards(
+        phone: Any, server: Server) -> None:
+    """Item 9 on the 21 cards of ``declared_hand.jpg``: every card's label legible, the zoom centred on a card."""
+    server.call("POST", "/api/sessions", {"players": ["A", "B", "C"]})
+    phone.goto(f"{server.base}/sessions/1/verify")
+    phone.fill("#tiplu", "5D")
+    phone.locator('.photo-tools[data-target="hand"] .photo-input').set_input_files(str(SAMPLES / "declared_hand.jpg"))
+    phone.wait_for_selector("#photo-answer .verdict")
+    phone.wait_for_function("() => document.getElementById('photo-image').complete")
+    labels, overlapping = phone.evaluate("""() => {
+        const r = [...document.querySelectorAll('#photo-overlay text.label')].map(t => t.getBoundingClientRect());
+        let n = 0;
+        for (let i = 0; i < r.length; i++) for (let j = i + 1; j < r.length; j++) {
+            const a = r[i], b = r[j];
+            if (a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom) n++;
+        }
+        return [r.length, n]; }""")
+    assert labels >= 18 and overlapping == 0, f"{overlapping} pairs of the {labels} labels overlap"
+    phone.locator("#photo-zoom").tap()
+    centred = phone.evaluate("""() => {
+        const view = document.getElementById('photo-scroll').getBoundingClientRect();
+        const first = document.querySelector('#photo-overlay g.detection.uncertain rect')
+                      || document.querySelector('#photo-overlay g.detection rect');
+        const box = first.getBoundingClientRect();
+        const x = (box.left + box.right) / 2, y = (box.top + box.bottom) / 2;
+        return x > view.left && x < view.right && y > view.top && y < view.bottom; }""")
+    assert centred, "the larger photo opens on the first card to check, not on the cloth"

@@ -328,16 +328,18 @@
     function placeLabel(label, x, top, size, placed) {
       /* Measured when drawn; a hidden photo measures 0, so never less than the characters' usual width. */
       var measured = label.getComputedTextLength ? label.getComputedTextLength() : 0;
-      var width = Math.max(measured, size * 0.62 * label.textContent.length) + size * 0.2;
-      var spot = { x1: x, x2: x + width, y1: top, y2: top + size * 1.1 };
+      var width = Math.max(measured, size * 0.62 * label.textContent.length) + size * 0.3;
+      /* A line's glyphs and their dark outline reach a little above and below the font size. */
+      var line = size * 1.3;
+      var spot = { x1: x - size * 0.1, x2: x + width, y1: top, y2: top + line };
       var crossing = function (other) {
         return other.x1 < spot.x2 && spot.x1 < other.x2 && other.y1 < spot.y2 && spot.y1 < other.y2;
       };
       for (var tries = 0; tries < 20 && placed.some(crossing); tries++) {
-        spot.y1 += size * 1.1;
-        spot.y2 += size * 1.1;
+        spot.y1 += line;
+        spot.y2 += line;
       }
-      label.setAttribute("y", spot.y1 + size * 0.9);
+      label.setAttribute("y", spot.y1 + size * 1.05);
       placed.push(spot);
     }
 
