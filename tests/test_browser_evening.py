@@ -179,8 +179,10 @@ def test_ticking_two_decks_sets_the_hand_size_to_13(phone: Any, server: Server) 
 
 
 def test_the_photo_review_labels_do_not_overlap_and_the_larger_photo_opens_on_the_cards(
-        phone: Any, server: Server) -> None:
-    """Item 9 on the 21 cards of ``declared_hand.jpg``: every card's label legible, the zoom centred on a card."""
+        phone: Any, server: Server, tmp_path: Path) -> None:
+    """Items 9 and 10 on the sample photos: the 21 labels of ``declared_hand.jpg`` legible and the zoom
+    centred on a card; ``maal_spread.jpg``'s faint spot gone once both 5D in play are read; a blank
+    photo gets advice."""
     server.call("POST", "/api/sessions", {"players": ["A", "B", "C"]})
     phone.goto(f"{server.base}/sessions/1/verify")
     phone.fill("#tiplu", "5D")
@@ -205,3 +207,23 @@ def test_the_photo_review_labels_do_not_overlap_and_the_larger_photo_opens_on_th
         const x = (box.left + box.right) / 2, y = (box.top + box.bottom) / 2;
         return x > view.left && x < view.right && y > view.top && y < view.bottom; }""")
     assert centred, "the larger photo opens on the first card to check, not on the cloth"
+
+    phone.locator("#photo-cancel").tap()
+
+    phone.goto(f"{server.base}/sessions/1/rounds/new")
+    phone.fill("#tiplu", "5D")
+    open_more(phone, "A")
+    phone.locator('.photo-tools[data-target="p0_cards"] .photo-input').set_input_files(str(SAMPLES / "maal_spread.jpg"))
+    phone.wait_for_selector("#photo-answer .verdict")
+    assert phone.locator("#photo-overlay .look-here").count() == 0, "the count of 5D is met: no faint frame"
+    assert phone.locator("#photo-doubts .doubt-note.faint_card").count() == 0
+    phone.locator("#photo-cancel").tap()
+
+    import cv2
+    import numpy as np
+    blank = tmp_path / "blank.jpg"
+    cv2.imwrite(str(blank), np.full((480, 640, 3), 90, np.uint8))
+    open_more(phone, "B")
+    phone.locator('.photo-tools[data-target="p1_cards"] .photo-input').set_input_files(str(blank))
+    phone.wait_for_function("() => document.getElementById('photo-status').textContent.includes('No card was found')")
+    assert "photograph them from above" in phone.inner_text("#photo-status")
