@@ -105,6 +105,8 @@ def test_restoring_an_old_deletion_says_which_rounds_move_and_asks(client: Flask
     done = client.post(link.group(1))
     assert done.status_code == 302
     assert [r["players"]["Ben"]["maal"] for r in rounds(client, sid)] == [1, 2, 3, 4]
+    again = client.get(link.group(1))
+    assert again.status_code == 409 and "already restored" in again.get_data(as_text=True)
 
 
 # --- 5: a stale form keeps what was typed and sends it again with one tap ----------------------------------

@@ -33,7 +33,7 @@ from web.api import sent_round
 from web.bounds import maal_limit, parse_digits, penalty_limit
 from web.camera import camera_for
 from web.db import get_db
-from web.errors import USER_ERRORS, BadRequest, KeyReused, NotFound, status_of
+from web.errors import USER_ERRORS, BadRequest, Conflict, KeyReused, NotFound, status_of
 from web.i18n import LANGUAGE_COOKIE, N_, _, available_languages, current_language, ngettext, translate
 from web.payloads import MAX_SEATS
 from web.security import code_exempt, code_link, is_table_code, list_devices, safe_next, set_code_cookie, table_code_ok
@@ -544,6 +544,8 @@ def restore_round(session_id: int, audit_id: int) -> ResponseReturnValue:
         if entry is None:
             raise NotFound(_("history entry %(id)s of session %(sid)s is no deleted round", id=audit_id,
                              sid=session_id))
+        if entry.get("restored"):
+            raise Conflict(_("that round was already restored; see the ledger"))
         number = min(int(entry["round"]), len(session["rounds"]) + 1)
         return render_template("restore.html", session=session, entry=entry, number=number,
                                moving=session["rounds"][number - 1:])
