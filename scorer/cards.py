@@ -23,6 +23,8 @@ from scorer.messages import N_
 SUITS: tuple[str, ...] = ("S", "H", "D", "C")
 SUIT_SYMBOLS: dict[str, str] = {"♠": "S", "♥": "H", "♦": "D", "♣": "C",
                                 "♤": "S", "♡": "H", "♢": "D", "♧": "C"}
+#: The emoji variation selector (U+FE0F) a phone keyboard adds after a suit symbol: ``10♣️`` is ``10C``.
+VARIATION_SELECTOR = "\ufe0f"
 RED_SUITS = frozenset({"H", "D"})
 RANK_NAMES: dict[int, str] = {1: "A", 11: "J", 12: "Q", 13: "K"} | {r: str(r) for r in range(2, 11)}
 RANK_BY_NAME: dict[str, int] = {name: rank for rank, name in RANK_NAMES.items()} | {"T": 10}
@@ -85,12 +87,14 @@ def parse_card(token: str) -> Card:
 
     Raises :class:`CardError` naming the token and what is wrong with it.
 
-    >>> parse_card("T♣")
-    Card('10C')
+    >>> parse_card("T♣"), parse_card("10\u2663\ufe0f")
+    (Card('10C'), Card('10C'))
     """
     if not isinstance(token, str):
         raise CardError(N_("%(token)r: a card must be text like '10C' or 'JOKER'"), token=token)
     text = token.strip()
+    if len(text) > 1 and text.endswith(VARIATION_SELECTOR) and text[-2] in SUIT_SYMBOLS:
+        text = text[:-1]
     if not text:
         raise CardError(N_("empty card: write a rank and a suit, like '10C'"))
     upper = text.upper()
@@ -132,6 +136,10 @@ def check_copies(cards: Iterable[Card], decks: int = 3, jokers: int = 0,
     Traceback (most recent call last):
     ...
     scorer.errors.TooManyCopiesError: 'QS' appears 4 times; 3 decks have 3
+    >>> check_copies(parse_cards("JOKER JOKER"), jokers=1)
+    Traceback (most recent call last):
+    ...
+    scorer.errors.TooManyCopiesError: 'JOKER' appears 2 times; only 1 printed joker is in play
     """
     counts = Counter(cards)
     for card, n in counts.items():
@@ -140,6 +148,8 @@ def check_copies(cards: Iterable[Card], decks: int = 3, jokers: int = 0,
                 if jokers == 0:
                     raise TooManyCopiesError(N_("'JOKER': printed jokers are not in play with these rules "
                                                 "(set the option printed_jokers to use them)"))
+                if jokers == 1:
+                    raise TooManyCopiesError(N_("'JOKER' appears %(n)s times; only 1 printed joker is in play"), n=n)
                 raise TooManyCopiesError(N_("'JOKER' appears %(n)s times; only %(jokers)s printed jokers are in play"),
                                          n=n, jokers=jokers)
             continue

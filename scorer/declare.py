@@ -17,7 +17,7 @@ The counts come from the rule family (:class:`~scorer.rules.RuleFamily`).
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import combinations_with_replacement
 from typing import Any, Sequence
 
@@ -140,19 +140,33 @@ def _pick_discard(cards: Sequence[Card], used: Sequence[Sequence[Card]], discard
 
 
 def check_hand(cards: Sequence[Card], rules: RuleSet, *, tiplu: Card | None = None,
-               turned: Card | None = None, players: int | None = None) -> DeclareResult:
+               turned: Card | None = None, players: int | None = None,
+               discard: Card | None = None) -> DeclareResult:
     """Check whether a 21/22-card hand finishes; an exact search, never greedy.
 
     ``players`` (at the table) must be within the rule set's range; it decides
-    whether the dublee route is open (option ``dublee_min_players``).
+    whether the dublee route is open (option ``dublee_min_players``). A ``discard``
+    given is set apart, as with :func:`check_grouping`: the cards and the discard
+    together are the hand (21 or 22 cards), and no other card is left out.
+
+    >>> from scorer import get_rules, parse_card, parse_cards
+    >>> pairs = parse_cards("2S 2S 3H 3H 4D 4D 5C 5C 6S 6S 7H 7H 8D 8D 9C 9C KS QH AD 10S")
+    >>> result = check_hand(pairs, get_rules(), tiplu=parse_card("JC"), discard=parse_card("3C"))
+    >>> result.valid, str(result.route), str(result.discard)
+    (True, 'dublees', '3C')
     """
     _verify_players(rules, players)
-    wilds, _ = checked_hand(cards, rules, tiplu=tiplu, turned=turned)
-    discards = _discards_for(cards, rules)
+    hand = [*cards, discard] if discard is not None else list(cards)
+    wilds, _ = checked_hand(hand, rules, tiplu=tiplu, turned=turned)
+    discards = _discards_for(hand, rules)
+    if discard is not None:
+        discards = 0  # the discard is chosen already: every other card counts
     search = Partitioner(cards, wilds, rules.family.melds)
     if rules.family.melds_to_finish is None:
-        return _check_every_card_melded(cards, rules, search, discards)
-    return _check_meld_count(cards, rules, rules.family.melds_to_finish, search, discards, players)
+        result = _check_every_card_melded(cards, rules, search, discards)
+    else:
+        result = _check_meld_count(cards, rules, rules.family.melds_to_finish, search, discards, players)
+    return result if discard is None or not result.valid else replace(result, discard=discard)
 
 
 def _check_meld_count(cards: Sequence[Card], rules: RuleSet, melds_needed: int, search: Partitioner,
@@ -259,7 +273,9 @@ def check_grouping(groups: Sequence[Sequence[Card]], rules: RuleSet, *, tiplu: C
     Each group is classified on its own; the first wrong group is named with
     its reason ("group 3 (7H 8H 9D): not a meld: ..."). The groups and the
     discard together are the whole hand: 21 or 22 cards (nepali), else
-    :class:`HandError`, as with :func:`check_hand`. A dublee finish needs 8 of
+    :class:`HandError`, as with :func:`check_hand`. In a 22-card grouping with
+    no discard given, a card alone in its group is the discard (RULES.md 2.3).
+    A dublee finish needs 8 of
     the groups to be dublees; the other cards lie as the player likes and are
     not judged (RULES.md 2.3), so a hand laid with pairs is judged as dublees.
 
@@ -273,11 +289,14 @@ def check_grouping(groups: Sequence[Sequence[Card]], rules: RuleSet, *, tiplu: C
     _verify_players(rules, players)
     all_cards = [c for g in groups for c in g] + ([discard] if discard is not None else [])
     wilds, _ = checked_hand(all_cards, rules, tiplu=tiplu, turned=turned)
-    _discards_for(all_cards, rules)
+    discards = _discards_for(all_cards, rules)
     family = rules.family
     laid = tuple(tuple(g) for g in groups)
     if _laid_as_dublees(laid, rules):
         return _judge_dublees(laid, all_cards, discard, rules, players)
+    lone = [g for g in laid if len(g) == 1]
+    if discards and discard is None and len(lone) == 1:
+        discard, laid = lone[0][0], tuple(g for g in laid if len(g) != 1)
     checks = tuple(classify_meld(g, wilds, family.melds) for g in laid)
 
     def refused(reason: Message) -> DeclareResult:

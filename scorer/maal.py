@@ -21,7 +21,7 @@ from scorer.errors import HandError
 from scorer.kinds import Scoring
 from scorer.messages import Message, N_
 from scorer.rules import RuleSet, family_names
-from scorer.wilds import Wilds, checked_hand, verify_holding_size
+from scorer.wilds import Wilds, checked_hand, verify_holding_size, wild_cards
 
 #: points for 1, 2 or 3 copies of a jhiplu or poplu face
 NEIGHBOUR_POINTS = (0, 2, 5, 10)
@@ -154,3 +154,29 @@ def maal_points(cards: Sequence[Card], rules: RuleSet, tiplu: Card, *, seen: boo
         if total > best_total:
             best, best_total = items, total
     return MaalResult(best_total, tuple(best))
+
+
+#: A tiplu away from the ends of its suit, so that both neighbours exist: any such tiplu values maal alike.
+_PROBE_TIPLU = Card(5, "H")
+
+
+def plausible_maal(rules: RuleSet) -> int:
+    """The maal of one hand holding every maal card in play: above it a typed maal is likely a typo.
+
+    The hand holds the tiplu's other copies, every jhiplu and poplu (their three copies
+    shown as dealt tunnelas), every alter and every printed joker; the scorer values it.
+    Richer hands exist (a hand of dealt tunnelas of ordinary cards), so a form asks to
+    confirm a number above this rather than refusing it.
+
+    >>> from scorer import get_rules
+    >>> plausible_maal(get_rules()), plausible_maal(get_rules("nepali", {"tiplu_pair": 20}))
+    (47, 60)
+    """
+    wilds = wild_cards(rules, tiplu=_PROBE_TIPLU)
+    assert wilds.jhiplu is not None and wilds.poplu is not None
+    copies = rules.decks
+    cards = [_PROBE_TIPLU] * (copies - 1) + [wilds.jhiplu] * copies + [wilds.poplu] * copies
+    cards += [card for alter in sorted(wilds.alter, key=str) for card in [alter] * copies]
+    cards += [JOKER] * rules.printed_jokers
+    tunnelas = [wilds.jhiplu, wilds.poplu] if copies >= 3 else []
+    return maal_points(cards[:rules.hand_size + 1], rules, _PROBE_TIPLU, dealt_tunnelas=tunnelas).total

@@ -284,9 +284,11 @@ RUMMY = RuleFamily(
         _bool("per_round_settlement", False, "each player pays the closer a stake per penalty point after each round"),
         _int("tunnela_bonus", 0, "points taken off a non-closer's penalty for each tunnela kept as a set of "
                                  "its 3 identical natural cards (joker-rank tunnelas too); a penalty never goes "
-                                 "below 0, whatever the tunnela_bonus"),
+                                 "below 0, whatever the tunnela_bonus; it is taken off before max_penalty caps"),
         _int("max_penalty", 0, "caps the points of the cards a non-closer holds at the end of the round "
-                               "(0: no cap); a wrong-close penalty is added on top and is not capped"),
+                               "(0: no cap); a wrong-close penalty is added on top and is not capped. Order: card "
+                               "points, less the tunnela bonus, floored at 0, then capped, then any wrong-close "
+                               "penalty added (98 card points, bonus 30, cap 80: 68)"),
         OptionSpec("players_max", 6, "most players at the table", choices=(4, 5, 6)),
         OptionSpec("direction", "clockwise", "dealer rotation shown by the app",
                    choices=("clockwise", "counter-clockwise")),

@@ -142,6 +142,9 @@ def verify_round(rules: RuleSet, players: Sequence[PlayerRound], winner: str | N
             if p.penalty is not None and p.penalty < 0:
                 raise SettlementError(N_("%(name)s: penalty points cannot be negative (%(penalty)s)"), name=p.name,
                                       penalty=p.penalty)
+            if p.name == winner and p.wrong_close:
+                raise SettlementError(N_("%(name)s closed this round, so cannot also have closed wrongly: "
+                                         "untick the wrong close or pick who closed"), name=p.name)
 
 
 def can_settle(rules: RuleSet, players: Sequence[PlayerRound], winner: str | None, finish: str | None) -> bool:

@@ -109,6 +109,20 @@ def copy_limits(rules: RuleSet, wilds: Wilds | None) -> dict[Card, int]:
     return {}
 
 
+def copies_in_play(card: Card, rules: RuleSet, wilds: Wilds | None = None) -> int:
+    """How many copies of ``card`` can be on the table: the decks' (the tiplu's one fewer), or the printed jokers.
+
+    >>> from scorer import get_rules, parse_card
+    >>> rules = get_rules()
+    >>> wilds = wild_cards(rules, tiplu=parse_card("5D"))
+    >>> copies_in_play(parse_card("5D"), rules, wilds), copies_in_play(parse_card("KS"), rules, wilds)
+    (2, 3)
+    """
+    if card.is_joker:
+        return rules.printed_jokers
+    return copy_limits(rules, wilds).get(card, rules.decks)
+
+
 def checked_hand(cards: Sequence[Card], rules: RuleSet, *, tiplu: Card | None = None,
                  turned: Card | None = None) -> tuple[Wilds, Counter[Card]]:
     """The round's wild cards, and the hand counted after rejecting more copies of a

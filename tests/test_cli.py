@@ -115,13 +115,14 @@ def test_check_jsonl_answers_line_by_line() -> None:
 
 
 # Issue #10, bug 2: a wrongly typed field is bad input with a message, never a traceback.
+# Issue 54: the messages are the API's (one parser), each naming the field.
 SETTLE_TYPED = {
-    "rules is a number": ({"rules": 5, "players": [{"name": "A"}, {"name": "B"}]}, '"rules" must be text'),
+    "rules is a number": ({"rules": 5, "players": [{"name": "A"}, {"name": "B"}]}, "rules: give the rule family"),
     "a player's cards are a number": ({"tiplu": "JC", "players": [{"name": "A", "cards": 5}, {"name": "B"}]},
-                                      '"cards" must be a list of cards'),
-    "players is text": ({"players": "three"}, '"players": [{"name"'),
-    "a player's maal is text": ({"players": [{"name": "A", "maal": "5"}, {"name": "B"}]},
-                                '"maal" must be a whole number, got "5"'),
+                                      "players.A.cards: give the cards as a list"),
+    "players is text": ({"players": "three"}, "players: give a list of players"),
+    "a player's maal is a word": ({"players": [{"name": "A", "maal": "five"}, {"name": "B"}]},
+                                  "players.A.maal"),
 }
 
 
@@ -177,7 +178,7 @@ def test_settle_example_1() -> None:
 
 
 def test_settle_with_options_and_no_winner() -> None:
-    data = {**EXAMPLE_1, "winner": None, "options": {"murder": True}}
+    data = {**EXAMPLE_1, "winner": None, "finish": None, "options": {"murder": True}}
     result = json.loads(tiplu("settle", "--json", stdin=json.dumps(data)).stdout)
     assert result["net"] == {"Anna": 3, "Ben": -9, "Carla": 23, "Dan": -17}  # murder: Dan's 3 counts 0, T = 17
     assert sum(result["net"].values()) == 0
@@ -192,13 +193,13 @@ def test_settle_values_the_cards_by_the_family_scoring() -> None:
     net = json.loads(tiplu("settle", "--json", stdin=json.dumps(rummy)).stdout)["net"]
     assert net == {"A": 0, "B": 10 + 2, "C": 5}  # penalty points: KH 10, 2D 2
     missing = tiplu("settle", stdin=json.dumps({**rummy, "turned": None}))
-    assert missing.returncode == 2 and '"turned" is needed' in missing.stderr
+    assert missing.returncode == 2 and "turned: needed to count B's penalty cards" in missing.stderr
 
 
 @pytest.mark.parametrize("stdin, message", [
     ("{", "JSON object"), ('{"players": []}', "players"),
     (json.dumps({**EXAMPLE_1, "winner": "Dan"}), "must have seen"),
-    (json.dumps({**EXAMPLE_1, "winner": "Zed"}), "not one of the players"),
+    (json.dumps({**EXAMPLE_1, "winner": "Zed"}), "winner: unknown player 'Zed'"),
 ])
 def test_settle_bad_input(stdin: str, message: str) -> None:
     run = tiplu("settle", "--json", stdin=stdin)

@@ -47,9 +47,11 @@ def rounds(draw: st.DrawFn) -> tuple[RuleSet, list[PlayerRound], str | None, str
 def rummy_rounds(draw: st.DrawFn) -> tuple[RuleSet, list[PlayerRound], str]:
     options = {"per_round_settlement": draw(st.booleans()), "max_penalty": draw(st.sampled_from([0, 40, 80])),
                "wrong_close_penalty": draw(st.integers(0, 100))}
-    players = [PlayerRound(f"P{i}", penalty=draw(st.integers(0, 200)), wrong_close=draw(st.booleans()))
-               for i in range(draw(st.integers(3, 6)))]
-    return get_rules("rummy", options), players, draw(st.sampled_from([p.name for p in players]))
+    count = draw(st.integers(3, 6))
+    closer = draw(st.integers(0, count - 1))  # RULES.md 3: the closer is never also marked with a wrong close
+    players = [PlayerRound(f"P{i}", penalty=draw(st.integers(0, 200)), wrong_close=i != closer and draw(st.booleans()))
+               for i in range(count)]
+    return get_rules("rummy", options), players, players[closer].name
 
 
 @st.composite
@@ -98,7 +100,7 @@ def test_rummy_settlement_is_zero_sum_when_paid_per_round(case) -> None:
         assert sum(settlement.net.values()) == 0 and not settlement.lower_is_better
         assert all(p.payee == winner and 0 < p.points <= most for p in settlement.payments)
     else:
-        assert settlement.lower_is_better and settlement.net[winner] in (0, rules["wrong_close_penalty"])
+        assert settlement.lower_is_better and settlement.net[winner] == 0
         assert all(0 <= points <= most for points in settlement.net.values())
 
 

@@ -236,7 +236,7 @@ def test_csrf_is_required_on_forms_but_not_the_api(tmp_path: Path) -> None:
     app = create_app({"DATABASE": str(tmp_path / "c.db"), "SECRET_KEY": "k", "TESTING": True})
     client = app.test_client()
     refused = client.post("/sessions/new", data={"rules": "nepali", "player0": "A", "player1": "B"})
-    assert refused.status_code == 400 and "reload the page" in refused.get_data(as_text=True)
+    assert refused.status_code == 400 and "Send again" in refused.get_data(as_text=True)  # issue 54: values kept
     page = client.get("/sessions/new").get_data(as_text=True)
     token = found(r'name="csrf_token" value="([^"]+)"', page, 1)
     accepted = client.post("/sessions/new", data={"csrf_token": token, "rules": "nepali", "player0": "A",

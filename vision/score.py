@@ -344,6 +344,9 @@ def judge_cards(cards: Sequence[Card | str], rules: RuleSet, *, tiplu: Card | No
     if reading_doubts is None:
         reading_doubts = short_meld_doubts(names, groups or [])
     doubts = list(reading_doubts)
+    if hand.declare is not None and hand.declare.valid and len(names) in declared_sizes(rules):
+        # a declared hand that finishes, of a size the rules deal, misses no card: no place to look
+        doubts = [d for d in doubts if d.kind not in PLACE_KINDS]
     count = count_doubt(len(names), declared_sizes(rules), [d for d in doubts if d.kind == SHORT_MELD],
                         [d.index for d in doubtful])
     doubts += [count] if count is not None else []

@@ -225,6 +225,25 @@ def is_disk_full(error: BaseException, ledger: str | None = None) -> bool:
     return left is not None and left < NEARLY_FULL
 
 
+#: Posted fields a stale form does not send again: its old token (a fresh one is sent instead).
+STALE_FORM_DROPPED = frozenset({"csrf_token"})
+
+
+def stale_form_response() -> ResponseReturnValue:
+    """A form whose CSRF token no longer holds (open too long, the server restarted): nothing is lost.
+
+    A person gets the values they typed back, in hidden fields under a fresh token, and
+    one button that sends them again to the same address; a script gets JSON, as before.
+    A file upload cannot be kept that way, so that form is asked again instead.
+    """
+    message = _("Nothing was saved yet: this page was open a long time, or the server restarted.")
+    if wants_json() or request.method != "POST" or request.files:
+        return error_response(_("%(message)s Reload the page and try again.", message=message), 400)
+    fields = [(key, value) for key, value in request.form.items(multi=True) if key not in STALE_FORM_DROPPED]
+    action = request.path + (f"?{request.query_string.decode()}" if request.query_string else "")
+    return render_template("resend.html", message=message, fields=fields, action=action), 400
+
+
 def answer_error(error: Exception) -> ResponseReturnValue:
     """Every error a request raises becomes its response here, and only here."""
     if isinstance(error, USER_ERRORS):
@@ -234,8 +253,7 @@ def answer_error(error: Exception) -> ResponseReturnValue:
         return error_response(_("the server's disk is full, so nothing was saved; reading the ledger still works. "
                                 "Free some space on the machine that runs tiplu, then try again"), 507)
     if isinstance(error, CSRFError):
-        return error_response(_("the form expired or came from elsewhere (%(why)s): reload the page and try again",
-                                why=error.description), 400)
+        return stale_form_response()
     if isinstance(error, HTTPException):
         return error_response(_http_message(error), error.code or 500)
     log.exception("unexpected error on %s %s", request.method, request.path)

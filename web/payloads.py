@@ -33,7 +33,7 @@ from werkzeug.routing import BaseConverter
 
 from scorer import RULE_FAMILIES, Card, RuleSet, TipluError, check_copies, get_rules, parse_card, parse_cards
 from scorer.kinds import FINISHES, Route, Scoring, WildSource
-from scorer.rules import DEFAULT_FAMILY
+from scorer.rules import DEFAULT_FAMILY, TWO_DECKS, RuleFamily
 from web.bounds import MAX_DIGITS, maal_limit, parse_digits, penalty_limit
 from web.errors import BadRequest, NotFoundInPath
 from web.i18n import _, translate
@@ -675,9 +675,29 @@ def session_form(form: Mapping[str, str]) -> dict[str, Any]:
     for spec in RULE_FAMILIES[family].options:
         key = f"opt_{family}_{spec.name}"
         options[spec.name] = key in form if spec.kind == "bool" else form.get(key, spec.default)
+    _follow_the_decks(RULE_FAMILIES[family], options)
     return {"players": [p for p in players if p], "rules": family, "options": options,
             "rounds_planned": form.get("rounds_planned", "").strip() or None, "title": form.get("title", ""),
             "deck": form.get("deck") or None, "rate": rate_form(form)}
+
+
+def _follow_the_decks(family: RuleFamily, options: dict[str, Any]) -> None:
+    """A form's hand size left at the family's default follows the decks ticked, as in the API.
+
+    The form always sends the select's value, so ticking two decks would send 21 cards
+    and be refused; left at its default, the size is not sent and the scorer deals the
+    decks' own (13 from two decks). A size changed by hand is sent as chosen.
+
+    >>> options = {"two_decks": True, "hand_size": "21"}
+    >>> _follow_the_decks(RULE_FAMILIES["rummy"], options); options
+    {'two_decks': True}
+    """
+    if "hand_size" not in options or TWO_DECKS not in options:
+        return
+    default = next(spec.default for spec in family.options if spec.name == "hand_size")
+    decks = 2 if options[TWO_DECKS] is True else family.decks
+    if str(options["hand_size"]) == str(default) and default not in family.hand_sizes.get(decks, ()):
+        del options["hand_size"]
 
 
 def plan_form(form: Mapping[str, str]) -> dict[str, Any]:
@@ -865,6 +885,50 @@ def round_entry(payload: Any, players: Sequence[str], rules: RuleSet) -> RoundEn
     tiplu_wild = rules.wild_source == WildSource.TIPLU
     return RoundEntry(rules, wild if tiplu_wild else None, None if tiplu_wild else wild, winner,
                       None if finish is None else Route(finish), tuple(lines), digest)
+
+
+#: A round settled on its own (``tiplu settle``): a session's round plus its rules, options and players.
+STANDALONE_ROUND_FIELDS = ("rules", "options", *ROUND_FIELDS)
+
+
+def standalone_round(payload: Any) -> RoundEntry:
+    """A round that brings its own rules and players, read by the same parser as a session's round.
+
+    ``players`` is a list in seat order, each ``{"name": ..., and the fields of a line}``;
+    everything else is :func:`round_entry`'s, so ``tiplu settle`` and the API agree to
+    the point, unknown fields refused by name.
+
+    >>> entry = standalone_round({"tiplu": "JC", "winner": "A", "players": [
+    ...     {"name": "A", "seen": True, "cards": ["6H", "6H", "6H"], "dealt_tunnelas": ["6H"]},
+    ...     {"name": "B", "seen": True}]})
+    >>> entry.names, entry.finish, entry.players[0].dealt_tunnelas
+    (('A', 'B'), <Route.MELDS: 'melds'>, (Card('6H'),))
+    >>> standalone_round({"players": [{"name": "A"}, {"name": "B"}], "colour": "red"})
+    Traceback (most recent call last):
+    ...
+    web.errors.BadRequest: unknown field 'colour' (use rules, options, finish, players, tiplu, turned, winner)
+    """
+    if not isinstance(payload, Mapping):
+        raise BadRequest(_("send the round as a JSON object with rules, options, tiplu, winner, finish and players"))
+    reject_unknown(payload, STANDALONE_ROUND_FIELDS)
+    family = payload.get("rules")
+    rules = get_rules(DEFAULT_FAMILY if family is None else rule_family_name(family),
+                      house_options(payload.get("options")))
+    entries = payload.get("players")
+    if not isinstance(entries, list) or not entries:
+        raise BadRequest(_('players: give a list of players in seat order, '
+                           'e.g. [{"name": "Anna", "seen": true, "maal": 5}, {"name": "Ben"}]'))
+    lines: dict[str, Mapping[str, Any]] = {}
+    for entry in entries:
+        if not isinstance(entry, Mapping):
+            raise BadRequest(_('players: give each player as an object like {"name": "Anna", "maal": 5}'))
+        name = clean_name(entry.get("name"))
+        if name in lines:
+            raise BadRequest(_("players: '%(name)s' is given twice", name=name))
+        lines[name] = {key: value for key, value in entry.items() if key != "name"}
+    check_seat_count(tuple(lines), rules)
+    round_payload = {key: payload[key] for key in ROUND_FIELDS if key in payload}
+    return round_entry({**round_payload, "players": lines}, tuple(lines), rules)
 
 
 def round_form(form: Mapping[str, str], players: Sequence[str], rules: RuleSet) -> dict[str, Any]:

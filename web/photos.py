@@ -26,6 +26,7 @@ import re
 import shutil
 import threading
 import uuid
+from collections import Counter
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -38,6 +39,7 @@ from flask import Flask, current_app, has_app_context
 
 from scorer import Card, RuleSet, TipluError, parse_card, parse_cards
 from scorer.kinds import Scoring, WildSource
+from scorer.wilds import copies_in_play, wild_cards
 from vision.detector import Detector, ModelError, load_detector
 from vision.images import ImageError, decode_image, decode_memory, read_header
 from vision.pipeline import DEFAULT_CONF, PhotoReading, read_photo
@@ -573,8 +575,9 @@ def check_cards(session: Mapping[str, Any], payload: Mapping[str, Any]) -> dict[
                     for i, others in _doubtful(payload.get("alternatives"), len(cards))]
         short = _short_melds(payload.get("short_melds"), names, laid) if "short_melds" in payload else \
             short_meld_doubts(names, laid)
+        places = places_still_open(_faint(payload.get("faint")), cards, rules, tiplu=tiplu, turned=turned)
         judged = judge_cards(cards, rules, tiplu=tiplu, turned=turned, groups=laid or None, doubtful=doubtful,
-                             reading_doubts=short + _faint(payload.get("faint")),
+                             reading_doubts=short + places,
                              players=len(session["players"]))
         hand = judged.hand
         answer["grouping"] = judged.grouping
@@ -594,6 +597,8 @@ def check_cards(session: Mapping[str, Any], payload: Mapping[str, Any]) -> dict[
         from scorer.maal import maal_points
         maal = maal_points(cards, rules, tiplu, seen=bool(payload.get("seen", True))).to_dict()
         answer["maal"] = maal
+        answer["doubts"] = [d.to_dict() for d in
+                            places_still_open(_faint(payload.get("faint")), cards, rules, tiplu=tiplu)]
         answer["outline"] = cards_to_indexes(names, [item["cards"] for item in maal["items"]])
     else:
         if rules.scoring is not Scoring.PENALTY:
@@ -603,6 +608,8 @@ def check_cards(session: Mapping[str, Any], payload: Mapping[str, Any]) -> dict[
         from scorer.rummy import penalty_points
         penalty = penalty_points(cards, rules, turned).to_dict()
         answer["penalty"] = penalty
+        answer["doubts"] = [d.to_dict() for d in
+                            places_still_open(_faint(payload.get("faint")), cards, rules, turned=turned)]
         answer["outline"] = cards_to_indexes(names, penalty["melds"])
     return answer
 
@@ -663,6 +670,29 @@ def _faint(raw: Any) -> list[Doubt]:
             raise PhotoError(_('faint: a place\'s "kind" is "faint_card" or "stacked_copy"'))
         found.append(place_doubt(kind, str(card), box, None if confidence is None else float(confidence)))
     return found
+
+
+def places_still_open(places: Sequence[Doubt], cards: Sequence[Card], rules: RuleSet, *,
+                      tiplu: Card | None = None, turned: Card | None = None) -> list[Doubt]:
+    """The places to look whose card could still be there: not those whose count is met already.
+
+    A faint corner that looks like 5D, on a photo that shows both 5D in play (the tiplu's
+    third copy lies under the stock), cannot be another 5D: its red frame goes.
+
+    >>> from scorer import get_rules
+    >>> place = place_doubt(FAINT_CARD, "5D", (0.0, 0.0, 4.0, 4.0))
+    >>> len(places_still_open([place], parse_cards("5D 5D KS"), get_rules(), tiplu=parse_card("5D")))
+    0
+    >>> len(places_still_open([place], parse_cards("5D KS"), get_rules(), tiplu=parse_card("5D")))
+    1
+    """
+    try:
+        wilds = wild_cards(rules, tiplu=tiplu, turned=turned)
+    except TipluError:
+        wilds = None
+    counts = Counter(cards)
+    return [place for place in places if place.card is None
+            or counts[parse_card(place.card)] < copies_in_play(parse_card(place.card), rules, wilds)]
 
 
 def _is_number(value: Any) -> bool:

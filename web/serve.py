@@ -12,6 +12,7 @@ Example::
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 import threading
@@ -194,6 +195,26 @@ def print_qr(url: str, out: TextIO) -> None:
         pass
 
 
+def listen_problem(host: str, port: int, error: OSError) -> str:
+    """Why the server cannot listen, in plain words: a busy port says what to do, not ``[Errno 98]``.
+
+    >>> import errno
+    >>> print(listen_problem("0.0.0.0", 8000, OSError(errno.EADDRINUSE, "Address already in use")))
+    cannot listen on 0.0.0.0:8000: port 8000 is already in use, most likely by a tiplu started earlier. Stop that one (Ctrl-C in its window) and start again, or pick another port with --port 8001
+    """
+    if error.errno == errno.EADDRINUSE:
+        return (f"cannot listen on {host}:{port}: port {port} is already in use, most likely by a tiplu started "
+                f"earlier. Stop that one (Ctrl-C in its window) and start again, or pick another port with "
+                f"--port {port + 1}")
+    if error.errno == errno.EACCES:
+        return (f"cannot listen on {host}:{port}: this user may not use port {port}; pick one above 1023, "
+                f"e.g. --port 8000")
+    if error.errno == errno.EADDRNOTAVAIL:
+        return (f"cannot listen on {host}:{port}: {host} is no address of this machine; use 0.0.0.0 for every "
+                f"network or 127.0.0.1 for this machine only")
+    return f"cannot listen on {host}:{port}: {error.strerror or error}"
+
+
 def serve(*, host: str = "127.0.0.1", port: int = DEFAULT_PORT, db: str | None = None,
           table_code: str | None = None, table_code_length: int | None = None, threads: int = DEFAULT_THREADS,
           max_upload_mb: int | None = None, demo: bool = False, qr: bool = True, out: TextIO | None = None) -> None:
@@ -236,7 +257,7 @@ def serve(*, host: str = "127.0.0.1", port: int = DEFAULT_PORT, db: str | None =
                                max_request_body_size=int(app.config["MAX_CONTENT_LENGTH"]) + MEGABYTE,
                                ident="tiplu", **connection_settings())
     except OSError as error:
-        raise ServeError(f"cannot listen on {host}:{port}: {error}") from None
+        raise ServeError(listen_problem(host, port, error)) from None
     server.channel_class = GuardedChannel
     server.tiplu_request_seconds = request_seconds()
     server.tiplu_connections = ConnectionCounts(

@@ -25,6 +25,7 @@ from werkzeug.datastructures import MultiDict
 
 from scorer import ALL_FACES, RULE_FAMILIES
 from scorer.kinds import Scoring, WildSource
+from scorer.maal import plausible_maal
 from scorer.payments import PairLine, evening_net, fewest_payments, net_pairs, read_settlement
 from scorer.settle import Payment
 from scorer.rules import DEFAULT_FAMILY
@@ -33,8 +34,9 @@ from web.api import sent_round
 from web.bounds import maal_limit, parse_digits, penalty_limit
 from web.camera import camera_for
 from web.db import get_db
-from web.errors import USER_ERRORS, BadRequest, KeyReused, NotFound, StaleRound, error_response, status_of
-from web.i18n import LANGUAGE_COOKIE, N_, _, available_languages, current_language, translate
+from web.errors import (USER_ERRORS, BadRequest, Conflict, KeyReused, NotFound, StaleRound, error_response,
+                        status_of)
+from web.i18n import LANGUAGE_COOKIE, N_, _, available_languages, current_language, ngettext, translate
 from web.payloads import MAX_SEATS
 from web.security import code_exempt, code_link, is_table_code, list_devices, safe_next, set_code_cookie, table_code_ok
 from web.security import revoke_device as revoke_device_of, set_device_revoked
@@ -43,6 +45,8 @@ from web.network import is_loopback_host, lan_addresses
 bp = Blueprint("views", __name__)
 
 SUIT_SYMBOL = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
+#: What a screen reader says for each suit button of the card grid.
+SUIT_NAMES = {"S": N_("spades"), "H": N_("hearts"), "D": N_("diamonds"), "C": N_("clubs")}
 
 
 def card_faces() -> list[dict[str, str]]:
@@ -121,6 +125,21 @@ def money(points: int, rate: Mapping[str, Any] | None) -> str:
     return _("%(currency)s %(amount)s", currency=chosen.currency, amount=amount)
 
 
+def payment_line(payer: str, payee: str, points: int, rate: Mapping[str, Any] | None) -> str:
+    """One payment in words, with its money when the session has a rate: "Hari pays Sita 6 points (Rs 60)".
+
+    The round page and the End page say a payment the same way (one sentence, so no
+    layout can glue the money to the points).
+
+    >>> payment_line("Hari", "Sita", 6, {"per_point": 10, "currency": "Rs"}), payment_line("Hari", "Sita", 6, None)
+    ('Hari pays Sita 6 points (Rs 60)', 'Hari pays Sita 6')
+    """
+    if payloads.session_rate(rate) is None:
+        return _("%(payer)s pays %(payee)s %(points)s", payer=payer, payee=payee, points=points)
+    return ngettext("%(payer)s pays %(payee)s %(n)s point (%(money)s)", "%(payer)s pays %(payee)s %(n)s points (%(money)s)",
+                    points, payer=payer, payee=payee, money=money(points, rate))
+
+
 #: How to install the train extra from the project folder (the Quick start's virtualenv).
 TRAIN_INSTALL = ".venv/bin/pip install -e '.[train]'"
 
@@ -144,6 +163,7 @@ def train_hint(missing: str | None) -> str | None:
 def template_helpers() -> dict[str, Any]:
     return {"card_faces": card_faces, "card_ranks": card_ranks, "suit_symbol": SUIT_SYMBOL, "rule_families": RULE_FAMILIES,
             "rules_name": rules_name, "photo_purpose": photo_purpose, "source_name": source_name, "money": money,
+            "payment_line": payment_line, "suit_names": SUIT_NAMES,
             "Scoring": Scoring, "WildSource": WildSource,
             "needs_code": not table_code_ok(), "has_camera": lambda: camera_for(current_app) is not None}
 
@@ -260,6 +280,8 @@ def form_values(rnd: Mapping[str, Any], session: Mapping[str, Any]) -> MultiDict
             values[key] = rnd[key]
     if not rnd.get("winner"):
         values["no_winner"] = "yes"
+        if not rnd.get("tiplu") and not rnd.get("turned"):
+            values["stock_out"] = "yes"
     for seat, name in enumerate(session["players"]):
         line = rnd["players"][name]
         if line.get("cards"):
@@ -297,9 +319,12 @@ def render_round_form(session: Mapping[str, Any], form: Mapping[str, str], *, nu
         error = _("Nothing was saved: fix what is marked below.")
     if number and version is None:
         version = form.get("version", "")
+    rules = ledger.rules_of(session)
+    plausible = plausible_maal(rules) if rules.scoring == Scoring.MAAL else None
     return render_template("round_form.html", session=session, form=form, number=number, error=error,
                            field_errors=field_errors or {}, dealer=dealer, jokers=has_printed_jokers(session),
-                           submission=secrets.token_urlsafe(16), version=version, changed=changed), \
+                           submission=secrets.token_urlsafe(16), version=version, changed=changed,
+                           plausible=plausible, unsure=unsure_maal(session, form)), \
         409 if changed else 400 if failed else 200
 
 
@@ -336,6 +361,29 @@ def changed_fields(session: Mapping[str, Any], saved: Mapping[str, str], typed: 
     return out
 
 
+def unsure_maal(session: Mapping[str, Any], form: Mapping[str, str]) -> dict[str, int]:
+    """Maal fields typed above what a hand plausibly holds (:func:`scorer.maal.plausible_maal`), by field.
+
+    Not refused: a rich hand exists. The form asks "is 150 right?" under the field with a
+    box to tick, and saves once it is ticked for that same number.
+
+    >>> unsure_maal({"rules": "nepali", "options": {}, "players": ["Hari", "Sita"]},
+    ...             {"p0_maal": "150", "p1_maal": "12"})
+    {'p0_maal': 150}
+    """
+    rules = ledger.rules_of(session)
+    if rules.scoring != Scoring.MAAL:
+        return {}
+    plausible = plausible_maal(rules)
+    unsure = {}
+    for seat in range(len(session["players"])):
+        field = f"p{seat}_maal"
+        number = parse_digits(form.get(field, "").strip(), maal_limit(rules))
+        if number is not None and number > plausible and form.get(f"{field}_sure") != str(number):
+            unsure[field] = number
+    return unsure
+
+
 def posted_round(session: Mapping[str, Any]) -> MultiDict[str, str]:
     """The round form as posted, with the winner ticked as seen (a winner has always seen)."""
     form = MultiDict(request.form)
@@ -366,6 +414,14 @@ def round_form_problems(session: Mapping[str, Any], form: Mapping[str, str]) -> 
         problems["winner"] = (_("Tap the name of the player who closed, or tick \"Nobody won this round\".")
                               if rules.scoring == Scoring.PENALTY else
                               _("Tap the winner's name, or tick \"Nobody won this round\"."))
+    if rules.wild_source == WildSource.TIPLU and not form.get("tiplu", "").strip() and "tiplu" not in problems:
+        if form.get("winner") or not form.get("stock_out"):
+            problems["tiplu"] = _("Enter the tiplu: every round has one, unless nobody saw it before the stock "
+                                  "ran out (then tick \"Nobody won this round\" and \"The stock ran out\").")
+    for field, number in unsure_maal(session, form).items():
+        problems.setdefault(field, _("Is %(number)s right? Under these rules a hand rarely holds more than "
+                                     "%(plausible)s maal. Tick the box to keep it, or fix the number.",
+                                     number=number, plausible=plausible_maal(rules)))
     return problems
 
 
@@ -448,7 +504,44 @@ def new_round(session_id: int) -> ResponseReturnValue:
     session = ledger.get_session(get_db(), session_id)
     if request.method == "POST":
         return save_round_form(session, None)
-    return render_round_form(session, MultiDict(), number=None)
+    return render_round_form(session, carried_round(session, request.args), number=None)
+
+
+#: What another page may carry into a new round form (Check a hand's "Use for this round").
+CARRIED_FIELDS = re.compile(r"(tiplu|turned|winner|finish|p\d_cards|p\d_seen)$")
+
+
+def carried_round(session: Mapping[str, Any], args: Mapping[str, str]) -> MultiDict[str, str]:
+    """The new round form prefilled with what a checked hand brought: tiplu, winner, finish, the winner's cards.
+
+    Only known fields of known players come through; nothing is saved until the form is.
+
+    >>> carried_round({"players": ["Hari", "Sita"]}, {"tiplu": "JC", "winner": "Sita", "p1_cards": "JC 10C",
+    ...                                              "winner_x": "1", "p7_cards": "2S"}).to_dict()
+    {'tiplu': 'JC', 'winner': 'Sita', 'p1_cards': 'JC 10C'}
+    """
+    seats = len(session["players"])
+    carried: MultiDict[str, str] = MultiDict()
+    for key, value in args.items():
+        if CARRIED_FIELDS.fullmatch(key) and (not key.startswith("p") or int(key[1]) < seats):
+            carried[key] = value[:400]
+    if carried.get("winner") not in session["players"]:
+        carried.pop("winner", None)
+    elif args.get("winner_cards"):
+        carried[f"p{session['players'].index(carried['winner'])}_cards"] = args["winner_cards"][:400]
+    return carried
+
+
+def hand_kept(cards: list[str], discard: str | None) -> str:
+    """A checked hand's cards without its discard: what the winner's maal is counted from.
+
+    >>> hand_kept(["JC", "QD", "JC"], "JC")
+    'QD JC'
+    """
+    kept = list(cards)
+    if discard in kept:
+        kept.remove(discard)
+    return " ".join(kept)
 
 
 def pair_lines(rnd: Mapping[str, Any]) -> tuple[PairLine, ...]:
@@ -505,10 +598,26 @@ def delete_round(session_id: int, number: int) -> ResponseReturnValue:
     return redirect(url_for("views.session_page", session_id=session["id"]))
 
 
-@bp.post("/sessions/<session:session_id>/history/<int:audit_id>/restore")
+@bp.route("/sessions/<session:session_id>/history/<int:audit_id>/restore", methods=["GET", "POST"])
 def restore_round(session_id: int, audit_id: int) -> ResponseReturnValue:
-    """Undo a deletion: the round comes back at its number (from the flash message or History)."""
+    """Undo a deletion: the round comes back at its number (from the flash message or History).
+
+    ``GET`` says first what the restore will do (which number it takes, which rounds move
+    down); History links there, so an old deletion is never put back without asking.
+    """
     db = get_db()
+    if request.method == "GET":
+        session = ledger.get_session(db, session_id)
+        entry = next((e for e in ledger.audit_trail(db, session_id) if e["id"] == audit_id
+                      and e["action"] == "delete round"), None)
+        if entry is None:
+            raise NotFound(_("history entry %(id)s of session %(sid)s is no deleted round", id=audit_id,
+                             sid=session_id))
+        if entry.get("restored"):
+            raise Conflict(_("that round was already restored; see the ledger"))
+        number = min(int(entry["round"]), len(session["rounds"]) + 1)
+        return render_template("restore.html", session=session, entry=entry, number=number,
+                               moving=session["rounds"][number - 1:])
     rnd = ledger.restore_round(db, session_id, audit_id, source=source())
     flash(_("Round %(n)s is back; the totals were recomputed.", n=rnd["number"]))
     return redirect(url_for("views.round_page", session_id=session_id, number=rnd["number"]))
@@ -631,8 +740,9 @@ def verify_hand(session_id: int) -> ResponseReturnValue:
                 corrections.keep_review(db, session, taps, written)
         except USER_ERRORS as exc:
             error, result = translate(exc), None
+    kept = hand_kept(result["cards"], result["verdict"].get("discard")) if result and result.get("verdict") else ""
     return render_template("verify.html", session=session, form=form, result=result, error=error,
-                           carried=carried, jokers=has_printed_jokers(session)), 400 if error else 200
+                           carried=carried, jokers=has_printed_jokers(session), kept=kept), 400 if error else 200
 
 
 def decks_page(error: str | None = None, title: str = "", status: int = 200) -> tuple[str, int]:

@@ -1,8 +1,8 @@
-"""Typed fields of the JSON that ``tiplu settle`` and ``tiplu check --jsonl`` read.
+"""Typed fields of the JSON that ``tiplu check --jsonl`` reads.
 
 A field of the wrong type is bad input: :class:`UsageError` names the field, says what to
-write and shows what came, never a traceback. (The web app reads its request bodies in
-its own module; the two may be folded into one later.)
+write and shows what came, never a traceback. (``tiplu settle`` reads its round with the
+API's parser, :func:`web.payloads.standalone_round`.)
 
 >>> whole({"maal": 5}, "maal", 0), flag({}, "seen", False), rules_name({"rules": "rummy"})
 (5, False, 'rummy')

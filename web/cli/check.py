@@ -1,6 +1,8 @@
 """``tiplu check``: does a declared hand finish? Typed cards, laid-out groups, or JSON lines.
 
     tiplu check --tiplu JC [--json] CARD...            21 cards (already discarded) or 22
+    tiplu check --tiplu JC --discard QD CARD...        the cards and the discard make the hand
+    tiplu check --tiplu JC 3S 4S 5S '|' ... '|' QD     a lone card in a 22-card grouping is the discard
     tiplu check --tiplu JC 3S 4S 5S '|' 6H 6H 6H ...   judge the melds as laid, group by group
     tiplu check --jsonl < hands.jsonl                  {"tiplu": "JC", "cards": [...]} per line
 
@@ -56,7 +58,7 @@ def check_one(rules: RuleSet, cards: str | Sequence[str], groups: Sequence[Seque
     if groups is not None:
         return check_grouping([parse_cards(g) for g in groups], rules, tiplu=tiplu, turned=turned,
                               discard=discard, players=players)
-    return check_hand(parse_cards(cards), rules, tiplu=tiplu, turned=turned, players=players)
+    return check_hand(parse_cards(cards), rules, tiplu=tiplu, turned=turned, players=players, discard=discard)
 
 
 def describe(result: DeclareResult) -> str:

@@ -51,8 +51,10 @@
         var first = state.cards.filter(function (c) { return c.box && doubtful(c); })[0] ||
                     state.cards.filter(function (c) { return c.box; })[0];
         if (first && state.photo) {
+          /* Open on the cards, not on the cloth around them: centre the first card to check both ways. */
           var scale = frame.clientWidth / state.photo.width;
           scroller.scrollLeft = Math.max(0, (first.box[0] + first.box[2]) / 2 * scale - scroller.clientWidth / 2);
+          scroller.scrollTop = Math.max(0, (first.box[1] + first.box[3]) / 2 * scale - scroller.clientHeight / 2);
         }
       }
     }
@@ -91,12 +93,17 @@
       say("");
       document.body.classList.add("photo-open");
       panel.scrollTop = 0;
+      /* A dialog: focus moves into it (a screen reader reads its title), and back to the opener on close. */
+      state.opener = document.activeElement;
+      panel.focus();
     }
 
     function close() {
       state.previewing = false;
       panel.hidden = true;
       document.body.classList.remove("photo-open");
+      if (state.opener && state.opener.focus && document.contains(state.opener)) state.opener.focus();
+      state.opener = null;
     }
 
     function send(url, options, done) {
@@ -156,7 +163,9 @@
       image.src = data.photo.url;
       overlay.setAttribute("viewBox", "0 0 " + data.photo.width + " " + data.photo.height);
       body.hidden = false;
-      say(plural("Found", state.cards.length) + (data.notice ? " " + data.notice : ""));
+      /* No card at all: say how to take a photo that reads, not only "0 cards found". */
+      var found = state.cards.length ? plural("Found", state.cards.length) : text.msgNone;
+      say(found + (data.notice ? " " + data.notice : ""));
       render();
       check();
     }
@@ -317,16 +326,20 @@
 
     /* Fanned cards' boxes overlap: a label that would cover one already placed moves down a line. */
     function placeLabel(label, x, top, size, placed) {
-      var width = (label.getComputedTextLength ? label.getComputedTextLength() : size * 2) + size * 0.2;
-      var spot = { x1: x, x2: x + width, y1: top, y2: top + size * 1.1 };
+      /* Measured when drawn; a hidden photo measures 0, so never less than the characters' usual width. */
+      var measured = label.getComputedTextLength ? label.getComputedTextLength() : 0;
+      var width = Math.max(measured, size * 0.62 * label.textContent.length) + size * 0.3;
+      /* A line's glyphs and their dark outline reach a little above and below the font size. */
+      var line = size * 1.3;
+      var spot = { x1: x - size * 0.1, x2: x + width, y1: top, y2: top + line };
       var crossing = function (other) {
         return other.x1 < spot.x2 && spot.x1 < other.x2 && other.y1 < spot.y2 && spot.y1 < other.y2;
       };
       for (var tries = 0; tries < 20 && placed.some(crossing); tries++) {
-        spot.y1 += size * 1.1;
-        spot.y2 += size * 1.1;
+        spot.y1 += line;
+        spot.y2 += line;
       }
-      label.setAttribute("y", spot.y1 + size * 0.9);
+      label.setAttribute("y", spot.y1 + size * 1.05);
       placed.push(spot);
     }
 

@@ -127,18 +127,27 @@
       });
     });
 
-    /* Typing a player's maal ticks "seen" (only a player who has seen counts maal): one tap fewer a player.
-       The switch can still be unticked after; a later change of the number does not tick it again. */
-    numbers.forEach(function (input) {
-      var seen = input.closest(".player-row") && input.closest(".player-row").querySelector('input[name$="_seen"]');
-      if (!seen || !/_maal$/.test(input.name)) return;
+    /* Entering a player's maal ticks "seen" (only a player who has seen counts maal): one tap fewer a
+       player, the same whether the maal is typed, its cards tapped or photographed. The switch can
+       still be unticked after; a later change of the maal does not tick it again. */
+    form.querySelectorAll(".player-row").forEach(function (row) {
+      var seen = row.querySelector('input[name$="_seen"]');
+      var seat = row.dataset.seat;
+      var number = form.elements["p" + seat + "_maal"];
+      var cards = form.elements["p" + seat + "_cards"];
+      if (!seen || !number) return;
       var ticked = false;
-      input.addEventListener("input", function () {
-        if (ticked || seen.checked || !(parseInt(input.value, 10) > 0)) return;
+      function entered() {
+        return parseInt(number.value, 10) > 0 || (cards && tokens(cards.value).length > 0);
+      }
+      function tick() {
+        if (ticked || seen.checked || !entered()) return;
         ticked = true;
         seen.checked = true;
         seen.dispatchEvent(new Event("change", { bubbles: true }));
-      });
+      }
+      number.addEventListener("input", tick);
+      if (cards) { cards.addEventListener("input", tick); cards.addEventListener("change", tick); }
     });
 
     /* The keyboard's "next" key moves to the next player's points instead of saving half a round. */
@@ -184,6 +193,16 @@
         label.hidden = parseInt(label.dataset.seat, 10) >= high && !input.value;
       });
     }
+    /* Two decks deal fewer cards: a hand size left at its default follows the tick (the sizes come
+       from the rule registry through the page; nothing is decided here). */
+    form.addEventListener("change", function (event) {
+      var box = event.target;
+      if (!box.name || !/_two_decks$/.test(box.name)) return;
+      var size = form.querySelector('select[name="' + box.name.replace(/two_decks$/, "hand_size") + '"]');
+      if (!size || !size.dataset.twoDecks) return;
+      if (box.checked && size.value === size.dataset.default) size.value = size.dataset.twoDecks;
+      else if (!box.checked && size.value === size.dataset.twoDecks) size.value = size.dataset.default;
+    });
     form.addEventListener("change", update);
     update();
   }
@@ -197,6 +216,10 @@
 
     function show(data) {
       form.querySelectorAll(".line-preview").forEach(function (el) { el.textContent = ""; });
+      form.querySelectorAll(".points-input.counted").forEach(function (el) {
+        el.classList.remove("counted");
+        el.placeholder = "0";
+      });
       netBody.querySelectorAll(".points").forEach(function (el) { el.textContent = "–"; });
       /* A round that cannot be scored yet shows "–"; saving explains what to fix, under the field. */
       if (data.error) return;
@@ -215,6 +238,13 @@
             parts.push((form.dataset.msgLeftOut || "left out") + ": " + line.penalty_detail.unmatched.join(" "));
           }
           var value = line.maal !== undefined ? line.maal : line.penalty;
+          /* Cards given: the number box shows what the scorer counted from them, not 0. */
+          var row = box.closest(".player-row");
+          var counted = row && row.querySelector(".points-input");
+          if (counted && line.cards && !counted.value) {
+            counted.placeholder = String(value);
+            counted.classList.add("counted");
+          }
           var strong = document.createElement("span");
           strong.className = "points";
           strong.textContent = "= " + value;
