@@ -383,3 +383,30 @@ def test_a_place_looked_around_for_never_renames_a_place_the_photo_showed() -> N
     places = faint_doubts(read, faint, [Corner("7H", 0.9, (0, 0, 10, 15))], later)
     assert [(d.card, d.confidence) for d in places] == [("5D", 0.12), ("KS", 0.2)]
     assert [d.card for d in faint_doubts(read, [], [], later)] == ["5H", "KS"]
+
+
+WEBCAM = Path(__file__).resolve().parent / "data" / "webcam_val"
+
+
+def test_a_small_index_that_may_show_its_twins_pip_is_marked_on_real_webcam_frames() -> None:
+    """On a laptop webcam's frames a club's pip passes for a spade's: of the cards read as the twin of the card
+    labelled there (clubs for spades, hearts for diamonds), the shipped calibration shows at most one as sure,
+    where without the twin rule most of them pass as sure."""
+    from vision.calibration import twin_of
+    from vision.training.dataset import iter_samples, read_sample
+
+    detector = load_detector()
+    assert detector.calibration.twin_above < 1, "the shipped calibration marks twins"
+    sure = {"shipped": 0, "without the twin rule": 0}
+    twins = 0
+    for sample in iter_samples(WEBCAM):
+        image, _ = read_sample(sample)  # type: ignore[misc]
+        labelled = {b.name for b in sample.boxes}
+        for how, calibration in (("shipped", detector.calibration),
+                                 ("without the twin rule", replace(detector.calibration, twin_above=1.0))):
+            for card in read_photo(image, detector, calibration=calibration).cards:
+                if card.card not in labelled and twin_of(card.card) in labelled:
+                    twins += how == "shipped"
+                    sure[how] += not card.uncertain
+    assert twins >= 5, "the frames hold clubs read as spades"
+    assert sure["shipped"] <= 1 < sure["without the twin rule"], sure

@@ -36,6 +36,7 @@ from vision.doubt_score import DoubtScore, DoubtScoreError
 
 UNCERTAIN_BELOW = 0.5
 ALTERNATIVE_ABOVE = 1.0
+TWIN_ABOVE = 1.0
 FAINT_ABOVE = 1.0
 NAMED_ABOVE = 1.0
 NAMED_FLOOR = 1.0
@@ -44,7 +45,24 @@ VOUCHED_ABOVE = 1.0
 
 #: The thresholds ``model.json``'s ``"calibration"`` may hold.
 CALIBRATION_FIELDS = ("uncertain_below", "alternative_above", "faint_above", "named_above", "named_floor",
-                      "vouched_above")
+                      "vouched_above", "twin_above")
+
+#: The suit a small index's pip passes for: a club's three lobes blur into a spade's round top, and a heart's
+#: two into a diamond's point, while the rank reads the same.
+TWIN_SUITS = {"S": "C", "C": "S", "H": "D", "D": "H"}
+#: An index whose longest side in the photo is under this many pixels is small enough for its pip to pass for
+#: its twin's (a laptop webcam's index is about 50 px long, a phone close-up's about 100).
+SMALL_INDEX = 80.0
+
+
+def twin_of(card: str) -> str | None:
+    """The card a small index of ``card`` may really be: the same rank in the look-alike suit.
+
+    >>> twin_of("10C"), twin_of("QH"), twin_of("JOKER")
+    ('10S', 'QD', None)
+    """
+    suit = TWIN_SUITS.get(card[-1:])
+    return None if suit is None or card == "JOKER" else card[:-1] + suit
 
 
 class CalibrationError(ValueError):
@@ -62,6 +80,9 @@ class Calibration:
     named_above: float = NAMED_ABOVE
     named_floor: float = NAMED_FLOOR
     vouched_above: float = VOUCHED_ABOVE
+    #: A card read from a small index (:data:`SMALL_INDEX`) is doubtful when the classifier gives its twin
+    #: (:func:`twin_of`) at least this probability: on a new camera such a reading is not sure.
+    twin_above: float = TWIN_ABOVE
     #: The fitted doubt score (None: the thresholds alone decide).
     score: DoubtScore | None = None
     #: What the numbers were fitted on: :func:`vision.pipeline.reading_fingerprint` of the reader then
@@ -72,6 +93,18 @@ class Calibration:
         """Should the player check this card?"""
         runner_up = alternatives[0][1] if alternatives else 0.0
         return confidence < self.uncertain_below or runner_up > self.alternative_above
+
+    def twin_doubtful(self, card: str, alternatives: Sequence[tuple[str, float]], side: float) -> bool:
+        """Should the player check a card whose index, ``side`` pixels long, may show its twin's pip?
+
+        >>> cal = Calibration(twin_above=0.02)
+        >>> cal.twin_doubtful("5S", (("5C", 0.03),), 50), cal.twin_doubtful("5S", (("5C", 0.03),), 120)
+        (True, False)
+        >>> cal.twin_doubtful("5S", (("6S", 0.3),), 50), Calibration().twin_doubtful("5S", (("5C", 0.4),), 50)
+        (False, False)
+        """
+        twin = twin_of(card)
+        return side < SMALL_INDEX and any(name == twin and p >= self.twin_above for name, p in alternatives)
 
     def named_clearly(self, confidence: float, card_p: float) -> bool:
         """Does a corner under the reading's confidence still count, because the classifier names it clearly?

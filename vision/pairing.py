@@ -883,8 +883,9 @@ def _card(corners: Sequence[Corner], idxs: tuple[int, ...], calibration: Calibra
     conf = min(1.0, max(max(p.confidence for p in parts), 1.0 - miss))
     box = _span(parts)
     alternatives = merged_alternatives(parts)
-    return PhysicalCard(parts[0].card, conf, box, tuple(sorted(idxs)),
-                        unsure or calibration.doubtful(conf, alternatives), alternatives=alternatives)
+    side = max(max(p.box[2] - p.box[0], p.box[3] - p.box[1]) for p in parts)
+    doubtful = calibration.doubtful(conf, alternatives) or calibration.twin_doubtful(parts[0].card, alternatives, side)
+    return PhysicalCard(parts[0].card, conf, box, tuple(sorted(idxs)), unsure or doubtful, alternatives=alternatives)
 
 
 def _clamp(cards: list[PhysicalCard], decks: int, jokers: int) -> Pairing:

@@ -29,7 +29,7 @@ It offers, by use:
   :func:`turned_copies`, :func:`generate_dataset` with :data:`CROP_CARD_PX`,
   :data:`MIN_VISIBLE`, :data:`SCENE_TYPES`, :data:`HOLDOUT_DECK`; licensed real photos of other
   cameras with their credit (:mod:`~vision.training.photo_import`): :func:`import_photos`,
-  :class:`PhotoSource`, :data:`PHOTO_CAMERAS`, :data:`PHOTO_LABELS`, :data:`PHOTO_LICENCES`; the SVG decks
+  :func:`shared_source` (the project's shared folders, credited by name), :class:`PhotoSource`, :data:`PHOTO_CAMERAS`, :data:`PHOTO_LABELS`, :data:`PHOTO_LICENCES`; the SVG decks
   (:func:`svg_deck`, :func:`installed_svg_decks`, :func:`render_deck`,
   :func:`load_svg_faces`, :func:`contact_sheet`); errors :class:`DatasetError`,
   :class:`DeckError`, :class:`SceneError`;
@@ -45,7 +45,9 @@ It offers, by use:
 - **measuring** (:mod:`~vision.training.evaluate`, :mod:`~vision.training.report`,
   :mod:`~vision.training.calibrate`): :func:`evaluate`, :func:`build_report`,
   :func:`enrolled_rows` (:mod:`~vision.training.enrol_report`; :data:`TEST_DESIGNS`, :data:`TABLECLOTHS`,
-  :data:`ENROL_CLOTH`), :func:`markdown_table`, :func:`write_report_metrics`, :data:`ANGLES`, :data:`FAR_SCENES`, :data:`HELD_OUT_DESIGNS`, :data:`LOCATE_CONF`,
+  :data:`ENROL_CLOTH`), :func:`webcam_improved_rows` and :data:`WEBCAM_CORRECTIONS` (a camera learnt from its
+  corrections); a family's review done from labels (:mod:`~vision.training.review`): :func:`review_folder`
+  and its :class:`Review`, :func:`markdown_table`, :func:`write_report_metrics`, :data:`ANGLES`, :data:`FAR_SCENES`, :data:`HELD_OUT_DESIGNS`, :data:`LOCATE_CONF`,
   :data:`MATCH_IOU`, :func:`calibrate`, :func:`write_calibration`, :data:`METHODS`; errors
   :class:`ReportError`, :class:`CalibrationSplitError`.
 

@@ -81,16 +81,17 @@ LOOSE_IOU = 0.3
 ABOVE_GRID = tuple(round(float(x), 3) for x in np.arange(0.02, 0.501, 0.02)) + (1.0,)
 
 
-#: The thresholds that decide which corners count as cards: how the splits are read, written back
-#: beside the doubt thresholds chosen.
-READING_FIELDS = ("named_above", "named_floor", "vouched_above")
+#: The thresholds fixed before the doubt thresholds are chosen, written back beside them: which corners count
+#: as cards (how the splits are read), and when a small index's twin makes its card doubtful (kept as the model
+#: has it: the calibration splits hold no webcam frames to choose it on).
+READING_FIELDS = ("named_above", "named_floor", "vouched_above", "twin_above")
 
 
 def counting_as(calibration: Calibration, reading: Calibration) -> Calibration:
     """``calibration`` with the corners counted as ``reading`` counts them (:data:`READING_FIELDS`).
 
     >>> counting_as(Calibration(uncertain_below=0.6), Calibration(named_above=0.9, vouched_above=0.5))
-    Calibration(uncertain_below=0.6, alternative_above=1.0, faint_above=1.0, named_above=0.9, named_floor=1.0, vouched_above=0.5, score=None, fingerprint=None)
+    Calibration(uncertain_below=0.6, alternative_above=1.0, faint_above=1.0, named_above=0.9, named_floor=1.0, vouched_above=0.5, twin_above=1.0, score=None, fingerprint=None)
     """
     return replace(calibration, **{name: getattr(reading, name) for name in READING_FIELDS})
 

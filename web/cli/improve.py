@@ -18,9 +18,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from scorer import Message, N_
 from vision.detector import MODELS_DIR, CardDetector, ModelError
-from vision.enrolment import EnrolError
 from vision.training.api import COPIES, EPOCHS, DatasetError, improve, review_folder
 from web.cli._common import ExitCode, Streams
 
@@ -49,16 +47,16 @@ def run(args: argparse.Namespace, io: Streams) -> int:
         io.stderr.flush()
 
     if args.out.resolve() == Path(args.model).resolve():
-        raise EnrolError(Message(N_("%(out)s: that is the model being improved; write the new version to a new "
-                                    "folder"), out=args.out))
+        return io.fail("improve", f"{args.out}: that is the model being improved; write the new version to a new "
+                                  f"folder")
     try:
         review = review_folder(CardDetector(args.model), args.reviewed, limit=args.limit, say=say)
     except (ModelError, DatasetError) as error:
-        raise EnrolError(Message(N_("%(why)s"), why=str(error))) from None
+        return io.fail("improve", error)
     say(review.summary())
     if not review.crops:
-        raise EnrolError(Message(N_("%(n)s photos reviewed and every card was read right and sure: nothing to "
-                                    "learn from"), n=review.photos))
+        return io.fail("improve", f"{review.photos} photos reviewed and every card was read right and sure: "
+                                  f"nothing to learn from")
     done = improve(args.model, args.out, list(review.crops), list(review.cards), suit_photos=args.suit_photos,
                    jokers=args.jokers, epochs=args.epochs, copies=args.copies, seed=args.seed, say=say)
     io.show(args.json, done.to_dict() | {"review": {"photos": review.photos, "changed": review.changed,
