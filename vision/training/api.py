@@ -37,7 +37,9 @@ It offers, by use:
   :mod:`~vision.training.orientation`): :func:`train_detector`, :func:`train_classifier`,
   :func:`export_models`, :func:`average_classifiers`, :func:`ensemble_model`,
   :data:`DEFAULT_DETECTOR_YAML`, :func:`hard_crops`, :func:`save_hard_crops`,
-  :func:`train_orientation`; errors :class:`TrainError`, :class:`OrientationError`;
+  :func:`train_orientation`; errors :class:`TrainError`, :class:`OrientationError`; int8 copies of a
+  folder's networks (:mod:`~vision.training.quantize`): :func:`quantize_model`, :data:`QUANTIZABLE`,
+  :class:`QuantizeError`;
 - **the campaign** (:mod:`~vision.training.accumulate`): :func:`init_from_onnx`,
   :func:`continue_detector`, :func:`continue_classifier`, :func:`campaign`,
   :func:`extend_plan`, :func:`export_resume_point`, :func:`read_state`, :data:`RESUME_DIR`
@@ -80,6 +82,7 @@ from vision.training.enrol_photos import TABLECLOTHS, TEST_DESIGNS
 from vision.training.enrol_report import ENROL_CLOTH, WEBCAM_CORRECTIONS, enrolled_rows, webcam_improved_rows
 from vision.training.report import (ANGLES, FAR_SCENES, HELD_OUT_DESIGNS, ReportError, build_report, markdown_table,
                                     write_report_metrics)
+from vision.training.quantize import NETWORKS as QUANTIZABLE, QuantizeError, quantize_model
 from vision.training.scenes import CROP_CARD_PX, MIN_VISIBLE, SCENE_TYPES, SceneError
 from vision.training.train import (DEFAULT_DETECTOR_YAML, TrainError, average_classifiers, ensemble_model,
                                    export_models, train_classifier, train_detector)
@@ -97,6 +100,7 @@ __all__ = [
     # training and export
     "train_detector", "train_classifier", "export_models", "average_classifiers", "ensemble_model",
     "DEFAULT_DETECTOR_YAML", "hard_crops", "save_hard_crops", "train_orientation", "TrainError", "OrientationError",
+    "quantize_model", "QUANTIZABLE", "QuantizeError",
     # the campaign
     "init_from_onnx", "continue_detector", "continue_classifier", "campaign", "extend_plan", "export_resume_point",
     "read_state", "RESUME_DIR", "REAL", "STAGES",

@@ -14,6 +14,7 @@
     tiplu train average-classifier OUT.onnx A/corner_classifier.onnx B/corner_classifier.onnx   a model soup
     tiplu train ensemble OUT --base models A/corner_classifier.onnx B/corner_classifier.onnx   stage 2 of two networks
     tiplu train orientation data/synth_dr3 data/table_dr --check data/calib --out models/corner_orientation.onnx
+    tiplu train quantize models runs/int8 --real data/real/train --rendered 8   int8 copies of the networks
 
 The work is done in :mod:`vision.training` (detector, classifier and export need the
 ``train`` extra); ``python -m vision.training.train`` runs this same command.
@@ -28,12 +29,12 @@ from typing import TextIO
 
 import cv2
 
-from vision.training.api import (DEFAULT_DETECTOR_YAML, PHOTO_CAMERAS, PHOTO_LABELS, PHOTO_LICENCES, DatasetError,
-                                 DeckError, OrientationError, PhotoSource, TrainError, average_classifiers,
-                                 contact_sheet, ensemble_model, export_models, hard_crops, import_photos,
-                                 import_real, installed_svg_decks, load_svg_faces, pack_yolo, render_deck,
-                                 save_hard_crops, shared_source, svg_deck, tile_yolo, train_classifier, train_detector,
-                                 train_orientation, turned_copies)
+from vision.training.api import (DEFAULT_DETECTOR_YAML, PHOTO_CAMERAS, PHOTO_LABELS, PHOTO_LICENCES, QUANTIZABLE,
+                                 DatasetError, DeckError, OrientationError, PhotoSource, QuantizeError, TrainError,
+                                 average_classifiers, contact_sheet, ensemble_model, export_models, hard_crops,
+                                 import_photos, import_real, installed_svg_decks, load_svg_faces, pack_yolo,
+                                 quantize_model, render_deck, save_hard_crops, shared_source, svg_deck, tile_yolo,
+                                 train_classifier, train_detector, train_orientation, turned_copies)
 from web.cli._common import ExitCode, Streams, parse_size
 
 
@@ -138,6 +139,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     orient.add_argument("--epochs", type=int, default=6)
     orient.add_argument("--copies", type=int, default=2, help="crops per labelled index, each turned at random")
     orient.add_argument("--seed", type=int, default=0)
+    quant = sub.add_parser("quantize", help="a model folder whose networks are int8 (calibrated on real and rendered photos)")
+    quant.add_argument("model", type=Path, help="the model folder with the float networks (models, runs/cand)")
+    quant.add_argument("out", type=Path, help="the model folder to write")
+    quant.add_argument("--real", type=Path, nargs="*", default=[Path("data/real/train")], help="real YOLO folders")
+    quant.add_argument("--rendered", type=int, default=8, help="tables rendered in the drawn designs")
+    quant.add_argument("--networks", nargs="+", choices=QUANTIZABLE, default=list(QUANTIZABLE))
+    quant.add_argument("--seed", type=int, default=0)
     decks = sub.add_parser("decks", help="render the installed SVG decks' faces and check their corners")
     decks.add_argument("names", nargs="*", help="decks to render (default: all installed)")
     decks.add_argument("--force", action="store_true", help="re-render even if cached")
@@ -199,13 +207,17 @@ def run(args: argparse.Namespace, io: Streams) -> int:
             wrote = train_orientation(args.data, args.out, check=args.check, epochs=args.epochs, copies=args.copies,
                                       seed=args.seed, say=lambda line: print(line, file=out, flush=True))
             print(f"wrote {wrote}", file=out)
+        elif args.stage == "quantize":
+            done = quantize_model(args.model, args.out, real=args.real, rendered=args.rendered, networks=args.networks,
+                                  seed=args.seed, say=lambda line: print(line, file=out, flush=True))
+            print(json.dumps(done["networks"]), file=out)
         elif args.stage == "decks":
             render_decks(args.names, args.cache, force=args.force, sheets=args.sheets, out=out)
         else:
             for p in export_models(args.detector, args.classifier, args.out, args.imgsz,
                                    max_imgsz=args.max_imgsz):
                 print(f"wrote {p} ({p.stat().st_size / 1e6:.2f} MB)", file=out)
-    except (TrainError, DatasetError, OrientationError, FileNotFoundError) as exc:
+    except (TrainError, DatasetError, OrientationError, QuantizeError, FileNotFoundError) as exc:
         io.stderr.write(f"error: {exc}\n")
         return ExitCode.BAD_INPUT
     return ExitCode.OK
