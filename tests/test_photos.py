@@ -517,3 +517,36 @@ def test_bad_groups_are_explained(client: FlaskClient, make_session: Callable[..
     response = check(client, make_session(), cards=VALID_HAND.split(), purpose="hand", tiplu="JS", groups=groups)
     assert response.status_code == 400
     assert "groups" in response.get_json()["error"]
+
+
+def with_metadata(jpeg: bytes, orientation: int) -> bytes:
+    """``jpeg`` as a phone sends it: an EXIF segment (``orientation``, and a place), a comment, and a motion-photo
+    video after the end marker."""
+    tiff = b"MM\x00\x2a\x00\x00\x00\x08\x00\x01" + struct.pack(">HHIHH", 0x0112, 3, 1, orientation, 0)
+    exif = b"Exif\x00\x00" + tiff + b"\x00\x00\x00\x00" + b"GPS 27.7172 N 85.3240 E"
+    comment = b"taken at home"
+    return (jpeg[:2] + b"\xff\xe1" + struct.pack(">H", 2 + len(exif)) + exif
+            + b"\xff\xfe" + struct.pack(">H", 2 + len(comment)) + comment + jpeg[2:] + b"motion video")
+
+
+@pytest.mark.parametrize("orientation, size, same_bytes", [(1, (400, 300), True), (6, (300, 400), False)],
+                         ids=["as stored", "turned by its EXIF"])
+def test_a_kept_photo_shows_what_was_read_without_its_metadata(client: FlaskClient, app: Flask,
+                                                               make_session: Callable[..., int], orientation: int,
+                                                               size: tuple[int, int], same_bytes: bool) -> None:
+    """A phone's JPEG shown as stored is kept as its own compressed pixels (nothing encoded again); one its EXIF
+    turns is kept turned, as it was read. Neither keeps the place, the comment or the video."""
+    jpeg = jpeg_bytes(400, 300, seed=5)
+    sent = with_metadata(jpeg, orientation)
+    response = upload(client, sent, session=str(make_session()))
+    assert response.status_code == 200, response.get_json()
+    photo = response.get_json()["photo"]
+    kept = (photos.photo_folder(app) / f"{photo['id']}.jpg").read_bytes()
+    assert (photo["width"], photo["height"]) == size
+    assert (kept == jpeg) is same_bytes
+    assert not any(words in kept for words in (b"GPS", b"taken at home", b"motion video", b"Exif"))
+    read = photos.decode_photo(sent, max_bytes=len(sent), max_pixels=10**6)
+    stored = cv2.imdecode(np.frombuffer(kept, np.uint8), cv2.IMREAD_COLOR)
+    assert stored.shape == read.shape
+    if same_bytes:
+        assert np.array_equal(stored, read)

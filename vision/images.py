@@ -386,3 +386,78 @@ def read_image(path: str | os.PathLike[str], *, max_bytes: int = MAX_BYTES,
         raise ImageError(N_("%(path)s: the file is over the %(limit)s MB limit; send a smaller photo"), path=p,
                          limit=f"{max_bytes / 1e6:.0f}")
     return decode_image(data, max_bytes=max_bytes, max_pixels=max_pixels)
+
+
+#: The segments before the image data that a kept copy keeps: JFIF (APP0) and Adobe's colour transform (APP14),
+#: which say how to decode it. The others (EXIF with its place and thumbnail, XMP, ICC, makers' notes, comments)
+#: are dropped.
+KEPT_JPEG_MARKERS = frozenset({0xE0, 0xEE})
+
+
+def jpeg_without_metadata(data: bytes) -> bytes | None:
+    """A JPEG's own compressed pixels without its metadata, to keep instead of encoding the pixels again; None
+    where that would not show what :func:`decode_image` decodes (an EXIF orientation turns the pixels, an
+    unreadable EXIF, a damaged header): encode those.
+
+    Why: encoding a 12-megapixel photo again costs about as much as decoding it; copying its bytes costs
+    nothing, loses no quality, and drops the same metadata (the place it was taken). Anything after
+    the end marker (a phone's motion-photo video) is dropped too.
+
+    >>> ok, jpeg = cv2.imencode(".jpg", np.zeros((30, 40, 3), np.uint8))
+    >>> kept = jpeg_without_metadata(jpeg.tobytes() + b"trailing video")
+    >>> kept.endswith(b"\\xff\\xd9"), decode_image(kept).shape
+    (True, (30, 40, 3))
+    >>> turned = b"\\xff\\xd8\\xff\\xe1\\x00\\x22Exif\\x00\\x00MM\\x00\\x2a\\x00\\x00\\x00\\x08\\x00\\x01\\x01\\x12\\x00\\x03"
+    >>> jpeg_without_metadata(turned + b"\\x00\\x00\\x00\\x01\\x00\\x06\\x00\\x00" + jpeg.tobytes()[2:]) is None
+    True
+    """
+    if data[:2] != b"\xff\xd8":
+        return None
+    kept = [b"\xff\xd8"]
+    i, n = 2, len(data)
+    while i + 4 <= n:
+        marker = data[i + 1]
+        if data[i] != 0xFF or marker in (0xD8, 0x01, 0xD9) or 0xD0 <= marker <= 0xD7:
+            return None
+        if marker == 0xFF:
+            i += 1
+            continue
+        if marker == 0xDA:  # the image data: compressed, it holds no end marker (FF is stuffed) until its end
+            end = data.find(b"\xff\xd9", i)
+            return None if end < 0 else b"".join(kept) + data[i:end + 2]
+        length = struct.unpack(">H", data[i + 2:i + 4])[0]
+        segment = data[i:i + 2 + length]
+        if marker == 0xE1 and exif_orientation(segment[4:]) != 1:
+            return None
+        if marker in KEPT_JPEG_MARKERS or not (0xE0 <= marker <= 0xEF or marker == 0xFE):
+            kept.append(segment)
+        i += 2 + length
+    return None
+
+
+def exif_orientation(app1: bytes) -> int:
+    """The EXIF orientation an APP1 segment's payload gives (1: as stored; 2-8: mirrored or turned; 0:
+    unreadable); 1 for an APP1 that is no EXIF (XMP) or has no orientation.
+
+    >>> exif_orientation(b"Exif\\x00\\x00II\\x2a\\x00\\x08\\x00\\x00\\x00\\x01\\x00\\x12\\x01\\x03\\x00\\x01\\x00\\x00\\x00\\x03\\x00")
+    3
+    >>> exif_orientation(b"http://ns.adobe.com/xap/1.0/"), exif_orientation(b"Exif\\x00\\x00II\\x2a")
+    (1, 0)
+    """
+    if app1[:6] != b"Exif\x00\x00":
+        return 1
+    tiff = app1[6:]
+    order = {b"II": "<", b"MM": ">"}.get(tiff[:2])
+    if order is None or len(tiff) < 8:
+        return 0
+    (ifd,) = struct.unpack(order + "I", tiff[4:8])
+    if ifd + 2 > len(tiff):
+        return 0
+    (count,) = struct.unpack(order + "H", tiff[ifd:ifd + 2])
+    for at in range(ifd + 2, ifd + 2 + 12 * count, 12):
+        if at + 12 > len(tiff):
+            return 0
+        tag, kind = struct.unpack(order + "HH", tiff[at:at + 4])
+        if tag == 0x0112:
+            return struct.unpack(order + "H", tiff[at + 8:at + 10])[0] if kind == 3 else 0
+    return 1

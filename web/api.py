@@ -259,11 +259,11 @@ def uploaded_photo() -> bytes:
     return upload.stream.read(max_bytes + 1)
 
 
-def decoded_photo(data: bytes) -> np.ndarray:
-    """The upload's pixels, shrunk to what is read and kept (:func:`web.photos.fit_for_reading`); call it
+def decoded_photo(data: bytes) -> photos.PhotoToKeep:
+    """The upload's pixels as they are read and kept (:func:`web.photos.decode_for_reading`); call it
     inside :func:`web.photos.photo_slot` (the header is checked first)."""
     max_bytes, max_pixels = photos.image_limits()
-    return photos.fit_for_reading(photos.decode_photo(data, max_bytes=max_bytes, max_pixels=max_pixels))
+    return photos.decode_for_reading(data, max_bytes=max_bytes, max_pixels=max_pixels)
 
 
 def read_photo(image: np.ndarray, name: str, model_path: str | None = None,
@@ -274,7 +274,7 @@ def read_photo(image: np.ndarray, name: str, model_path: str | None = None,
                              rules=rules)
 
 
-def read_and_keep(session_id: int, deck: str | None, rules: RuleSet, take: Callable[[], np.ndarray],
+def read_and_keep(session_id: int, deck: str | None, rules: RuleSet, take: Callable[[], photos.PhotoToKeep],
                   cost: int = 0) -> tuple[photos.StoredPhoto, PhotoReading, str | None]:
     """Take the picture, read its cards with the session's deck and rules, then store both with the session
     in one step (inside a photo slot); and a notice when the deck is gone and the standard one read it.
@@ -289,11 +289,13 @@ def read_and_keep(session_id: int, deck: str | None, rules: RuleSet, take: Calla
     read_with = "" if deck is None or notice else deck  # the deck model_for found, '' for the standard one
     photo_id = photos.new_photo_id()
     with photos.photo_slot(cost):
-        image = photos.fit_for_reading(take())
+        taken = take()
+        image = photos.fit_for_reading(taken.image)
         reading = read_photo(image, f"{photo_id}.jpg", model_path, rules)
         photo = photos.store_photo(get_db(), photos.photo_folder(), image, session_id=session_id,
                                    purpose=target.purpose, seat=target.seat, reading=reading.to_dict(),
-                                   photo_id=photo_id, read_with=read_with)
+                                   photo_id=photo_id, read_with=read_with,
+                                   jpeg=taken.jpeg if image is taken.image else None)
     return photo, reading, notice
 
 
@@ -321,7 +323,7 @@ def detect() -> Response:
     if not session_field:
         rules = payloads.rules_named(request.form.get("rules"))
         with photos.photo_slot(photos.decode_cost(data)):
-            reading = read_photo(decoded_photo(data), "upload")
+            reading = read_photo(decoded_photo(data).image, "upload")
         return jsonify(localized(reading.to_dict() | scored_answer(reading, rules, asked)))
     session = ledger.session_setup(get_db(), payloads.session_id(session_field))
     photo, reading, notice = read_and_keep(session.id, session.deck, session.rules, lambda: decoded_photo(data),
@@ -365,7 +367,7 @@ def from_camera(take: Callable[[], Picture]) -> Picture:
         raise Unavailable(_("the camera gave no picture (%(why)s); check it is connected", why=error)) from None
 
 
-def keep_and_read(session: Mapping[str, Any], take: Callable[[], np.ndarray]) -> ResponseReturnValue:
+def keep_and_read(session: Mapping[str, Any], take: Callable[[], photos.PhotoToKeep]) -> ResponseReturnValue:
     """Read the photo's cards with the session's deck, store both with the session and answer them (201)."""
     photo, reading, notice = read_and_keep(session["id"], session["deck"], ledger.rules_of(session), take)
     return jsonify({"photo": photo_answer(photo), "reading": localized(reading.to_dict()),
@@ -391,7 +393,7 @@ def camera_photo(session: Mapping[str, Any]) -> ResponseReturnValue:
     camera = camera_for(current_app)
     if camera is None:
         raise NotFound(_("this server has no camera; use the phone's Photograph button"))
-    return keep_and_read(session, lambda: from_camera(camera.frame))
+    return keep_and_read(session, lambda: photos.PhotoToKeep(from_camera(camera.frame)))
 
 
 @page_api.get("/camera/preview.jpg")

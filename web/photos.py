@@ -41,7 +41,7 @@ from scorer import Card, RuleSet, TipluError, parse_card, parse_cards
 from scorer.kinds import Scoring, WildSource
 from scorer.wilds import copies_in_play, wild_cards
 from vision.detector import Detector, ModelError, load_detector
-from vision.images import ImageError, decode_image, decode_memory, read_header
+from vision.images import ImageError, decode_image, decode_memory, jpeg_without_metadata, read_header
 from vision.pipeline import DEFAULT_CONF, PhotoReading, read_photo
 from vision.doubts import FAINT_CARD, PLACE_KINDS, Doubt, place_doubt, short_meld_doubt, short_meld_doubts
 from vision.score import DoubtfulCard, judge_cards
@@ -285,6 +285,34 @@ def decode_photo(data: bytes, *, max_bytes: int, max_pixels: int) -> np.ndarray:
     return decode_image(data, max_bytes=max_bytes, max_pixels=max_pixels)
 
 
+@dataclass(frozen=True)
+class PhotoToKeep:
+    """A photo's pixels as they are read, and, where the upload's own JPEG shows exactly those pixels, its
+    bytes without metadata (:func:`vision.images.jpeg_without_metadata`), which :func:`store_photo` keeps
+    instead of encoding the pixels again.
+
+    >>> PhotoToKeep(np.zeros((2, 2, 3), np.uint8)).jpeg is None
+    True
+    """
+
+    image: np.ndarray
+    jpeg: bytes | None = None
+
+
+def decode_for_reading(data: bytes, *, max_bytes: int, max_pixels: int) -> PhotoToKeep:
+    """An upload's pixels as they are read and kept (:func:`decode_photo`, then :func:`fit_for_reading`),
+    with the upload's JPEG to keep where those are its pixels as stored.
+
+    >>> jpeg = cv2.imencode(".jpg", np.zeros((30, 40, 3), np.uint8))[1].tobytes()
+    >>> photo = decode_for_reading(jpeg, max_bytes=10_000, max_pixels=10_000)
+    >>> photo.image.shape, photo.jpeg == jpeg
+    ((30, 40, 3), True)
+    """
+    decoded = decode_photo(data, max_bytes=max_bytes, max_pixels=max_pixels)
+    image = fit_for_reading(decoded)
+    return PhotoToKeep(image, jpeg_without_metadata(data) if image is decoded else None)
+
+
 def read_image(image: np.ndarray, *, name: str = "upload", conf: float = DEFAULT_CONF,
                model_path: str | None = None, rules: RuleSet | None = None) -> PhotoReading:
     """One photo's reading (``to_dict()`` is what ``tiplu detect`` prints).
@@ -394,11 +422,11 @@ def new_photo_id() -> str:
 
 def store_photo(db: sqlite_utils.Database, folder: Path, image: np.ndarray, *, session_id: int,
                 purpose: str = "hand", seat: int | None = None, reading: Mapping[str, Any] | None = None,
-                photo_id: str | None = None, read_with: str | None = None) -> StoredPhoto:
+                photo_id: str | None = None, read_with: str | None = None, jpeg: bytes | None = None) -> StoredPhoto:
     """Write ``image`` as ``<id>.jpg`` in ``folder`` and link it to the session, as one unit of work.
 
-    The JPEG is re-encoded from pixels, so nothing of the uploaded file (name,
-    EXIF location) is kept. It is written to a temporary name, the row is added and
+    The JPEG is ``jpeg`` (the upload's own, without metadata: :class:`PhotoToKeep`) or encoded from the
+    pixels, so nothing of the uploaded file (name, EXIF location) is kept. It is written to a temporary name, the row is added and
     the file renamed into place inside the same transaction; if anything fails, both
     files are removed and the row rolled back, so a failed request leaves nothing
     on disk. Only a crash between the rename and the commit can leave a file without
@@ -406,7 +434,8 @@ def store_photo(db: sqlite_utils.Database, folder: Path, image: np.ndarray, *, s
     whose model read ``reading`` ('' for the standard one).
     """
     purpose = _check_purpose(purpose)
-    ok, encoded = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
+    ok, encoded = (True, np.frombuffer(jpeg, np.uint8)) if jpeg is not None else \
+        cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
     if not ok:
         raise PhotoError(_("the photo could not be saved as JPEG; try another photo"))
     photo = StoredPhoto(photo_id or new_photo_id(), int(session_id), purpose, int(image.shape[1]),
