@@ -26,11 +26,16 @@ def _onnx(path: Path, x: np.ndarray) -> np.ndarray:
 
 
 def test_classifier_recovered_from_onnx_computes_the_same_logits() -> None:
+    """The shipped stage 2 is int8 (:mod:`vision.training.quantize`): the float network rebuilt from its
+    dequantized weights computes what it does but for the rounding of its 8-bit activations."""
     crops = acc._crop_batch(REAL, model_crop_size(MODELS_DIR))
     net = acc.classifier_from_onnx(MODELS_DIR / "corner_classifier.onnx", crops).eval()
     with torch.no_grad():
         ours = net(torch.from_numpy(crops)).numpy()
-    assert np.abs(ours - _onnx(MODELS_DIR / "corner_classifier.onnx", crops)).max() < 1e-3
+    shipped = _onnx(MODELS_DIR / "corner_classifier.onnx", crops)
+    assert np.abs(torch.softmax(torch.from_numpy(ours), 1).numpy()
+                  - torch.softmax(torch.from_numpy(shipped), 1).numpy()).max() < 0.15
+    assert (ours.argmax(1) == shipped.argmax(1)).mean() >= 0.95
     net.train()
     with torch.no_grad():  # batch statistics now: the same function up to sampling noise
         assert (net(torch.from_numpy(crops)).argmax(1) == torch.from_numpy(ours).argmax(1)).float().mean() > 0.9
