@@ -261,14 +261,17 @@ def test_a_phase_at_bigger_crops_trains_and_exports_what_the_app_reads(tmp_path:
 
 
 def test_averaged_classifiers_are_the_mean_of_their_weights(tmp_path: Path) -> None:
-    """``tiplu train average-classifier``: each float weight is the mean; another network is refused."""
+    """``tiplu train average-classifier``: each float weight is the mean; another network is refused. The shipped
+    stage 2 is int8: it is averaged as the float network it computes (:func:`vision.training.quantize.dequantized`)."""
     from io import StringIO
 
     import onnx
     from onnx import numpy_helper
 
+    from vision.training.quantize import dequantized
     from web.cli import main
-    shipped = MODELS_DIR / "corner_classifier.onnx"
+    shipped = tmp_path / "float.onnx"
+    onnx.save(dequantized(MODELS_DIR / "corner_classifier.onnx"), str(shipped))
     other = onnx.load(str(shipped))
     first = other.graph.initializer[0]
     moved = numpy_helper.to_array(first) + 1.0
@@ -284,6 +287,9 @@ def test_averaged_classifiers_are_the_mean_of_their_weights(tmp_path: Path) -> N
     crops = acc._crop_batch(REAL, model_crop_size(MODELS_DIR))[:4]
     twice = tmp_path / "twice.onnx"
     assert main(["train", "average-classifier", str(twice), str(shipped), str(shipped)], stdout=StringIO()) == 0
+    assert np.allclose(_onnx(twice, crops), _onnx(shipped, crops), atol=1e-5)
+    int8 = MODELS_DIR / "corner_classifier.onnx"
+    assert main(["train", "average-classifier", str(twice), str(int8), str(int8)], stdout=StringIO()) == 0
     assert np.allclose(_onnx(twice, crops), _onnx(shipped, crops), atol=1e-5)
     err = StringIO()
     assert main(["train", "average-classifier", str(tmp_path / "x.onnx"), str(shipped), str(MODELS_DIR / "corners.onnx")],

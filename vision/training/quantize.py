@@ -172,6 +172,49 @@ def is_quantized(path: Path) -> bool:
                for node in model.graph.node)
 
 
+def dequantized(path: Path) -> Any:
+    """The float network an int8 one (QDQ) computes but for its 8-bit rounding, as an ONNX model: each weight
+    dequantized into a float initializer, each activation's quantize-dequantize pair taken out. What
+    averaging, ensembles and training read (their float weights); a float network is returned as it is.
+    """
+    import onnx
+    from onnx import helper, numpy_helper
+
+    model = onnx.load(str(path))
+    graph = model.graph
+    inits = {i.name: numpy_helper.to_array(i) for i in graph.initializer}
+    produced_by = {out: node for node in graph.node for out in node.output}
+    renamed: dict[str, str] = {}
+    kept, dropped = [], set()
+    for node in graph.node:
+        if node.op_type == "DequantizeLinear" and all(name in inits for name in node.input):
+            values, scale = inits[node.input[0]], inits[node.input[1]]
+            zero = inits[node.input[2]] if len(node.input) > 2 else np.zeros((), values.dtype)
+            axis = next((a.i for a in node.attribute if a.name == "axis"), 1)
+            shape = [-1 if k == axis % max(values.ndim, 1) else 1 for k in range(values.ndim)] if scale.ndim else []
+            weights = (values.astype(np.float32) - zero.astype(np.float32).reshape(shape)) * scale.reshape(shape)
+            graph.initializer.append(numpy_helper.from_array(weights.astype(np.float32), node.output[0]))
+            dropped.update(node.input)
+        elif node.op_type == "DequantizeLinear" and produced_by.get(node.input[0]) is not None \
+                and produced_by[node.input[0]].op_type == "QuantizeLinear":
+            renamed[node.output[0]] = produced_by[node.input[0]].input[0]
+            dropped.update(node.input[1:])
+        elif node.op_type != "QuantizeLinear":
+            kept.append(node)
+    for node in kept:
+        for k, name in enumerate(node.input):
+            node.input[k] = renamed.get(name, name)
+    for out in graph.output:
+        out.name = renamed.get(out.name, out.name)
+    used = {name for node in kept for name in node.input}
+    floats = [i for i in graph.initializer if i.name in used and i.name not in dropped]
+    del graph.initializer[:]
+    graph.initializer.extend(floats)
+    del graph.node[:]
+    graph.node.extend(kept)
+    return helper.make_model(graph, opset_imports=model.opset_import, ir_version=model.ir_version)
+
+
 def quantize_network(src: Path, dst: Path, feeds: Sequence[dict[str, np.ndarray]], *,
                      exclude_prefixes: Sequence[str] = ()) -> Path:
     """``src`` as int8 calibrated on ``feeds``, written to ``dst``: QDQ, signed 8-bit weights per output

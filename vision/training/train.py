@@ -454,7 +454,9 @@ def average_classifiers(paths: Sequence[Path], out: Path) -> Path:
 
     if len(paths) < 2:
         raise TrainError("averaging needs two or more classifier files")
-    models = [onnx.load(str(p)) for p in paths]
+    from vision.training.quantize import dequantized
+
+    models = [dequantized(p) for p in paths]  # an int8 network's float weights: averaged, then quantized again
     weights = [{w.name: numpy_helper.to_array(w) for w in m.graph.initializer} for m in models]
     first = models[0]
     for path, other in zip(paths[1:], weights[1:]):
