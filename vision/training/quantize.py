@@ -12,6 +12,8 @@ One command writes a model folder whose chosen networks are int8 (the others cop
 
     tiplu train quantize models runs/int8 --real data/real/train --rendered 8
     tiplu report runs/int8 --out runs/rep_int8        # then adopt a network only where no row falls
+    tiplu calibrate --calibrate data/calib data/real/val:0 --test data/test data/real/val:1 --keep \
+        --model runs/int8 --write runs/int8/model.json  # the networks' bytes are in the calibration's fingerprint
 
 Re-run it after any network is retrained: it reads the folder given, so a new stage 2 is
 quantized from the new float weights. A network already int8 is refused (quantize the float one).
