@@ -169,22 +169,14 @@ def _save_half(module: Any, path: Path) -> Path:
 
 
 def _onnx_weights(path: Path) -> tuple[dict[str, np.ndarray], list[tuple[str, str | None]]]:
-    """A network's float weights by name, and each convolution's (weight, bias) names. The weights of an
-    int8 network (:mod:`vision.training.quantize`) are dequantized, under their float names too, so an int8
-    stage 2 is fine-tuned from the weights it runs with."""
-    import onnx
+    """A network's float weights by name, and each convolution's (weight, bias) names; an int8 network
+    (:mod:`vision.training.quantize`) is read as the float network it computes, so an int8 stage 2 is
+    fine-tuned from the weights it runs with."""
     from onnx import numpy_helper
-    model = onnx.load(str(path))
+
+    from vision.training.quantize import dequantized
+    model = dequantized(path)
     inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
-    for node in model.graph.node:
-        if node.op_type == "DequantizeLinear" and all(name in inits for name in node.input):
-            values, scale, zero = (inits[name] for name in node.input[:3]) if len(node.input) > 2 else \
-                (inits[node.input[0]], inits[node.input[1]], np.zeros((), inits[node.input[0]].dtype))
-            axis = next((a.i for a in node.attribute if a.name == "axis"), 1)
-            shape = [-1 if k == axis % max(values.ndim, 1) else 1 for k in range(values.ndim)] if scale.ndim else []
-            weights = (values.astype(np.float32) - zero.astype(np.float32).reshape(shape)) * scale.reshape(shape)
-            inits[node.output[0]] = weights
-            inits.setdefault(node.input[0].removesuffix("_quantized"), weights)
     convs = [(n.input[1], n.input[2] if len(n.input) > 2 else None) for n in model.graph.node if n.op_type == "Conv"]
     return inits, convs
 

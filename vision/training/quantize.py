@@ -176,8 +176,8 @@ def is_quantized(path: Path) -> bool:
 
 def dequantized(path: Path) -> Any:
     """The float network an int8 one (QDQ) computes but for its 8-bit rounding, as an ONNX model: each weight
-    dequantized into a float initializer, each activation's quantize-dequantize pair taken out. What
-    averaging, ensembles and training read (their float weights); a float network is returned as it is.
+    dequantized into a float initializer under its float name, each activation's quantize-dequantize pair
+    taken out. What averaging and fine-tuning read; a float network comes back as it is.
     """
     import onnx
     from onnx import helper, numpy_helper
@@ -195,7 +195,10 @@ def dequantized(path: Path) -> Any:
             axis = next((a.i for a in node.attribute if a.name == "axis"), 1)
             shape = [-1 if k == axis % max(values.ndim, 1) else 1 for k in range(values.ndim)] if scale.ndim else []
             weights = (values.astype(np.float32) - zero.astype(np.float32).reshape(shape)) * scale.reshape(shape)
-            graph.initializer.append(numpy_helper.from_array(weights.astype(np.float32), node.output[0]))
+            name = node.input[0].removesuffix("_quantized")  # the float weight's own name, where it is free
+            name = node.output[0] if name in inits else name
+            graph.initializer.append(numpy_helper.from_array(weights.astype(np.float32), name))
+            renamed[node.output[0]] = name
             dropped.update(node.input)
         elif node.op_type == "DequantizeLinear" and produced_by.get(node.input[0]) is not None \
                 and produced_by[node.input[0]].op_type == "QuantizeLinear":
