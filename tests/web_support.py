@@ -191,11 +191,17 @@ def write_suit_photos(folder: Path, photos: list[tuple[str, Any, list[tuple[floa
 
 def expected_uncertain(reading: Any, calibration: Any, conf: float = 0.25) -> list[bool]:
     """Which cards of a :class:`vision.pipeline.PhotoReading` the calibration should mark uncertain: a
-    clamped copy, a card of faint corners only, one under the thresholds, or one its doubt score flags."""
+    clamped copy, a card of faint corners only, one under the thresholds, one read from a small index that
+    may show its twin's pip (:meth:`vision.calibration.Calibration.twin_doubtful`), or one its doubt score flags."""
     from vision.doubt_score import feature_rows
     rows = feature_rows(reading.corners, reading.cards)
+
+    def index_side(card: Any) -> float:
+        return max(max(x2 - x1, y2 - y1) for x1, y1, x2, y2 in (reading.corners[i].box for i in card.corners))
+
     return [card.clamped or all(reading.corners[i].confidence < conf for i in card.corners)
             or calibration.doubtful(card.confidence, card.alternatives)
+            or calibration.twin_doubtful(card.card, card.alternatives, index_side(card))
             or (calibration.score is not None and calibration.score.flags(row))
             for card, row in zip(reading.cards, rows)]
 
