@@ -129,11 +129,12 @@ check_memory() {
     fi
 }
 
-# Run a command as RUN_USER, so the venv, the data and the checkout stay the user's.
+# Run a command as RUN_USER, in RUN_USER's home (git and pip read their settings there; under
+# sudo HOME is root's), so the venv, the data and the checkout stay the user's.
 as_user() {
     if [[ "$(id -un)" == "$RUN_USER" ]]; then "$@"
-    elif ((EUID == 0)); then runuser -u "$RUN_USER" -- "$@"
-    else sudo -u "$RUN_USER" -- "$@"
+    elif ((EUID == 0)); then runuser -u "$RUN_USER" -- env HOME="$HOME_DIR" "$@"
+    else sudo -u "$RUN_USER" -- env HOME="$HOME_DIR" "$@"
     fi
 }
 
@@ -200,18 +201,18 @@ main() {
     if ((EUID == 0)); then SUDO=(); else SUDO=(sudo); fi
     RUN_USER="${RUN_USER:-${SUDO_USER:-$(id -un)}}"
     id "$RUN_USER" >/dev/null 2>&1 || die "no user '$RUN_USER' (give --user)"
-    local home_dir here
-    home_dir="$(getent passwd "$RUN_USER" | cut -d: -f6)"
+    local here
+    HOME_DIR="$(getent passwd "$RUN_USER" | cut -d: -f6)"
     here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
     if [[ -z "$DIR" ]]; then
         if [[ -z "$REPO" && -f "$here/pyproject.toml" ]] && grep -q '^name = "tiplu"' "$here/pyproject.toml"; then
             DIR="$here"
         else
-            DIR="$home_dir/tiplu"
+            DIR="$HOME_DIR/tiplu"
         fi
     fi
-    VENV="${VENV:-$home_dir/tiplu-venv}"
-    DATA="${DATA:-$home_dir/tiplu-data}"
+    VENV="${VENV:-$HOME_DIR/tiplu-venv}"
+    DATA="${DATA:-$HOME_DIR/tiplu-data}"
 
     # --update: pull as the checkout's owner, then run the pulled script (it may have changed)
     # without --update. Everything is in functions, so bash has read this file whole.
@@ -230,16 +231,18 @@ main() {
     PROFILE="${PROFILE:-$SUGGESTED_PROFILE}"
 
     # 1. System packages. python3-picamera2 comes from Raspberry Pi's apt archive, not from
-    #    pip; libgl1 and libglib2.0-0 are what opencv-python's wheel loads.
+    #    pip; libgl1 and GLib are what opencv-python's wheel loads (GLib is libglib2.0-0t64
+    #    since Trixie).
     if ((APT)); then
-        local packages=(python3 python3-venv python3-pip python3-numpy git ca-certificates libgl1 libglib2.0-0)
+        "${SUDO[@]}" apt-get update -q
+        local packages=(python3 python3-venv python3-pip python3-numpy git ca-certificates libgl1)
+        if apt-cache show libglib2.0-0t64 >/dev/null 2>&1; then packages+=(libglib2.0-0t64); else packages+=(libglib2.0-0); fi
         if apt-cache show python3-picamera2 >/dev/null 2>&1; then
             packages+=(python3-picamera2)
         else
             say "apt has no python3-picamera2 here (not Raspberry Pi OS): the Table camera will use OpenCV (a USB webcam)"
         fi
         say "apt: ${packages[*]}"
-        "${SUDO[@]}" apt-get update -q
         "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${packages[@]}"
     fi
 
