@@ -228,7 +228,6 @@ main() {
     check_architecture
     check_release
     check_memory
-    PROFILE="${PROFILE:-$SUGGESTED_PROFILE}"
 
     # 1. System packages. python3-picamera2 comes from Raspberry Pi's apt archive, not from
     #    pip; libgl1 and GLib are what opencv-python's wheel loads (GLib is libglib2.0-0t64
@@ -291,7 +290,8 @@ EOF
     if [[ -z "$CODE" ]]; then
         CODE="$(as_user "$VENV/bin/python" -c 'from web.security import new_table_code; print(new_table_code())')"
     fi
-    PROFILE="${PROFILE:-$kept_profile}"
+    # The profile: --profile, else the one already chosen, else fast on a board under 1 GB.
+    PROFILE="${PROFILE:-${kept_profile:-$SUGGESTED_PROFILE}}"
     as_user mkdir -p "$DATA"
     local group
     group="$(id -gn "$RUN_USER")"
