@@ -90,12 +90,12 @@ check_release() {
         trixie)
             # apt's picamera2 stack (simplejpeg) is built against Debian's numpy 2.2, for Python 3.13.
             CONSTRAINTS="numpy>=2,<3"
-            say "release: $pretty (Trixie): numpy 2, as apt's picamera2 needs" ;;
+            say "release: $pretty: numpy 2, as apt's picamera2 needs" ;;
         bookworm)
             # Built against Debian's numpy 1.24: numpy 2 makes it fail ("compiled using NumPy
             # 1.x cannot be run in NumPy 2.x"); opencv-python 4.12 and later require numpy 2.
             CONSTRAINTS=$'numpy<2\nopencv-python<4.12'
-            say "release: $pretty (Bookworm): numpy below 2, as apt's picamera2 needs" ;;
+            say "release: $pretty: numpy below 2, as apt's picamera2 needs" ;;
         bullseye|buster|stretch|jessie)
             die "$pretty is too old: tiplu needs Python 3.11 or later. Flash Raspberry Pi OS (64-bit),
   Trixie, with Raspberry Pi Imager and run this script again." ;;
