@@ -241,6 +241,7 @@ class Camera:
         except Exception as error:  # noqa: BLE001 - whatever the camera stack raises, reopen next time
             self._close()
             raise OSError(f"camera {self.source!r} gave no picture: {error}") from None
+        self._last_used = time.monotonic()  # idle counts from the end of the last frame
         if stream == "lores":
             return cv2.cvtColor(array, cv2.COLOR_YUV2BGR_I420)
         return np.ascontiguousarray(array[:, :, :3])
@@ -258,6 +259,7 @@ class Camera:
             if not ok or image is None:
                 self._close()
                 raise OSError(f"camera {self.source!r} gave no picture")
+            self._last_used = time.monotonic()
             return image
 
     def preview_frame(self) -> np.ndarray:
