@@ -11,7 +11,8 @@ val upright, the held-out tables, far tables), which says what each pass adds to
 It also estimates a Raspberry Pi's times (labelled as estimates, never measured here): stage 1 alone,
 YOLO11n at 640 px through ONNX Runtime, is timed on this machine and set against the published
 figure for a Pi 5 (:data:`PI5_YOLO11N_640_MS`); every reading is assumed to scale as that network
-does, and a Pi 4 to take :data:`PI4_OVER_PI5` times a Pi 5's.
+does, and a Pi 4 to take :data:`PI4_OVER_PI5` times a Pi 5's (:data:`PI4_OVER_PI5_SPREAD` the
+range that figure comes from).
 """
 
 from __future__ import annotations
@@ -30,8 +31,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 #: YOLO11n at 640 px, ONNX, on a Raspberry Pi 5 (Ultralytics' Raspberry Pi benchmark, as issue #45 quotes it).
 PI5_YOLO11N_640_MS = 168.0
-#: A Pi 4 against a Pi 5 on small detectors (Q-engineering's ncnn FPS tables: NanoDet 13.0 against 43.2 FPS).
-PI4_OVER_PI5 = 3.3
+#: A Pi 4 against a Pi 5 on YOLO at 640 px, the median of the 8 such rows of Q-engineering's ncnn FPS table
+#: (github.com/Qengineering/YoloV10-ncnn-Raspberry-Pi-4, "RPi 4 1950" against "RPi 5 2900": both overclocked;
+#: YoloV8 nano 3.1 against 20.0 FPS). The whole table's 18 rows give 3.3x to 9.1x.
+PI4_OVER_PI5 = 6.2
+#: The lowest and highest of those 8 rows (YoloV5 small 3.9x, YoloV5 nano 8.5x).
+PI4_OVER_PI5_SPREAD = (3.9, 8.5)
 
 
 def _timed(work: Callable[[], object], runs: int) -> list[float]:
@@ -102,7 +107,8 @@ def main() -> int:
     pi5 = pi_factors(yolo_ms)["Pi 5"]
     print(f"photo to reading (read_photo), ms: median of {args.runs}, best of {args.rounds} rounds in turns; "
           f"stage 1 at 640 px here {yolo_ms:.0f} ms, so a Pi 5 about {pi5:.1f}x and a Pi 4 about "
-          f"{pi5 * PI4_OVER_PI5:.1f}x this machine (estimates)")
+          f"{pi5 * PI4_OVER_PI5:.1f}x ({pi5 * PI4_OVER_PI5_SPREAD[0]:.0f}x to {pi5 * PI4_OVER_PI5_SPREAD[1]:.0f}x) "
+          f"this machine (estimates)")
     print(f"{'variant':<22}" + "".join(f"{p:>22}" for p in photos) + f"{'/ full (geo. mean)':>20}")
     for name in variants:
         best = [min(times[name, p]) for p in photos]

@@ -13,6 +13,13 @@ camera every camera endpoint answers 404 and the pages hide the button.
 
 A camera that stops answering (unplugged, file gone) makes that request answer
 503; it is opened afresh on the next request, so plugging it back in is enough.
+A camera left unused for ``IDLE_SECONDS`` (``CAMERA_IDLE_SECONDS``, or
+``$TIPLU_CAMERA_IDLE``; ``0`` keeps it open) is released, so another program
+(``rpicam-still``, the README's camera test) can open it; the next photo opens it again.
+
+On a Pi, ``auto`` asks picamera2 which cameras it sees: with none (a Pi with
+picamera2 installed and only a USB webcam) it takes the first USB webcam through
+OpenCV instead.
 
 The preview stays light enough for a Pi 4: it is scaled on the server (picamera2's
 small ``lores`` stream, else the frame shrunk to ``PREVIEW_WIDTH``) and taken at most
@@ -39,6 +46,10 @@ from flask import Flask
 
 PREVIEW_WIDTH = 640
 PREVIEW_MAX_FPS = 5.0
+IDLE_SECONDS = 60.0
+#: Where Linux lists video devices, and where their nodes are (the tests point these at fakes).
+VIDEO4LINUX = "/sys/class/video4linux"
+DEVICES = "/dev"
 CAMERA_EXTENSION = "tiplu_camera"
 IMAGE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".bmp", ".webp"})
 _probing = threading.Lock()
@@ -91,6 +102,39 @@ def preview_size(sensor: tuple[int, int], width: int = PREVIEW_WIDTH) -> tuple[i
     return width, max(2, round(width * sensor_height / sensor_width / 2) * 2)
 
 
+def usb_webcams(sysfs: str | None = None, devices: str | None = None) -> list[str]:
+    """The device paths of the USB webcams' picture nodes, in number order.
+
+    Only USB devices count: on a Pi, ``/dev/video*`` also holds the ISP's and the codec's
+    nodes (and a Pi 5's camera front end), which OpenCV cannot take a picture from. A UVC
+    webcam makes two nodes, pictures at index 0 and metadata at 1; the first is kept.
+
+    >>> usb_webcams("/nonexistent")
+    []
+    """
+    sysfs = sysfs or VIDEO4LINUX
+    devices = devices or DEVICES
+    found: list[tuple[int, str]] = []
+    for node in glob.glob(os.path.join(sysfs, "video*")):
+        name = os.path.basename(node)
+        if not name[len("video"):].isdigit():
+            continue
+        device = os.path.realpath(os.path.join(node, "device"))
+        index = Path(node, "index")
+        first = not index.exists() or index.read_text().strip() in ("", "0")
+        if "/usb" in device and first:
+            found.append((int(name[len("video"):]), os.path.join(devices, name)))
+    return [path for _number, path in sorted(found)]
+
+
+def picamera2_cameras() -> int | None:
+    """How many cameras picamera2 sees; None when it cannot say (an older picamera2, a broken stack)."""
+    try:
+        return len(importlib.import_module("picamera2").Picamera2.global_camera_info())
+    except Exception:  # noqa: BLE001 - whatever the camera stack raises, the camera is tried as before
+        return None
+
+
 def open_picamera2() -> tuple[Any, bool]:
     """Start the Pi camera: a full-resolution BGR ``main`` stream and a small YUV420 ``lores`` one.
 
@@ -115,16 +159,24 @@ class Camera:
     """One opened camera shared by every request thread (a lock serialises reads).
 
     ``source`` is ``"picamera2"``, an OpenCV device (number or path), a video file or a
-    folder of images; it is opened on the first frame and kept open until it fails.
-    ``preview_interval`` is the shortest time between two frames taken for previews.
+    folder of images; it is opened on the first frame and kept open until it fails or
+    has given no frame for ``idle_seconds`` (None: kept open). ``preview_interval`` is the
+    shortest time between two frames taken for previews.
+
+    >>> Camera(0, idle_seconds=0.5).idle_seconds
+    0.5
     """
 
-    def __init__(self, source: int | str, preview_interval: float = 1 / PREVIEW_MAX_FPS) -> None:
+    def __init__(self, source: int | str, preview_interval: float = 1 / PREVIEW_MAX_FPS,
+                 idle_seconds: float | None = IDLE_SECONDS) -> None:
         self.source = source
         self.preview_interval = preview_interval
+        self.idle_seconds = idle_seconds
         self._lock = threading.Lock()
         self._device: Any = None
         self._lores = False
+        self._last_used = 0.0
+        self._idle_watch: threading.Thread | None = None
         self._preview_lock = threading.Lock()
         self._preview: tuple[int, float, bytes] | None = None  # (width, monotonic time taken, JPEG)
 
@@ -141,7 +193,33 @@ class Camera:
                 if not capture.isOpened():
                     raise OSError(f"camera {self.source!r} cannot be opened")
                 self._device = capture
+            self._watch_idle()
+        self._last_used = time.monotonic()
         return self._device
+
+    def _watch_idle(self) -> None:
+        """Start the thread that releases the camera once it has been idle for ``idle_seconds``."""
+        if self.idle_seconds is None or (self._idle_watch is not None and self._idle_watch.is_alive()):
+            return
+        self._idle_watch = threading.Thread(target=self._release_when_idle, name="camera-idle", daemon=True)
+        self._idle_watch.start()
+
+    def _release_when_idle(self) -> None:
+        """Sleep until the camera has been idle for ``idle_seconds``, then release it (under the lock: never mid-frame)."""
+        assert self.idle_seconds is not None
+        while True:
+            time.sleep(max(self._last_used + self.idle_seconds - time.monotonic(), 0.01))
+            with self._lock:
+                if self._device is None:
+                    return
+                if time.monotonic() - self._last_used >= self.idle_seconds:
+                    self._close()
+                    return
+
+    @property
+    def is_open(self) -> bool:
+        """Whether the device is held now (between the first frame and a failure or the idle release)."""
+        return self._device is not None
 
     def _close(self) -> None:
         """Forget a device that failed, so the next frame opens it again (a camera plugged back in)."""
@@ -163,6 +241,7 @@ class Camera:
         except Exception as error:  # noqa: BLE001 - whatever the camera stack raises, reopen next time
             self._close()
             raise OSError(f"camera {self.source!r} gave no picture: {error}") from None
+        self._last_used = time.monotonic()  # idle counts from the end of the last frame
         if stream == "lores":
             return cv2.cvtColor(array, cv2.COLOR_YUV2BGR_I420)
         return np.ascontiguousarray(array[:, :, :3])
@@ -180,6 +259,7 @@ class Camera:
             if not ok or image is None:
                 self._close()
                 raise OSError(f"camera {self.source!r} gave no picture")
+            self._last_used = time.monotonic()
             return image
 
     def preview_frame(self) -> np.ndarray:
@@ -214,7 +294,7 @@ class Camera:
             return jpeg
 
 
-def find_camera(setting: str | None) -> Camera | None:
+def find_camera(setting: str | None, idle_seconds: float | None = IDLE_SECONDS) -> Camera | None:
     """The camera that ``setting`` names, or None (see the module docstring).
 
     >>> find_camera("2").source
@@ -224,17 +304,52 @@ def find_camera(setting: str | None) -> Camera | None:
     setting = raw.lower()
     if setting in ("none", "off", "no", ""):
         return None
+    source: int | str
     if setting == "auto":
         try:
             importlib.import_module("picamera2")
         except ImportError:
-            pass
+            webcams = usb_webcams()
+            if webcams:
+                source = webcams[0]
+            elif glob.glob(os.path.join(DEVICES, "video*")):
+                source = 0
+            else:
+                return None
         else:
-            return Camera("picamera2")
-        return Camera(0) if glob.glob("/dev/video*") else None
-    if setting == "picamera2":
-        return Camera("picamera2")
-    return Camera(int(setting) if setting.isdigit() else raw)
+            if picamera2_cameras() == 0:  # picamera2, but no Pi camera: a USB webcam, if there is one
+                webcams = usb_webcams()
+                if not webcams:
+                    return None
+                source = webcams[0]
+            else:
+                source = "picamera2"
+    elif setting == "picamera2":
+        source = "picamera2"
+    else:
+        source = int(setting) if setting.isdigit() else raw
+    return Camera(source, idle_seconds=idle_seconds)
+
+
+def idle_setting(value: object) -> float | None:
+    """``CAMERA_IDLE_SECONDS`` read: seconds before an unused camera is released; 0 or "never" keeps it open.
+
+    >>> idle_setting("90"), idle_setting(0), idle_setting("never"), idle_setting(None)
+    (90.0, None, None, 60.0)
+    >>> idle_setting("soon")
+    Traceback (most recent call last):
+    ValueError: CAMERA_IDLE_SECONDS (TIPLU_CAMERA_IDLE) must be a number of seconds or "never", not 'soon'
+    """
+    if value is None or value == "":
+        return IDLE_SECONDS
+    if str(value).strip().lower() == "never":
+        return None
+    try:
+        seconds = float(str(value))
+    except ValueError:
+        raise ValueError(f'CAMERA_IDLE_SECONDS (TIPLU_CAMERA_IDLE) must be a number of seconds or "never", '
+                         f"not {value!r}") from None
+    return seconds if seconds > 0 else None
 
 
 def camera_for(app: Flask) -> Camera | None:
@@ -243,6 +358,12 @@ def camera_for(app: Flask) -> Camera | None:
         with _probing:
             if CAMERA_EXTENSION not in app.extensions:
                 setting = app.config.get("CAMERA") or os.environ.get("TIPLU_CAMERA") or "auto"
-                app.extensions[CAMERA_EXTENSION] = find_camera(str(setting))
+                idle = app.config.get("CAMERA_IDLE_SECONDS", os.environ.get("TIPLU_CAMERA_IDLE"))
+                try:
+                    idle_seconds = idle_setting(idle)
+                except ValueError as error:
+                    app.logger.warning("%s; the camera is released after %d s", error, IDLE_SECONDS)
+                    idle_seconds = IDLE_SECONDS
+                app.extensions[CAMERA_EXTENSION] = find_camera(str(setting), idle_seconds)
     found: Camera | None = app.extensions[CAMERA_EXTENSION]
     return found
