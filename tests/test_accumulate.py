@@ -14,7 +14,7 @@ pytest.importorskip("ultralytics")
 import torch  # noqa: E402
 
 from vision.detector import MODELS_DIR, model_crop_size  # noqa: E402
-from vision.training import accumulate as acc  # noqa: E402
+from vision.training.fit import resume as acc  # noqa: E402
 
 REAL = Path(__file__).resolve().parent / "data" / "real_val"
 
@@ -95,7 +95,7 @@ def test_without_a_resume_point_training_starts_from_the_shipped_models(tmp_path
 @pytest.mark.train
 def test_detector_chunk_saves_the_resume_point_each_epoch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """One real Ultralytics epoch from the resume point (tiny: six photos at 64 px)."""
-    from vision.training.dataset import import_real
+    from vision.training.data.dataset import import_real
     monkeypatch.setenv("TIPLU_YOLO_CONFIG_DIR", str(tmp_path / "yolo_config"))
     import_real(REAL, tmp_path / "data", val_fraction=0.34, seed=1)
     folder = tmp_path / "r"
@@ -147,7 +147,7 @@ def test_classifier_chunk_adds_stage1_crops_and_records_them(tmp_path: Path, mon
     and a state.json written before the option existed still reads."""
     from io import StringIO
 
-    from vision.training.hard_crops import hard_crops, save_hard_crops
+    from vision.training.data.hard_crops import hard_crops, save_hard_crops
     from web.cli import main
     monkeypatch.chdir(tmp_path)
     extra = save_hard_crops(hard_crops(MODELS_DIR, [REAL], max_images=3), tmp_path / "stage1.npz")

@@ -18,7 +18,7 @@ pytest.importorskip("torch")
 
 from vision.detector import CardDetector  # noqa: E402
 from vision.settings import SCHEMA, ReaderSettings  # noqa: E402
-from vision.training.dataset import import_real  # noqa: E402
+from vision.training.data.dataset import import_real  # noqa: E402
 
 REAL = Path(__file__).resolve().parent / "data" / "real_val"
 
@@ -33,7 +33,7 @@ def test_one_epoch_each_stage_offline_then_onnx(tmp_path: Path, monkeypatch: pyt
 
     monkeypatch.setattr(socket.socket, "connect", no_network)
     monkeypatch.setenv("TIPLU_YOLO_CONFIG_DIR", str(tmp_path / "yolo_config"))
-    from vision.training.train import export_models, offline_environment, train_classifier, train_detector
+    from vision.training.fit.names import export_models, offline_environment, train_classifier, train_detector
 
     offline_environment(tmp_path / "yolo_config")
     import_real(REAL, tmp_path / "data", val_fraction=0.34, seed=1)

@@ -136,7 +136,7 @@ def crop_corner(image: np.ndarray, box: Sequence[float] | np.ndarray, margin: fl
 
     The box (pixels x1, y1, x2, y2) grows by ``margin`` per side; a landscape box (a card
     lying sideways) is turned 90 degrees so that every crop is portrait. Training
-    (:mod:`vision.training.train`) uses this same function, so training and inference agree.
+    (:mod:`vision.training.fit.names`) uses this same function, so training and inference agree.
 
     >>> crop_corner(np.zeros((100, 100, 3), np.uint8), (10, 10, 40, 30)).shape
     (48, 32, 3)

@@ -7,7 +7,7 @@ card wrong is mostly where it lies: a card of the same name right beside it (one
 read twice), an index overlapping another card's (one index named two ways), a corner
 much smaller than the photo's others. :class:`DoubtScore` is a logistic regression over
 :data:`FEATURES`, fitted on held-out photos (``tiplu calibrate``,
-:mod:`vision.training.calibrate`) and kept in ``model.json``'s ``"calibration"`` under
+:mod:`vision.training.measure.calibrate`) and kept in ``model.json``'s ``"calibration"`` under
 ``"doubt_score"``; a card whose probability of being wrong is at least ``flag_above`` is
 marked ``uncertain`` (:meth:`vision.pipeline.Reader.flag`). The regression may also read every
 product of two features (``terms`` ``"quadratic"``, :func:`expanded`): one index
@@ -197,7 +197,7 @@ class DoubtScore:
 
 #: The ridge (L2) penalty of :func:`fit_doubt_score`, on standardised features.
 RIDGE = 1.0
-#: The forms :func:`vision.training.calibrate.choose_score` fits, in this order (a later one is
+#: The forms :func:`vision.training.measure.calibrate.choose_score` fits, in this order (a later one is
 #: kept only where it flags fewer of the calibration cards): the terms and the ridge penalty.
 FORMS: tuple[tuple[str, float], ...] = (("linear", RIDGE),) + tuple(("quadratic", r) for r in (1.0, 3.0, 10.0, 30.0, 100.0))
 

@@ -18,35 +18,35 @@ runtime module :mod:`vision.enrolment`.
 
 It offers, by use:
 
-- **learning a deck** (:mod:`vision.training.enrol`): :func:`enrol` and its result
+- **learning a deck** (:mod:`vision.training.fit.enrol`): :func:`enrol` and its result
   :class:`Enrolment`, :func:`improve` and :class:`Improvement`, their defaults
   :data:`COPIES`, :data:`EPOCHS`, :data:`SCENES`, :data:`TABLE_SCENES`, :data:`TUNED` (how many
   stage-2 networks are fine-tuned, :func:`tuned_networks` of a folder), and the error they
   raise, :class:`EnrolError` (from :mod:`vision.enrolment`);
-- **data** (:mod:`~vision.training.dataset`, :mod:`~vision.training.decks`,
-  :mod:`~vision.training.generate`, :mod:`~vision.training.scenes`, :mod:`~vision.training.photo_import`,
-  :mod:`~vision.training.turned`): :func:`import_real`, :func:`pack_yolo`, :func:`tile_yolo`,
+- **data** (:mod:`~vision.training.data.dataset`, :mod:`~vision.training.data.decks`,
+  :mod:`~vision.training.data.generate`, :mod:`~vision.training.data.scenes`, :mod:`~vision.training.data.photo_import`,
+  :mod:`~vision.training.data.turned`): :func:`import_real`, :func:`pack_yolo`, :func:`tile_yolo`,
   :func:`turned_copies`, :func:`generate_dataset` with :data:`CROP_CARD_PX`,
   :data:`MIN_VISIBLE`, :data:`SCENE_TYPES`, :data:`HOLDOUT_DECK`; licensed real photos of other
-  cameras with their credit (:mod:`~vision.training.photo_import`): :func:`import_photos`,
+  cameras with their credit (:mod:`~vision.training.data.photo_import`): :func:`import_photos`,
   :func:`shared_source` (the project's shared folders, credited by name), :class:`PhotoSource`, :data:`PHOTO_CAMERAS`, :data:`PHOTO_LABELS`, :data:`PHOTO_LICENCES`; the SVG decks
   (:func:`svg_deck`, :func:`installed_svg_decks`, :func:`render_deck`,
   :func:`load_svg_faces`, :func:`contact_sheet`); errors :class:`DatasetError`,
   :class:`DeckError`, :class:`SceneError`;
-- **training and export** (:mod:`~vision.training.train`, :mod:`~vision.training.hard_crops`,
-  :mod:`~vision.training.orientation`): :func:`train_detector`, :func:`train_classifier`,
+- **training and export** (:mod:`~vision.training.fit.names`, :mod:`~vision.training.data.hard_crops`,
+  :mod:`~vision.training.fit.orientation`): :func:`train_detector`, :func:`train_classifier`,
   :func:`export_models`, :func:`average_classifiers`, :func:`ensemble_model`,
   :data:`DEFAULT_DETECTOR_YAML`, :func:`hard_crops`, :func:`save_hard_crops`,
   :func:`train_orientation`; errors :class:`TrainError`, :class:`OrientationError`;
-- **the campaign** (:mod:`~vision.training.accumulate`): :func:`init_from_onnx`,
+- **the campaign** (:mod:`~vision.training.fit.resume`): :func:`init_from_onnx`,
   :func:`continue_detector`, :func:`continue_classifier`, :func:`campaign`,
   :func:`extend_plan`, :func:`export_resume_point`, :func:`read_state`, :data:`RESUME_DIR`
   (outside the package, never committed), :data:`REAL`, :data:`STAGES`;
-- **measuring** (:mod:`~vision.training.evaluate`, :mod:`~vision.training.report`,
-  :mod:`~vision.training.calibrate`): :func:`evaluate`, :func:`build_report`,
-  :func:`enrolled_rows` (:mod:`~vision.training.enrol_report`; :data:`TEST_DESIGNS`, :data:`TABLECLOTHS`,
+- **measuring** (:mod:`~vision.training.measure.evaluate`, :mod:`~vision.training.measure.report`,
+  :mod:`~vision.training.measure.calibrate`): :func:`evaluate`, :func:`build_report`,
+  :func:`enrolled_rows` (:mod:`~vision.training.measure.enrol_report`; :data:`TEST_DESIGNS`, :data:`TABLECLOTHS`,
   :data:`ENROL_CLOTH`), :func:`webcam_improved_rows` and :data:`WEBCAM_CORRECTIONS` (a camera learnt from its
-  corrections); a family's review done from labels (:mod:`~vision.training.review`): :func:`review_folder`
+  corrections); a family's review done from labels (:mod:`~vision.training.data.review`): :func:`review_folder`
   and its :class:`Review`, :func:`markdown_table`, :func:`write_report_metrics`, :data:`ANGLES`, :data:`FAR_SCENES`, :data:`HELD_OUT_DESIGNS`, :data:`LOCATE_CONF`,
   :data:`MATCH_IOU`, :func:`calibrate`, :func:`write_calibration`, :data:`METHODS`; errors
   :class:`ReportError`, :class:`CalibrationSplitError`.
@@ -58,32 +58,32 @@ imported by the functions that need them.
 from __future__ import annotations
 
 from vision.enrolment import EnrolError
-from vision.training.accumulate import (REAL, RESUME_DIR, STAGES, campaign, continue_classifier, continue_detector,
+from vision.training.fit.resume import (REAL, RESUME_DIR, STAGES, campaign, continue_classifier, continue_detector,
                                         export_resume_point, extend_plan, init_from_onnx, read_state)
-from vision.training.calibrate import METHODS, CalibrationSplitError, calibrate, write_calibration
-from vision.training.dataset import DatasetError, import_real, pack_yolo, tile_yolo
-from vision.training.decks import (HOLDOUT_DECK, DeckError, contact_sheet, installed_svg_decks, load_svg_faces,
+from vision.training.measure.calibrate import METHODS, CalibrationSplitError, calibrate, write_calibration
+from vision.training.data.dataset import DatasetError, import_real, pack_yolo, tile_yolo
+from vision.training.data.decks import (HOLDOUT_DECK, DeckError, contact_sheet, installed_svg_decks, load_svg_faces,
                                    render_deck, svg_deck)
-from vision.training.enrol import (COPIES, EPOCHS, SCENES, TABLE_SCENES, TUNED, Enrolment, Improvement, enrol, improve,
+from vision.training.fit.enrol import (COPIES, EPOCHS, SCENES, TABLE_SCENES, TUNED, Enrolment, Improvement, enrol, improve,
                                    tuned_networks)
-from vision.training.evaluate import LOCATE_CONF, MATCH_IOU, evaluate
-from vision.training.generate import generate_dataset
-from vision.training.hard_crops import hard_crops, save_hard_crops
-from vision.training.orientation import OrientationError, train_orientation
-from vision.training.photo_import import CAMERAS as PHOTO_CAMERAS
-from vision.training.photo_import import LABEL_KINDS as PHOTO_LABELS
-from vision.training.photo_import import LICENCES as PHOTO_LICENCES
-from vision.training.photo_import import Source as PhotoSource
-from vision.training.photo_import import import_photos, shared_source
-from vision.training.review import Review, review_folder
-from vision.training.enrol_photos import TABLECLOTHS, TEST_DESIGNS
-from vision.training.enrol_report import ENROL_CLOTH, WEBCAM_CORRECTIONS, enrolled_rows, webcam_improved_rows
-from vision.training.report import (ANGLES, FAR_SCENES, HELD_OUT_DESIGNS, ReportError, build_report, markdown_table,
+from vision.training.measure.evaluate import LOCATE_CONF, MATCH_IOU, evaluate
+from vision.training.data.generate import generate_dataset
+from vision.training.data.hard_crops import hard_crops, save_hard_crops
+from vision.training.fit.orientation import OrientationError, train_orientation
+from vision.training.data.photo_import import CAMERAS as PHOTO_CAMERAS
+from vision.training.data.photo_import import LABEL_KINDS as PHOTO_LABELS
+from vision.training.data.photo_import import LICENCES as PHOTO_LICENCES
+from vision.training.data.photo_import import Source as PhotoSource
+from vision.training.data.photo_import import import_photos, shared_source
+from vision.training.data.review import Review, review_folder
+from vision.training.data.enrol_photos import TABLECLOTHS, TEST_DESIGNS
+from vision.training.measure.enrol_report import ENROL_CLOTH, WEBCAM_CORRECTIONS, enrolled_rows, webcam_improved_rows
+from vision.training.measure.report import (ANGLES, FAR_SCENES, HELD_OUT_DESIGNS, ReportError, build_report, markdown_table,
                                     write_report_metrics)
-from vision.training.scenes import CROP_CARD_PX, MIN_VISIBLE, SCENE_TYPES, SceneError
-from vision.training.train import (DEFAULT_DETECTOR_YAML, TrainError, average_classifiers, ensemble_model,
+from vision.training.data.scenes import CROP_CARD_PX, MIN_VISIBLE, SCENE_TYPES, SceneError
+from vision.training.fit.names import (DEFAULT_DETECTOR_YAML, TrainError, average_classifiers, ensemble_model,
                                    export_models, train_classifier, train_detector)
-from vision.training.turned import turned_copies
+from vision.training.data.turned import turned_copies
 
 __all__ = [
     # learning a deck

@@ -13,7 +13,7 @@
 The resume point (fp16 weights and ``state.json``) lives in ``runs/accumulate/resume/``
 (git-ignored; ``--resume-dir`` picks another folder) and is never committed. Where there is
 none, the detector, classifier and loop steps start from the ONNX files in ``models/``, as
-``init`` does; :mod:`vision.training.accumulate` does the work (needs the ``train`` extra).
+``init`` does; :mod:`vision.training.fit.resume` does the work (needs the ``train`` extra).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@
     tiplu train orientation data/synth_dr3 data/table_dr --check data/calib --out models/corner_orientation.onnx
 
 The work is done in :mod:`vision.training` (detector, classifier and export need the
-``train`` extra); ``python -m vision.training.train`` runs this same command.
+``train`` extra); ``python -m vision.training.fit.names`` runs this same command.
 """
 
 from __future__ import annotations

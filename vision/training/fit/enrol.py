@@ -7,15 +7,15 @@ straightened and its two corner indices cut out as the classifier sees them
 
 :func:`enrol` learns the design from the four suit photos (and, optionally, one of the
 deck's printed jokers): each straightened card becomes a face (:func:`card_face`) that
-the classifier's face-crop augmentation (:func:`vision.training.train.face_crops`: turns,
+the classifier's face-crop augmentation (:func:`vision.training.fit.names.face_crops`: turns,
 table scales, light, blur, noise, 180 degrees) cuts many times, half of the crops also
 through JPEG (:func:`enrolment_crops`); stage 2, rebuilt from the base model's ONNX
-(:func:`vision.training.accumulate.classifier_from_onnx`), is fine-tuned on them, and a
+(:func:`vision.training.fit.resume.classifier_from_onnx`), is fine-tuned on them, and a
 normal ``tiplu-corners-v1`` model folder is written (the base detector copied, the new
 classifier, ``model.json`` with an ``"enrolled"`` note). ``tiplu enrol`` runs it.
 
 Where the corner finder (stage 1) misses a design's corners, ``detector_epochs`` also
-fine-tunes it, rebuilt from the base ONNX (:func:`~vision.training.accumulate.detector_from_onnx`),
+fine-tunes it, rebuilt from the base ONNX (:func:`~vision.training.fit.resume.detector_from_onnx`),
 on whole-table scenes rendered from the enrolled faces (:func:`enrolment_scenes`).
 
 A photo that does not show 13 cards is refused with a message naming the photo and
@@ -44,8 +44,8 @@ from vision.detector import (CLASSIFIER_FILE, CROP_H, CROP_MARGIN, CROP_W, DETEC
                              crop_corner, model_classifiers, model_crop_size, read_model_json)
 from vision.enrolment import (CALIBRATION_SCENES, SUIT_NAMES, SUITS, EnrolError, FoundCard, card_names, find_cards,
                               find_jokers, train_extra_message, verify_calibration_scenes)
-from vision.training.dataset import write_class_names
-from vision.training.faces import INK_BR, INK_TL, Face
+from vision.training.data.dataset import write_class_names
+from vision.training.data.faces import INK_BR, INK_TL, Face
 
 #: Share of the straightened card (width, height) that holds the corner index.
 INDEX_REGION = (0.2, 0.3)
@@ -83,13 +83,13 @@ def straighten(image_bgr: np.ndarray, outline: Sequence[Sequence[float]]) -> np.
 def index_box(card: np.ndarray) -> tuple[float, float, float, float]:
     """The top-left corner index (rank and suit pip) of a straightened card.
 
-    The face renderer's finder (:func:`vision.training.faces.find_corner_index`) does it
+    The face renderer's finder (:func:`vision.training.data.faces.find_corner_index`) does it
     on printed faces, where an index glyph is at most a fifth of the card wide; a
     photographed card's ink is fatter (camera blur), so the card is padded right and
     below by :data:`PAD` (its own edge repeated) to keep the glyphs within those bounds.
     Where it finds nothing, the usual place of an index (:data:`INDEX_REGION`).
     """
-    from vision.training.faces import FaceError, find_corner_index
+    from vision.training.data.faces import FaceError, find_corner_index
 
     h, w = card.shape[:2]
     padded = cv2.copyMakeBorder(card, 0, int(PAD * h), 0, int(PAD * w), cv2.BORDER_REPLICATE)
@@ -195,7 +195,7 @@ def read_image(path: Path) -> np.ndarray:
 
 
 def card_face(image_bgr: np.ndarray, card: FoundCard, design: str) -> Face:
-    """A photographed card, straightened, as a :class:`~vision.training.faces.Face` with its two
+    """A photographed card, straightened, as a :class:`~vision.training.data.faces.Face` with its two
     indices: what the classifier's face crops are cut from, like a rendered design's faces."""
     upright = straighten(image_bgr, card.outline)
     tl, br = (tuple(int(round(v)) for v in box) for box in card_index_boxes(upright))
@@ -228,9 +228,9 @@ def read_enrolment(suit_photos: Sequence[Path], jokers: Path | None = None, desi
 
 
 def enrolled_decks(faces: Sequence[Face]) -> list[Any]:
-    """The faces as :class:`~vision.training.decks.Deck` s (a deck holds one face per card:
+    """The faces as :class:`~vision.training.data.decks.Deck` s (a deck holds one face per card:
     more jokers make more decks)."""
-    from vision.training.decks import Deck
+    from vision.training.data.decks import Deck
 
     decks: list[dict[str, Face]] = []
     for face in faces:
@@ -245,10 +245,10 @@ def write_scenes(decks: Sequence[Any], folder: Path, indices: Sequence[int], see
                  progress: Callable[[int, int], None] | None = None) -> Path:
     """Whole-table scenes of one enrolled deck (:data:`SCENE_KINDS` in turn), scene ``i`` drawn
     from ``default_rng([seed, 12, i])``, written into ``folder`` as ``tiplu generate`` writes
-    them (:func:`vision.training.generate.write_scene`: images, YOLO labels, geometry); ``folder``.
+    them (:func:`vision.training.data.generate.write_scene`: images, YOLO labels, geometry); ``folder``.
     ``progress(done, scenes)`` after each scene written."""
-    from vision.training.generate import write_scene
-    from vision.training.scenes import render_scene
+    from vision.training.data.generate import write_scene
+    from vision.training.data.scenes import render_scene
 
     for k, i in enumerate(indices):
         rng = np.random.default_rng([seed, 12, i])
@@ -263,7 +263,7 @@ def enrolment_scenes(faces: Sequence[Face], folder: Path, count: int = SCENES, s
                      progress: Callable[[int, int], None] | None = None) -> Path:
     """``count`` whole-table scenes of the enrolled faces as a YOLO folder (the last tenth for val); its data.yaml.
     ``progress(done, count)`` after each scene."""
-    from vision.training.dataset import write_data_yaml
+    from vision.training.data.dataset import write_data_yaml
 
     decks = enrolled_decks(faces)
     n_val = max(1, count // 10)
@@ -290,14 +290,14 @@ def recalibrate(model: Path, faces: Sequence[Face], scenes: int, *, before: Path
     calibration half and a test half from different seeds (:data:`CALIBRATION_SEEDS`,
     offset by ``seed``), read with ``model``; the thresholds are chosen on the first half
     and measured on the second, beside the calibration of the model folder ``before``
-    (:func:`vision.training.calibrate.calibration_report`). Where ``before`` has a doubt score
+    (:func:`vision.training.measure.calibrate.calibration_report`). Where ``before`` has a doubt score
     its weights are kept (a few dozen scenes are too few to fit one) and only the level it
     flags from is chosen. ``progress(rendered, read, scenes)`` after each scene rendered and each read.
     """
 
     from vision.calibration import Calibration
     from vision.detector import load_detector
-    from vision.training.calibrate import calibration_report, read_split, reading_calibration, write_calibration
+    from vision.training.measure.calibrate import calibration_report, read_split, reading_calibration, write_calibration
 
     verify_calibration_scenes(scenes)
     decks = enrolled_decks(faces)
@@ -352,9 +352,9 @@ def _quiet_ultralytics() -> Iterator[None]:
 def fine_tune_detector(base: Path, data: Path, epochs: int, work: Path, *,
                        progress: Callable[[int, int, float], None] | None = None) -> Path:
     """Stage 1 of ``base`` rebuilt in torch and trained ``epochs`` on ``data``; the checkpoint to export."""
-    from vision.training.accumulate import (DETECTOR_AUGMENT, _photo_batch, detector_from_onnx,
+    from vision.training.fit.resume import (DETECTOR_AUGMENT, _photo_batch, detector_from_onnx,
                                             ultralytics_checkpoint)
-    from vision.training.train import _ultralytics
+    from vision.training.fit.names import _ultralytics
 
     model = detector_from_onnx(base / DETECTOR_FILE, _photo_batch(data.parent / "train"))
     _, YOLO = _ultralytics()
@@ -378,7 +378,7 @@ def enrolment_crops(faces: Sequence[Face], copies: int = COPIES, seed: int = 0,
                     crop_size: tuple[int, int] = (CROP_W, CROP_H), *,
                     progress: Callable[[int, int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Training crops (N, h, w, 3 BGR, ``crop_size`` the base classifier's) and labels: each
-    corner index of each face ``copies`` times through :func:`~vision.training.train.face_crops`
+    corner index of each face ``copies`` times through :func:`~vision.training.fit.names.face_crops`
     (turned, scaled to table distances, on random tables, lit, blurred, noised, 180 degrees),
     card middles as "not a corner", and :data:`JPEG_SHARE` of them through JPEG.
 
@@ -394,8 +394,8 @@ def enrolment_crops(faces: Sequence[Face], copies: int = COPIES, seed: int = 0,
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    from vision.training.decks import Deck
-    from vision.training.train import face_crops
+    from vision.training.data.decks import Deck
+    from vision.training.fit.names import face_crops
 
     known = [face for face in faces if face.card in CLASS_NAMES]
     if not known:
@@ -425,7 +425,7 @@ def enrolment_crops(faces: Sequence[Face], copies: int = COPIES, seed: int = 0,
 def table_crops(base: Path, faces: Sequence[Face], scenes: int, folder: Path, seed: int = 0,
                 progress: Callable[[int, int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Crops of the base model's stage-1 boxes on ``scenes`` whole-table scenes of the enrolled faces, as
-    :func:`vision.training.hard_crops.hard_crops` cuts them: each matched box named by its label, clear
+    :func:`vision.training.data.hard_crops.hard_crops` cuts them: each matched box named by its label, clear
     false alarms as "not a corner".
 
     Face crops (:func:`enrolment_crops`) frame every index as its label does; at the table the classifier
@@ -435,8 +435,8 @@ def table_crops(base: Path, faces: Sequence[Face], scenes: int, folder: Path, se
     its own deck too (``tiplu enrol --table-scenes N``; not the default, see :data:`TABLE_SCENES`).
     ``progress(done, scenes)`` after each scene rendered.
     """
-    from vision.training.dataset import write_data_yaml
-    from vision.training.hard_crops import hard_crops
+    from vision.training.data.dataset import write_data_yaml
+    from vision.training.data.hard_crops import hard_crops
 
     decks = enrolled_decks(faces)
     for i in range(scenes):
@@ -461,13 +461,13 @@ def fine_tune_classifier(base: Path, crops: np.ndarray, labels: np.ndarray, epoc
                          seed: int = 0, progress: Callable[[int, int, float], None] | None = None,
                          member: str = CLASSIFIER_FILE, moving: Callable[[float, int], None] | None = None) -> Any:
     """Stage 2 of the model folder ``base`` (its network ``member``) rebuilt in torch and
-    fine-tuned on ``crops`` (:func:`vision.training.train.fit_classifier`);
+    fine-tuned on ``crops`` (:func:`vision.training.fit.names.fit_classifier`);
     ``progress(epoch, epochs, loss)`` after each epoch, ``moving(epochs done, epochs)`` after each
     batch (a fraction of an epoch: an epoch takes seconds on 2 cores, a minute on a Pi).
     Returns the net in eval mode."""
     torch = _torch()
-    from vision.training.accumulate import classifier_from_onnx
-    from vision.training.train import _to_tensor, fit_classifier
+    from vision.training.fit.resume import classifier_from_onnx
+    from vision.training.fit.names import _to_tensor, fit_classifier
 
     torch.manual_seed(seed)
     sample = _to_tensor(crops)[torch.randperm(len(crops))[:256]].numpy()
@@ -525,7 +525,7 @@ def write_model_folder(base: Path, out: Path, nets: Sequence[Any], note: dict[st
     ``"classifiers"``; ``None`` keeps the base's network), ``note`` as ``"enrolled"``; the version is the base's plus ``+tag``
     (``0.2+enrolled``, then ``0.2+enrolled+corrected``)."""
     _torch()
-    from vision.training.train import OPSET, _ultralytics, copy_orientation, export_classifier
+    from vision.training.fit.names import OPSET, _ultralytics, copy_orientation, export_classifier
 
     out.mkdir(parents=True, exist_ok=True)
     if detector is None:
@@ -787,13 +787,13 @@ def correction_crops(crops: Sequence[np.ndarray], cards: Sequence[str], copies: 
                      seed: int = 0, crop_size: tuple[int, int] = (CROP_W, CROP_H)) -> tuple[np.ndarray, np.ndarray]:
     """Training crops from corner crops kept in review, each labelled with the card the player chose:
     the crop itself (resized to ``crop_size``, the classifier's) and ``copies - 1`` copies through the
-    classifier's light, blur, noise and 180-degree changes (:func:`vision.training.train._augment_pixels`).
+    classifier's light, blur, noise and 180-degree changes (:func:`vision.training.fit.names._augment_pixels`).
 
     >>> x, y = correction_crops([np.zeros((48, 32, 3), np.uint8)], ["8H"], copies=3)
     >>> x.shape, [CLASS_NAMES[k] for k in y]
     ((3, 48, 32, 3), ['8H', '8H', '8H'])
     """
-    from vision.training.train import _augment_pixels
+    from vision.training.fit.names import _augment_pixels
 
     index = {name: k for k, name in enumerate(CLASS_NAMES)}
     rng = np.random.default_rng(seed)

@@ -1,6 +1,6 @@
 """Write a synthetic Marriage-table dataset in Ultralytics YOLO layout.
 
-``tiplu generate OUT --count N --seed S`` (or ``python -m vision.training.generate OUT ...``, the
+``tiplu generate OUT --count N --seed S`` (or ``python -m vision.training.data.generate OUT ...``, the
 same command) writes::
 
     OUT/images/NAME.jpg      the photo-like scene
@@ -34,10 +34,10 @@ import cv2
 import numpy as np
 
 from scorer import CLASS_NAMES
-from vision.training.dataset import write_class_names
-from vision.training.decks import HOLDOUT_DECK, Deck, load_decks
-from vision.training.procedural import random_decks
-from vision.training.scenes import (CROP_CARD_PX, MIN_VISIBLE, SCENE_TYPES, RenderedScene, SceneError,
+from vision.training.data.dataset import write_class_names
+from vision.training.data.decks import HOLDOUT_DECK, Deck, load_decks
+from vision.training.data.procedural import random_decks
+from vision.training.data.scenes import (CROP_CARD_PX, MIN_VISIBLE, SCENE_TYPES, RenderedScene, SceneError,
                                     render_scene)
 
 #: How often each scene type is drawn when none is asked for.
@@ -90,8 +90,8 @@ def write_scene(out: Path, name: str, scene: RenderedScene, quality: int, **abou
     (made when missing) as this module's layout says; the geometry also names its image,
     its JPEG quality and ``about``. Returns the number of corner boxes labelled.
 
-    Enrolment writes its scenes the same way (:func:`vision.training.enrol.write_scenes`),
-    so :func:`vision.training.calibrate.read_split` reads both.
+    Enrolment writes its scenes the same way (:func:`vision.training.fit.enrol.write_scenes`),
+    so :func:`vision.training.measure.calibrate.read_split` reads both.
     """
     ok, buf = cv2.imencode(".jpg", scene.image, [cv2.IMWRITE_JPEG_QUALITY, quality])
     if not ok:
@@ -124,10 +124,10 @@ def generate_dataset(out_dir: str | os.PathLike, count: int, seed: int = 0, *,
     ``start`` offsets the image indices, so a second run can extend a set. ``progress``
     gets a line every 100 images. ``randomise`` turns on domain randomisation (any angle,
     strong tilt, hands, phones, coins, webcam and low-light frames); ``procedural`` is the
-    share of scenes drawn with fresh procedural designs (:mod:`vision.training.procedural`,
+    share of scenes drawn with fresh procedural designs (:mod:`vision.training.data.procedural`,
     never a held-out one), and ``random_palettes`` the share of those designs inked in a palette drawn
-    at random (:func:`~vision.training.procedural.random_palette`); ``words`` the share of scenes
-    with printed words on the table (:func:`~vision.training.effects.draw_words`).
+    at random (:func:`~vision.training.data.procedural.random_palette`); ``words`` the share of scenes
+    with printed words on the table (:func:`~vision.training.data.effects.draw_words`).
     """
     if count < 1:
         raise SceneError(f"count must be at least 1, got {count}")
@@ -177,7 +177,7 @@ def generate_dataset(out_dir: str | os.PathLike, count: int, seed: int = 0, *,
     names = "\n".join(f"  {i}: '{n}'" for i, n in enumerate(CLASS_NAMES))
     test_line = "test: test.txt\n" if (out / "test.txt").exists() else ""
     (out / "data.yaml").write_text(
-        f"# synthetic Marriage-table corner indices (vision/training/generate.py), decks={decks}\n"
+        f"# synthetic Marriage-table corner indices (vision/training/data/generate.py), decks={decks}\n"
         f"path: {out.resolve()}\ntrain: train.txt\nval: val.txt\n{test_line}"
         f"nc: {len(CLASS_NAMES)}\nnames:\n{names}\n")
     return Summary(str(out), len(results), len(train), len(val), sum(b for _, b, _ in results),
@@ -187,7 +187,7 @@ def generate_dataset(out_dir: str | os.PathLike, count: int, seed: int = 0, *,
 def study_visibility(count: int = 300, seed: int = 0, decks: str = "drawn",
                      readable_rank: float = 0.6, readable_pip: float = 0.5,
                      verbose: bool = True) -> dict[float, float]:
-    """Measure which :data:`~vision.training.scenes.MIN_VISIBLE` threshold best predicts a readable corner.
+    """Measure which :data:`~vision.training.data.scenes.MIN_VISIBLE` threshold best predicts a readable corner.
 
     Renders ``count`` crops (all scene types), records every partly visible corner with the
     visible fraction of its whole index, of its rank glyph and of its pip, and calls a corner

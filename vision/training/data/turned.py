@@ -23,7 +23,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.training.dataset import Box, DatasetError, Sample, iter_samples, read_sample, write_yolo
+from vision.training.data.dataset import Box, DatasetError, Sample, iter_samples, read_sample, write_yolo
 
 #: Turns closer than this to upright are drawn again: the originals already cover them.
 MIN_TURN = 15.0

@@ -32,8 +32,8 @@ import cv2
 import numpy as np
 
 from scorer import CLASS_NAMES
-from vision.training.decks import Deck
-from vision.training.faces import (CARD_H, CARD_W, FONTS, INK_BL, INK_BR, INK_TL, INK_TR, DrawStyle, Face,
+from vision.training.data.decks import Deck
+from vision.training.data.faces import (CARD_H, CARD_W, FONTS, INK_BL, INK_BR, INK_TL, INK_TR, DrawStyle, Face,
                                    FaceError, _draw_center, _paint, _rounded_alpha, _text_block, draw_pip)
 
 BGR = tuple[int, int, int]
@@ -373,7 +373,7 @@ class LazyFaces(Mapping[str, Face]):
 
 
 def procedural_deck(style: ProceduralStyle, name: str | None = None) -> Deck:
-    """A :class:`~vision.training.decks.Deck` whose faces are drawn on demand (named ``name`` or the style's)."""
+    """A :class:`~vision.training.data.decks.Deck` whose faces are drawn on demand (named ``name`` or the style's)."""
     return Deck(name or style.name, LazyFaces(style, name), "AGPL-3.0-or-later (tiplu, procedural)")  # type: ignore[arg-type]
 
 

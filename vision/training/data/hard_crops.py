@@ -1,13 +1,13 @@
 """Stage-2 training crops cut around stage 1's own boxes: the framing the classifier meets at run time.
 
-:func:`vision.training.train.build_crops` cuts crops around the *labelled* boxes, jittered.
+:func:`vision.training.fit.names.build_crops` cuts crops around the *labelled* boxes, jittered.
 At run time the classifier sees crops around *stage 1's* boxes instead, framed differently
 (tighter or looser, shifted, more so on turned cards), and it must call stage 1's false
 alarms (pips, court art, distractors) "not a corner". So this module runs a model folder's
 stage 1 over labelled photos, exactly as :class:`~vision.detector.CardDetector` does (its
 own input sizes, its NMS), and keeps:
 
-- every box matched one to one to a label at IoU >= 0.5 (:func:`~vision.training.evaluate.match_boxes`),
+- every box matched one to one to a label at IoU >= 0.5 (:func:`~vision.training.measure.evaluate.match_boxes`),
   as a crop of that label's card;
 - the best-scoring boxes that overlap no label (IoU < 0.1 with every one) and score at least
   :data:`BACKGROUND_FLOOR`, as BACKGROUND crops, at most ``max_background`` per photo, unless
@@ -46,10 +46,10 @@ import numpy as np
 from scorer import CLASS_NAMES
 from vision.detector import CLASSIFIER_FILE, CROP_H, CROP_W, CardDetector, ModelError, crop_corner, read_model_json
 from vision.geometry import box_iou
-from vision.training.dataset import DatasetError, iter_samples, read_sample
-from vision.training.evaluate import LOCATE_CONF, MATCH_IOU, match_boxes, stage1_boxes
-from vision.training.train import BACKGROUND, TrainError
-from vision.training.turned import random_turn, turn_photo
+from vision.training.data.dataset import DatasetError, iter_samples, read_sample
+from vision.training.measure.evaluate import LOCATE_CONF, MATCH_IOU, match_boxes, stage1_boxes
+from vision.training.fit.names import BACKGROUND, TrainError
+from vision.training.data.turned import random_turn, turn_photo
 
 #: A box overlapping every label less than this is no corner at all (a BACKGROUND crop).
 BACKGROUND_IOU = 0.1
@@ -147,7 +147,7 @@ def hard_crops(model: Path | str, data: Sequence[Path | str], *, turns: int = 0,
     """Crops of ``model``'s stage-1 boxes on the train photos of YOLO folders ``data``.
 
     Each photo is read upright and ``turns`` more times, turned by a random angle
-    (:func:`~vision.training.turned.turn_photo`, at least 15 degrees from upright);
+    (:func:`~vision.training.data.turned.turn_photo`, at least 15 degrees from upright);
     ``max_images`` keeps a seeded sample of the photos. The same arguments give the same crops.
     They are cut at the size the model's classifier takes, or at ``crop_size`` (w, h).
     """

@@ -1,6 +1,6 @@
 """Card faces: the common :class:`Face` record, corner-index finding, and faces drawn with OpenCV.
 
-Every card design the generator uses (SVG decks rendered by :mod:`vision.training.decks`, or the
+Every card design the generator uses (SVG decks rendered by :mod:`vision.training.data.decks`, or the
 faces drawn here) becomes a :class:`Face`: a BGRA image of the card plus the two corner
 indices (rank glyph + small suit pip) as tight boxes and an ink mask. The scene renderer
 warps the mask with the card, so it knows which index pixels stay visible.

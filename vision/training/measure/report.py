@@ -1,6 +1,6 @@
 """One command that measures a model folder for the model card, each stage apart and the whole reading.
 
-``tiplu report models --out runs/report`` (or ``python -m vision.training.report``) reads:
+``tiplu report models --out runs/report`` (or ``python -m vision.training.measure.report``) reads:
 
 - **real val** (``data/real/val``), upright and turned by 30, 90 and 135 degrees (the canvas
   grows to hold the turned photo; a turned label becomes the axis-aligned box of its
@@ -47,10 +47,10 @@ from vision.detector import CardDetector, ModelError
 from vision.geometry import Corner
 from vision.pipeline import DEFAULT_CONF, read_photo
 from vision.score import score_reading
-from vision.training.dataset import DatasetError, iter_samples, read_sample
-from vision.training.decks import Deck
-from vision.training.evaluate import card_set_scores, match_boxes, stage1_boxes
-from vision.training.turned import turn_photo
+from vision.training.data.dataset import DatasetError, iter_samples, read_sample
+from vision.training.data.decks import Deck
+from vision.training.measure.evaluate import card_set_scores, match_boxes, stage1_boxes
+from vision.training.data.turned import turn_photo
 
 ANGLES = (0, 30, 90, 135)
 TABLE_SIZE = (1280, 960)
@@ -61,7 +61,7 @@ FAR_SCENES = 10
 HELD_OUT_DESIGNS = ("nicu-white", "proc-gold-on-black")
 #: Scene kinds of the whole-table sets, in turn.
 TABLE_KINDS = ("declared", "maal_spread", "tunnela")
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 class ReportError(ValueError):
@@ -211,7 +211,7 @@ def real_photos(folder: Path, limit: int | None = None, seed: int = 0,
     scores each photo's exactness on the distinct cards (:attr:`Truth.distinct`)."""
     samples = list(iter_samples(folder))
     if not samples:
-        raise ReportError(f"{folder}: no labelled images; run 'python -m vision.training.dataset import-real "
+        raise ReportError(f"{folder}: no labelled images; run 'python -m vision.training.data.dataset import-real "
                           f"/path/to/cards-real-dev data/real' first")
     if limit is not None and limit < len(samples):
         pick = np.random.default_rng(seed).choice(len(samples), limit, replace=False)
@@ -231,7 +231,7 @@ def declared_hand(rng: np.random.Generator) -> tuple[list[list[str]], str]:
 
     The scorer, not this function, says whether the hand finishes.
     """
-    from vision.training.scenes import CardSupply
+    from vision.training.data.scenes import CardSupply
     supply = CardSupply(rng, jokers=0)
     melds = [supply.run(3) for _ in range(3)]
     melds += [supply.run(3) if rng.random() < 0.5 else supply.set(3) for _ in range(4)]
@@ -243,10 +243,10 @@ def declared_hand(rng: np.random.Generator) -> tuple[list[list[str]], str]:
 
 
 def held_out_design(design: str) -> Deck:
-    """A held-out design by name: a procedural one (:func:`~vision.training.procedural.held_out_decks`)
+    """A held-out design by name: a procedural one (:func:`~vision.training.data.procedural.held_out_decks`)
     or an SVG deck held out of training, such as ``nicu-white``."""
-    from vision.training.decks import DeckError, load_decks
-    from vision.training.procedural import held_out_decks
+    from vision.training.data.decks import DeckError, load_decks
+    from vision.training.data.procedural import held_out_decks
     procedural = held_out_decks()
     if design in procedural:
         return procedural[design]
@@ -263,7 +263,7 @@ def table_scenes(design: str, count: int, seed: int = 0, *, far: bool = False) -
     (:data:`FAR_SIZE`, the cards filling :data:`FAR_FILL` of it): corners of about 30-70 px in a
     photo that the big pass reads at 960 px, where they shrink to 7-17 px.
     """
-    from vision.training.scenes import render_scene
+    from vision.training.data.scenes import render_scene
     decks = [held_out_design(design)]
     look: dict[str, Any] = dict(size=FAR_SIZE if far else TABLE_SIZE, decks=decks, designs_per_scene=1,
                                 distractors=False) | ({"fill": FAR_FILL} if far else {})

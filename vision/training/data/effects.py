@@ -125,7 +125,7 @@ def _word_text(rng: Rng) -> str:
 
 
 def _word(rng: Rng, canvas: np.ndarray, card_px: float) -> None:
-    from vision.training.procedural import font_files, text_mask
+    from vision.training.data.procedural import font_files, text_mask
 
     h, w = canvas.shape[:2]
     fonts = font_files()

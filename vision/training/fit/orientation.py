@@ -156,7 +156,7 @@ def export_orientation(net: Any, path: Path, opset: int = 17) -> Path:
     """The network as ONNX (dynamic batch), the file :class:`vision.detector.CardDetector` loads."""
     import torch
 
-    from vision.training.train import quiet_legacy_onnx_export
+    from vision.training.fit.names import quiet_legacy_onnx_export
 
     path.parent.mkdir(parents=True, exist_ok=True)
     quiet_legacy_onnx_export()

@@ -7,7 +7,7 @@ tapped in by name. The page keeps the crops of the cards changed or confirmed (a
 added by name give no crop. :func:`review_photo` does the same from a labelled photo, so that
 ``tiplu improve MODEL --reviewed DIR`` learns exactly what the page would from the same photos, and the
 report can measure what a family's first evening of corrections is worth. A corner is read on a labelled
-corner as the calibration matches them (:func:`vision.training.calibrate.match_boxes`).
+corner as the calibration matches them (:func:`vision.training.measure.calibrate.match_boxes`).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import numpy as np
 from vision.detector import Detector, crop_corner
 from vision.enrolment import KEPT_CROP
 from vision.pipeline import DEFAULT_CONF, PhotoReading, read_photo
-from vision.training.calibrate import match_boxes
-from vision.training.dataset import DatasetError, iter_samples, read_sample
+from vision.training.measure.calibrate import match_boxes
+from vision.training.data.dataset import DatasetError, iter_samples, read_sample
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ a dataset whose class 0 is ``10C`` still lands on tiplu's ``10C``; ``BLACK JOKER
 >>> map_class_name("RED JOKER"), map_class_name("10c"), map_class_name("BACK")
 (52, 48, None)
 
-``python -m vision.training.dataset import-real SRC DST`` copies the real dev photos into a
+``python -m vision.training.data.dataset import-real SRC DST`` copies the real dev photos into a
 git-ignored working folder with a fixed train/val split (see :func:`import_real`).
 """
 

@@ -10,7 +10,7 @@ JPEG. It returns where each card's outline truly lies, so a test can check that 
 card was found, in the right order.
 
 :data:`TABLECLOTHS` adds the cloths of a family's table to the generator's surfaces
-(:mod:`vision.training.backgrounds`); :data:`TEST_DESIGNS` are the designs kept out of
+(:mod:`vision.training.data.backgrounds`); :data:`TEST_DESIGNS` are the designs kept out of
 training (nicu-white and its sibling nicu-ornamental, and the light-ink-on-dark-stock
 proc-gold-on-black). :func:`test_set` lists every (design, cloth, seed) of the set and
 ``bench/bench_enrol.py`` checks them all.
@@ -31,8 +31,8 @@ import cv2
 import numpy as np
 
 from vision.enrolment import card_names
-from vision.training.backgrounds import carpet, fractal_noise, speckle, wood
-from vision.training.faces import Face
+from vision.training.data.backgrounds import carpet, fractal_noise, speckle, wood
+from vision.training.data.faces import Face
 
 Rng = np.random.Generator
 #: The size of a rendered photo (width, height): a phone photo, shrunk.
@@ -149,8 +149,8 @@ TEST_DESIGNS = ("nicu-white", "nicu-ornamental", "proc-gold-on-black")
 @lru_cache(maxsize=4)
 def design_faces(name: str) -> dict[str, Face]:
     """The faces of a held-out design (an SVG deck, or a procedural one), by card name."""
-    from vision.training.decks import load_svg_faces, svg_deck
-    from vision.training.procedural import held_out_decks
+    from vision.training.data.decks import load_svg_faces, svg_deck
+    from vision.training.data.procedural import held_out_decks
 
     procedural = held_out_decks()
     if name in procedural:
@@ -265,8 +265,8 @@ def write_design_photos(design: str, cloth: str, seed: int, folder: Path, joker:
                         quality: int = 90) -> list[Path]:
     """The design's four suit photos on ``cloth`` (:func:`design_photo`, ``seed``) as a family hands them to
     ``tiplu enrol``: ``spades.jpg`` ... ``clubs.jpg`` in ``folder`` (JPEG ``quality``), then, with a ``joker``
-    face, ``jokers.jpg`` (:func:`vision.training.enrol.write_enrolment_photos`); the paths in that order."""
-    from vision.training.enrol import write_enrolment_photos
+    face, ``jokers.jpg`` (:func:`vision.training.fit.enrol.write_enrolment_photos`); the paths in that order."""
+    from vision.training.fit.enrol import write_enrolment_photos
 
     shots = [(suit, design_photo(design, cloth, seed, suit).image, None) for suit in "SHDC"]
     return write_enrolment_photos(folder, shots, joker, quality)

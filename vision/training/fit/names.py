@@ -1,6 +1,6 @@
 """Train tiplu's two-stage card-corner detector offline on CPU (or GPU), then export ONNX.
 
-Stage 1 is an Ultralytics YOLO11n built from ``vision/training/train_config/yolo11n-corner.yaml``
+Stage 1 is an Ultralytics YOLO11n built from ``vision/training/fit/train_config/yolo11n-corner.yaml``
 (no pretrained weights, nothing downloaded) that finds card-corner indices as ONE class.
 Stage 2 is a small CNN (:class:`CornerNet`) that names the card from a crop of each corner.
 Two stages because a from-scratch 53-class YOLO barely moves on a few hundred labelled
@@ -14,7 +14,7 @@ Examples::
     tiplu train export --detector runs/tiplu/detector/weights/best.pt \\
         --classifier runs/tiplu/classifier/best.pt --out models
 
-``python -m vision.training.train ...`` takes the same arguments.
+``python -m vision.training.fit.names ...`` takes the same arguments.
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ from vision.detector import CLASSIFIER_FILE, CROP_H, CROP_W, DETECTOR_FILE, crop
 from vision.geometry import box_iou
 from vision.orientation import ORIENTATION_FILE
 from vision.settings import ReaderSettings, write_settings
-from vision.training.dataset import Sample, iter_samples, read_sample, write_class_names
-from vision.training.decks import Deck, load_decks
+from vision.training.data.dataset import Sample, iter_samples, read_sample, write_class_names
+from vision.training.data.decks import Deck, load_decks
 
 CONFIG_DIR = Path(__file__).resolve().parent / "train_config"
 DEFAULT_DETECTOR_YAML = CONFIG_DIR / "yolo11n-corner.yaml"
@@ -104,7 +104,7 @@ def train_detector(data: Path, *, epochs: int = 60, imgsz: int = 320, batch: int
         yolo.train(resume=True)
     else:
         if not Path(data).is_file():
-            raise TrainError(f"{data}: no data.yaml; run 'python -m vision.training.dataset import-real' first")
+            raise TrainError(f"{data}: no data.yaml; run 'python -m vision.training.data.dataset import-real' first")
         yolo = YOLO(str(weights if weights is not None else model))
         yolo.train(data=str(data), epochs=epochs, imgsz=imgsz, batch=batch, device=device,
                    workers=workers, single_cls=single_cls, project=str(project.resolve()), name=name,
@@ -160,7 +160,7 @@ def build_crops(samples: Sequence[Sample], copies: int = 8, background: float = 
     """Augmented classifier crops from labelled photos: (N, h, w, 3) uint8 BGR and labels.
 
     ``crop_size`` is the classifier's input (w, h), 32x48 unless the campaign chose another
-    (:func:`vision.training.accumulate.extend_plan`).
+    (:func:`vision.training.fit.resume.extend_plan`).
 
     Each labelled corner gives ``copies`` jittered crops; ``background`` times as many crops
     again come from random same-sized boxes that do not overlap a label (class 53).
@@ -205,7 +205,7 @@ def augmented_copies(crops: np.ndarray, labels: np.ndarray, copies: int = 1,
                      seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """``copies`` pixel-augmented versions (:func:`_augment_pixels`) of crops already cut, with their labels.
 
-    For crops saved unaugmented, such as stage 1's own boxes (:mod:`vision.training.hard_crops`),
+    For crops saved unaugmented, such as stage 1's own boxes (:mod:`vision.training.data.hard_crops`),
     so that each epoch sees them lit, blurred and turned differently.
 
     >>> x, y = augmented_copies(np.zeros((3, 48, 32, 3), np.uint8), np.array([0, 5, 53]), copies=2)
@@ -222,7 +222,7 @@ def augmented_copies(crops: np.ndarray, labels: np.ndarray, copies: int = 1,
 def face_crops(decks: Sequence[Deck], copies: int = 6, background: float = 0.3,
                seed: int = 0, turn_any: float = 0.0,
                crop_size: tuple[int, int] = (CROP_W, CROP_H)) -> tuple[np.ndarray, np.ndarray]:
-    """Classifier crops cut from rendered card faces (``vision.training.decks``), many designs cheaply.
+    """Classifier crops cut from rendered card faces (``vision.training.data.decks``), many designs cheaply.
 
     Each face is laid on a random table colour, turned (half the time up to 15 degrees,
     else up to 45, as cards lie in a maal spread), shrunk to a random photo scale, and each
@@ -253,7 +253,7 @@ def face_crops(decks: Sequence[Deck], copies: int = 6, background: float = 0.3,
                 xs.append(_face_crop(rng, bgra, box, turn_any, crop_size))
                 ys.append(label)
     if not xs:
-        raise TrainError("no card faces to crop; render them with 'python -m vision.training.decks' first")
+        raise TrainError("no card faces to crop; render them with 'python -m vision.training.data.decks' first")
     return np.stack(xs), np.array(ys, dtype=np.int64)
 
 
@@ -331,7 +331,7 @@ def train_classifier(datasets: Sequence[Path], *, epochs: int = 30, copies: int 
     Saves ``last.pt`` every epoch (``resume`` continues it) and ``best.pt`` at the lowest
     training loss. ``val_data`` only prints accuracy on its val crops: it never selects.
     ``extra`` adds crops already cut (and their labels), ``extra_copies`` augmented copies each
-    (:func:`augmented_copies`), e.g. :func:`vision.training.hard_crops.load_hard_crops`.
+    (:func:`augmented_copies`), e.g. :func:`vision.training.data.hard_crops.load_hard_crops`.
     """
     try:
         import torch
@@ -399,7 +399,7 @@ def fit_classifier(net: Any, crops: np.ndarray, labels: np.ndarray, *, epochs: i
     at ``lr``), a one-cycle schedule over ``epochs`` fast-forwarded to epoch ``start``,
     cross-entropy with 0.05 label smoothing. ``progress(epoch, epochs, mean loss)`` after
     each epoch (1-based); :func:`train_classifier` saves its checkpoints there and
-    :func:`vision.training.enrol.fine_tune_classifier` reports progress. Returns ``net``
+    :func:`vision.training.fit.enrol.fine_tune_classifier` reports progress. Returns ``net``
     in eval mode. Seed torch first for a repeatable run.
     """
     import torch
@@ -548,7 +548,7 @@ def export_models(detector: Path, classifier: Path | None, out: Path = Path("mod
     """Write ``corners.onnx``, ``corner_classifier.onnx``, ``classes.txt`` and ``model.json``.
 
     ``crop_size`` (w, h) is the classifier's input, written to ``model.json`` (``crop_w``, ``crop_h``).
-    ``orientation`` (an exported ``corner_orientation.onnx``, :mod:`vision.training.orientation`)
+    ``orientation`` (an exported ``corner_orientation.onnx``, :mod:`vision.training.fit.orientation`)
     is copied in and named in ``model.json``, so that pairing takes the indices' angles.
 
     The detector is exported with a dynamic input size (so the app may run it at 320, 416

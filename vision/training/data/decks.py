@@ -3,11 +3,11 @@
 The SVG decks come from ``kdegames-card-data-kf5`` (``/usr/share/carddecks``) and
 ``aisleriot`` (``/usr/share/aisleriot/cards``). Each card is exported by element id with
 ``rsvg-convert --export-id``, cropped to its opaque area and scaled to
-:data:`vision.training.faces.FACE_WIDTH`; the corner indices are then found on the pixels
-(:func:`vision.training.faces.face_from_image`). Renders are cached as PNG + JSON under
+:data:`vision.training.data.faces.FACE_WIDTH`; the corner indices are then found on the pixels
+(:func:`vision.training.data.faces.face_from_image`). Renders are cached as PNG + JSON under
 ``data/faces/<deck>/`` (git-ignored), so a deck costs a few seconds once.
 
-Licenses and the decks left out (and why) are listed in ``vision/training/DECKS.md``.
+Licenses and the decks left out (and why) are listed in ``vision/training/data/DECKS.md``.
 
 >>> names = [d.name for d in SVG_DECKS]
 >>> "standard" in names and HOLDOUT_DECK in names
@@ -30,7 +30,7 @@ import cv2
 import numpy as np
 
 from scorer import CLASS_NAMES
-from vision.training.faces import (DRAWN_STYLES, FACE_WIDTH, INK_BR, INK_TL, Face, FaceError, draw_face,
+from vision.training.data.faces import (DRAWN_STYLES, FACE_WIDTH, INK_BR, INK_TL, Face, FaceError, draw_face,
                           face_from_image)
 
 CARDDECKS = Path("/usr/share/carddecks")
@@ -88,7 +88,7 @@ def _kde(name: str, folder: str, file: str, license: str, jokers: tuple[str, ...
                    "kdegames-card-data-kf5", four, window)
 
 
-#: The SVG decks that render well (see vision/training/DECKS.md for the ones left out).
+#: The SVG decks that render well (see vision/training/data/DECKS.md for the ones left out).
 SVG_DECKS: tuple[SvgDeck, ...] = (
     _kde("standard", "svg-standard", "standard.svgz", "GPL-2+"),
     SvgDeck("ancient-egyptians", CARDDECKS / "svg-ancient-egyptians" / "Ancient_Egyptians.svgz",
@@ -133,7 +133,7 @@ def default_cache_dir() -> Path:
     env = os.environ.get("TIPLU_FACES_DIR")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[2] / "data" / "faces"
+    return Path(__file__).resolve().parents[3] / "data" / "faces"
 
 
 def svg_deck(name: str) -> SvgDeck:

@@ -11,7 +11,7 @@ Metrics (numpy only, no torch):
 Usage::
 
     tiplu eval-model data/real/val --json
-    python -m vision.training.evaluate data/synth_holdout --imgsz 416
+    python -m vision.training.measure.evaluate data/synth_holdout --imgsz 416
 
 >>> ap_101(np.array([1.0, 1.0]), np.array([0.5, 1.0]))
 1.0
@@ -31,7 +31,7 @@ import numpy as np
 from scorer import CLASS_NAMES
 from vision.detector import MAX_BOXES, CardDetector, Detector, load_detector
 from vision.geometry import Corner, box_iou, nms
-from vision.training.dataset import iter_samples, read_sample
+from vision.training.data.dataset import iter_samples, read_sample
 
 IOU_THRESHOLDS = np.linspace(0.5, 0.95, 10)
 APP_CONF = 0.25

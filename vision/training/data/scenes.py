@@ -5,10 +5,10 @@ corner index shows, fanned hands, tunnelas stacked, scattered maal cards, single
 seen through a tilted camera. Each card face is warped into the picture in z order while an
 id map records which card owns each pixel, so the generator knows exactly how much of each
 corner index (rank glyph + small pip) is still visible. A corner gets a box when at least
-:data:`MIN_VISIBLE` of its index ink is visible (see ``vision/training/DECKS.md`` for the measurement).
+:data:`MIN_VISIBLE` of its index ink is visible (see ``vision/training/data/DECKS.md`` for the measurement).
 
 >>> import numpy as np
->>> from vision.training.decks import drawn_decks
+>>> from vision.training.data.decks import drawn_decks
 >>> s = render_scene(np.random.default_rng(0), "single", size=(320, 240), decks=drawn_decks()[:1],
 ...                  cards=["QS"])
 >>> sorted({b.name for b in s.labels})
@@ -26,10 +26,10 @@ import cv2
 import numpy as np
 
 from scorer import CLASS_NAMES
-from vision.training.backgrounds import make_background
-from vision.training.decks import Deck, drawn_decks
-from vision.training.effects import camera_effects, draw_distractors, draw_words
-from vision.training.faces import CORNER_CODES, DRAWN_STYLES, FONTS, Face, draw_back, draw_face
+from vision.training.data.backgrounds import make_background
+from vision.training.data.decks import Deck, drawn_decks
+from vision.training.data.effects import camera_effects, draw_distractors, draw_words
+from vision.training.data.faces import CORNER_CODES, DRAWN_STYLES, FONTS, Face, draw_back, draw_face
 
 Rng = np.random.Generator
 
@@ -507,9 +507,9 @@ def render_scene(rng: Rng, scene: str = "table", *, size: tuple[int, int] = (128
     ``geometry["backs"]``);
     ``camera`` is the perspective strength (0 = straight above). ``randomise=True`` (domain
     randomisation, with ``effects``) tilts the camera up to about 45 degrees, adds hands, phones
-    and coins under the cards and the camera effects of :mod:`vision.training.effects`; ``words``
+    and coins under the cards and the camera effects of :mod:`vision.training.data.effects`; ``words``
     (with distractors) is the chance of printed words on the table too (brands, labels:
-    :func:`~vision.training.effects.draw_words`; 0 draws nothing from ``rng``, so a seed's scene is as before).
+    :func:`~vision.training.data.effects.draw_words`; 0 draws nothing from ``rng``, so a seed's scene is as before).
     ``parts=True`` adds
     ``visible_rank`` / ``visible_pip`` to each geometry box (used to choose
     :data:`MIN_VISIBLE`).

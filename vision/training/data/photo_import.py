@@ -10,13 +10,13 @@ photo keeps its credit and a webcam val can be rebuilt from the source with one 
     tiplu train import-photos SRC data/webcam/val --name NAME --url URL --licence CC-BY-4.0 \\
         --author "WHO" --camera webcam [--labels corners|cards]
 
-Two kinds of labels are read, classes matched by name as :mod:`vision.training.dataset` does:
+Two kinds of labels are read, classes matched by name as :mod:`vision.training.data.dataset` does:
 
 - ``corners``: the source boxes each visible corner index (rank and pip), as tiplu's real val
   does; boxes are copied.
 - ``cards``: the source outlines whole cards (a YOLO polygon of the card, or a box of an upright
   card). Each card becomes the boxes of its two corner indices: the card is straightened, the index
-  glyphs are found in its two inked corners (:func:`vision.training.enrol.index_boxes`, as
+  glyphs are found in its two inked corners (:func:`vision.training.fit.enrol.index_boxes`, as
   ``tiplu enrol`` does on a family's photos, falling back to the usual index place) and their boxes
   are taken back into the photo. An index that falls mostly outside the frame is left unlabelled.
 
@@ -26,7 +26,7 @@ is a licence not in :data:`LICENCES`: a photo whose licence is unclear is not us
 >>> check_source(Source("x", "https://github.com/MrKeSuu/bidly", "MIT", "someone", "phone"))
 Traceback (most recent call last):
 ...
-vision.training.dataset.DatasetError: https://github.com/MrKeSuu/bidly: this source holds the project's independent checks; do not import it
+vision.training.data.dataset.DatasetError: https://github.com/MrKeSuu/bidly: this source holds the project's independent checks; do not import it
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.training.dataset import (IMAGE_SUFFIXES, Box, DatasetError, Sample, image_dirs, iter_samples,
+from vision.training.data.dataset import (IMAGE_SUFFIXES, Box, DatasetError, Sample, image_dirs, iter_samples,
                                      map_class_name, read_class_names, read_dataset_image, start_yolo_folder,
                                      write_labels)
 
@@ -148,7 +148,7 @@ def clip_box(box: Sequence[float], width: int, height: int, min_inside: float = 
 
 def card_samples(root: Path) -> Iterator[Sample]:
     """Every photo of a YOLO folder whose labels outline whole cards, as corner-index boxes."""
-    from vision.training.enrol import index_boxes
+    from vision.training.fit.enrol import index_boxes
 
     for images in image_dirs(root):
         mapping = [map_class_name(n) for n in read_class_names(images.parent)]

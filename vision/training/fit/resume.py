@@ -59,8 +59,8 @@ import numpy as np
 from vision.detector import (CLASSIFIER_FILE, CROP_H, CROP_W, DETECTOR_FILE, MODELS_DIR, letterbox, model_crop_size,
                              network_input)
 from vision.orientation import ORIENTATION_FILE
-from vision.training.hard_crops import load_hard_crops
-from vision.training.train import (DEFAULT_DETECTOR_YAML, TrainError, _ultralytics, corner_net, export_models,
+from vision.training.data.hard_crops import load_hard_crops
+from vision.training.fit.names import (DEFAULT_DETECTOR_YAML, TrainError, _ultralytics, corner_net, export_models,
                                    train_classifier)
 
 #: The default resume folder: under the git-ignored ``runs/``, never in the package.
@@ -245,7 +245,7 @@ def detector_from_onnx(onnx_path: Path, calibration: np.ndarray, yaml: Path = DE
 
 
 def classifier_from_onnx(onnx_path: Path, calibration: np.ndarray) -> Any:
-    """The stage-2 :func:`~vision.training.train.corner_net` with a fused ONNX classifier's weights."""
+    """The stage-2 :func:`~vision.training.fit.names.corner_net` with a fused ONNX classifier's weights."""
     import torch
     inits, convs = _onnx_weights(onnx_path)
     net = corner_net()
@@ -272,7 +272,7 @@ def classifier_from_onnx(onnx_path: Path, calibration: np.ndarray) -> Any:
 
 
 def _photo_batch(folder: Path, size: int = 320, count: int = 16) -> np.ndarray:
-    from vision.training.dataset import iter_samples
+    from vision.training.data.dataset import iter_samples
     samples = list(iter_samples(folder))[:count]
     if not samples:
         raise TrainError(f"{folder}: no images to calibrate batch norms with; import the real data first")
@@ -280,8 +280,8 @@ def _photo_batch(folder: Path, size: int = 320, count: int = 16) -> np.ndarray:
 
 
 def _crop_batch(folder: Path, crop_size: tuple[int, int] = (CROP_W, CROP_H)) -> np.ndarray:
-    from vision.training.dataset import iter_samples
-    from vision.training.train import _to_tensor, build_crops
+    from vision.training.data.dataset import iter_samples
+    from vision.training.fit.names import _to_tensor, build_crops
     x, _ = build_crops(list(iter_samples(folder))[:40], copies=2, seed=0, crop_size=crop_size)
     return _to_tensor(x).numpy()
 
@@ -324,7 +324,7 @@ def ultralytics_checkpoint(model: Any, path: Path) -> Path:
 
 
 def classifier_checkpoint(net: Any, path: Path) -> Path:
-    """Write ``net`` in :func:`~vision.training.train.train_classifier`'s checkpoint format."""
+    """Write ``net`` in :func:`~vision.training.fit.names.train_classifier`'s checkpoint format."""
     import torch
     from scorer import CLASS_NAMES
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -435,7 +435,7 @@ def continue_classifier(data: Sequence[Path], epochs: int, *, decks: str | None 
     (none yet: the campaign starts from ``models/``, :func:`resume_or_start` with ``real``).
 
     ``turn_any`` is the share of face crops turned anywhere in 0-360 degrees (rotation-complete).
-    ``extra_crops`` are ``.npz`` files of stage 1's own boxes (:mod:`vision.training.hard_crops`),
+    ``extra_crops`` are ``.npz`` files of stage 1's own boxes (:mod:`vision.training.data.hard_crops`),
     added ``extra_copies`` times each, pixel-augmented afresh every chunk.
     """
     state = resume_or_start(folder, real=real)
@@ -493,7 +493,7 @@ def campaign(detector_data: Path | None, classifier_data: Sequence[Path], rounds
 
 def export_resume_point(out: Path, folder: Path = RESUME_DIR, work: Path = Path("runs/accumulate")) -> list[Path]:
     """ONNX model folder from the resume point (the input size of the model it started from, the
-    export's default big pass: :func:`~vision.training.train.export_models`)."""
+    export's default big pass: :func:`~vision.training.fit.names.export_models`)."""
     state = read_state(folder)
     det = ultralytics_checkpoint(load_detector(folder), work / "export_detector.pt")
     cls = classifier_checkpoint(load_classifier(folder), work / "export_classifier.pt")

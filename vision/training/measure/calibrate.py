@@ -65,7 +65,7 @@ from vision.images import read_image
 from vision.pipeline import DEFAULT_CONF, PhotoReading, read_photo, reading_fingerprint
 from vision.score import lay_out
 from vision.settings import read_settings
-from vision.training.dataset import Sample, iter_samples
+from vision.training.data.dataset import Sample, iter_samples
 
 #: Nothing flagged, every faint corner down to the detector's floor kept as a place to look.
 NOTHING_FLAGGED = Calibration(uncertain_below=0.0, alternative_above=1.0, faint_above=0.1)

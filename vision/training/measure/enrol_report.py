@@ -1,19 +1,19 @@
 """The model card's enrolment rows: a held-out design taught as a family would, its tables before and after.
 
-Per design (:data:`vision.training.enrol_photos.TEST_DESIGNS` by default), ``tiplu report --enrol``:
+Per design (:data:`vision.training.data.enrol_photos.TEST_DESIGNS` by default), ``tiplu report --enrol``:
 
 1. renders the design's four suit photos on every cloth of the enrolment test set
-   (:mod:`vision.training.enrol_photos`) and counts those whose 13 cards
+   (:mod:`vision.training.data.enrol_photos`) and counts those whose 13 cards
    :func:`vision.enrolment.find_cards` finds in the right order (the row's "suit photos found");
-2. reads the design's whole tables (:func:`vision.training.report.table_scenes`, the report's seed)
+2. reads the design's whole tables (:func:`vision.training.measure.report.table_scenes`, the report's seed)
    with the base model: the row "before";
 3. enrols the design from its four suit photos on one cloth (``cloth``, the striped one by default,
-   where issue #42's photos failed), with :func:`vision.training.enrol.enrol`'s defaults, and reads the
+   where issue #42's photos failed), with :func:`vision.training.fit.enrol.enrol`'s defaults, and reads the
    same tables: the row "enrolled";
 4. with ``corrections``, reviews that many other tables of the design (:data:`REVIEW_SEED`) read by the
    enrolled model as a family does (:func:`review_corrections`: each card read wrong changed to the
    right one, each doubtful card confirmed, the crops the page keeps), runs "Improve from corrections"
-   (:func:`vision.training.enrol.improve`, the suit photos learnt again) and reads the tables a third
+   (:func:`vision.training.fit.enrol.improve`, the suit photos learnt again) and reads the tables a third
    time: the row "corrected".
 
 >>> list(row_names("nicu-white", "stripes", 44, 44, 201.0, 12, 5))
@@ -32,8 +32,8 @@ import numpy as np
 from vision.detector import CardDetector, Detector
 from vision.enrolment import CardsNotFound, find_cards
 from vision.pipeline import DEFAULT_CONF
-from vision.training.review import review_photo
-from vision.training.report import ReportError, SetScore, Truth, measure, table_scenes
+from vision.training.data.review import review_photo
+from vision.training.measure.report import ReportError, SetScore, Truth, measure, table_scenes
 
 #: The seed of the tables a family reviews before "Improve from corrections" (never the report's 0,
 #: its fresh 1-3 or the calibration's 1001 and 2002).
@@ -44,7 +44,7 @@ ENROL_CLOTH = "stripes"
 
 def review_corrections(detector: Detector, image: np.ndarray, truth: Truth,
                        conf: float = DEFAULT_CONF) -> list[tuple[np.ndarray, str]]:
-    """The crops a family keeps when it reviews ``image`` as the page asks (:func:`vision.training.review.review_photo`),
+    """The crops a family keeps when it reviews ``image`` as the page asks (:func:`vision.training.data.review.review_photo`),
     each with its right name."""
     done = review_photo(detector, image, truth.boxes, truth.names, conf)
     return list(zip(done.crops, done.cards))
@@ -54,7 +54,7 @@ def found_suit_photos(design: str, seed: int = 0, cloths: Sequence[str] | None =
     """How many of ``design``'s suit photos (every suit on each of ``cloths``, by default every cloth of the
     test set, ``seed``) :func:`vision.enrolment.find_cards` finds all 13 cards of in the right order, and how
     many there are."""
-    from vision.training.enrol_photos import TABLECLOTHS, design_photo, found_right, test_set
+    from vision.training.data.enrol_photos import TABLECLOTHS, design_photo, found_right, test_set
 
     found = total = 0
     for _, cloth, _, suit in test_set([design], tuple(TABLECLOTHS) if cloths is None else cloths, [seed]):
@@ -88,9 +88,9 @@ def enrolled_rows(model: Path | None, designs: Sequence[str], work: Path, *, sce
     the report's tables hold printed jokers). ``cloths`` limits the count of suit photos found.
     """
     from vision.detector import MODELS_DIR
-    from vision.training.enrol import CALIBRATION_SCENES, COPIES, EPOCHS, TABLE_SCENES, enrol, improve
-    from vision.training.enrol_photos import write_design_photos
-    from vision.training.report import held_out_design
+    from vision.training.fit.enrol import CALIBRATION_SCENES, COPIES, EPOCHS, TABLE_SCENES, enrol, improve
+    from vision.training.data.enrol_photos import write_design_photos
+    from vision.training.measure.report import held_out_design
 
     base = Path(model or MODELS_DIR)
     learning: dict[str, Any] = {
@@ -135,16 +135,16 @@ def webcam_improved_rows(model: Path | None, webcam_val: Path, counts: Sequence[
                          progress: bool = False) -> list[SetScore]:
     """A family's camera learnt from its corrections: for each N of ``counts``, the first N frames of
     ``webcam_val`` (in name order) reviewed as a family does and "Improve from corrections" run on them
-    (``tiplu improve``, :func:`vision.training.review.review_folder` then :func:`vision.training.enrol.improve`),
+    (``tiplu improve``, :func:`vision.training.data.review.review_folder` then :func:`vision.training.fit.enrol.improve`),
     then the frames after the largest N read by the improved model, beside real val and ``designs``' tables.
 
     The rows before it (the base model on the same frames) come first, so that each N reads against it.
     The improved folders are ``work/webcam-N``.
     """
     from vision.detector import MODELS_DIR
-    from vision.training.enrol import improve
-    from vision.training.report import real_photos
-    from vision.training.review import review_folder
+    from vision.training.fit.enrol import improve
+    from vision.training.measure.report import real_photos
+    from vision.training.data.review import review_folder
 
     base = Path(model or MODELS_DIR)
     say: Callable[[str], None] | None = (
