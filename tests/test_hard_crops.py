@@ -17,7 +17,8 @@ from vision.geometry import box_iou
 from vision.training.data.hard_crops import (BACKGROUND_FLOOR, BACKGROUND_IOU, MAX_BACKGROUND, ON_PHOTO, PhotoCrops,
                                         hard_crops, load_hard_crops, photo_crops, read_hard_crops, save_hard_crops,
                                         share_on_photo)
-from vision.training.fit.names import BACKGROUND, TrainError
+from vision.training.data.dataset import BACKGROUND
+from vision.training.fit.settings import TrainError
 from vision.training.data.turned import turn_photo
 from web.cli import main
 

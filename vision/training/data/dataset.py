@@ -9,7 +9,7 @@ a dataset whose class 0 is ``10C`` still lands on tiplu's ``10C``; ``BLACK JOKER
 >>> map_class_name("RED JOKER"), map_class_name("10c"), map_class_name("BACK")
 (52, 48, None)
 
-``python -m vision.training.data.dataset import-real SRC DST`` copies the real dev photos into a
+``tiplu train import-real SRC DST`` copies the real dev photos into a
 git-ignored working folder with a fixed train/val split (see :func:`import_real`).
 """
 
@@ -193,6 +193,10 @@ def iter_samples(root: Path | str) -> Iterator[Sample]:
                     if box is not None:
                         boxes.append(box)
             yield Sample(img, tuple(boxes))
+
+
+#: Stage 2's output after the 53 cards: "not a corner" (rejects stage 1's false alarms).
+BACKGROUND = len(CLASS_NAMES)
 
 
 def write_class_names(folder: Path) -> Path:
@@ -402,11 +406,3 @@ def import_real(src: Path | str, dst: Path | str, val_fraction: float = 0.2,
     return {"train": len(parts["train"]), "val": len(parts["val"]),
             "train_boxes": sum(len(s.boxes) for s in parts["train"]),
             "val_boxes": sum(len(s.boxes) for s in parts["val"])}
-
-
-if __name__ == "__main__":
-    import sys
-
-    from web.cli import main
-
-    raise SystemExit(main(["train", *sys.argv[1:]]))

@@ -44,12 +44,12 @@ from typing import Any
 import numpy as np
 
 from scorer import CLASS_NAMES
-from vision.detector import CLASSIFIER_FILE, CROP_H, CROP_W, CardDetector, ModelError, crop_corner, read_model_json
+from vision.detector import CLASSIFIER_FILE, SHIPPED, CardDetector, ModelError, crop_corner, read_model_json
 from vision.geometry import box_iou
-from vision.training.data.dataset import DatasetError, iter_samples, read_sample
+from vision.training.data.dataset import BACKGROUND, DatasetError, iter_samples, read_sample
 from vision.training.measure.evaluate import LOCATE_CONF, MATCH_IOU, match_boxes, stage1_boxes
-from vision.training.fit.names import BACKGROUND, TrainError
 from vision.training.data.turned import random_turn, turn_photo
+from vision.training.fit.settings import TrainError
 
 #: A box overlapping every label less than this is no corner at all (a BACKGROUND crop).
 BACKGROUND_IOU = 0.1
@@ -264,5 +264,5 @@ def load_hard_crops(paths: Sequence[Path | str], size: tuple[int, int] | None = 
         xs.append(found.crops)
         ys.append(found.labels)
     if not xs:
-        return np.zeros((0, CROP_H, CROP_W, 3), np.uint8), np.zeros(0, np.int64)
+        return np.zeros((0, SHIPPED.crop_h, SHIPPED.crop_w, 3), np.uint8), np.zeros(0, np.int64)
     return np.concatenate(xs), np.concatenate(ys)

@@ -24,14 +24,10 @@ what was seen (:class:`~vision.enrolment.EnrolError`).
 
 from __future__ import annotations
 
-import json
-import logging
-import shutil
-import sys
+import dataclasses
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, redirect_stdout
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,12 +36,15 @@ import cv2
 import numpy as np
 
 from scorer import CLASS_NAMES
-from vision.detector import (CLASSIFIER_FILE, CROP_H, CROP_MARGIN, CROP_W, DETECTOR_FILE, INFO_FILE, MODELS_DIR,
-                             crop_corner, model_classifiers, model_crop_size, read_model_json)
+from vision.detector import (CLASSIFIER_FILE, DETECTOR_FILE, INFO_FILE, MODELS_DIR, SHIPPED_CROP, crop_corner,
+                             model_classifiers, model_crop_size, read_model_json)
 from vision.enrolment import (CALIBRATION_SCENES, SUIT_NAMES, SUITS, EnrolError, FoundCard, card_names, find_cards,
                               find_jokers, train_extra_message, verify_calibration_scenes)
-from vision.training.data.dataset import write_class_names
 from vision.training.data.faces import INK_BR, INK_TL, Face
+from vision.training.fit.corners import train_corners
+from vision.training.fit.export import write_model_folder
+from vision.training.fit.names import _augment_pixels, face_crops, train_names
+from vision.training.fit.settings import ENROL
 
 #: Share of the straightened card (width, height) that holds the corner index.
 INDEX_REGION = (0.2, 0.3)
@@ -122,18 +121,17 @@ def index_boxes(image_bgr: np.ndarray, outline: Sequence[Sequence[float]]) -> li
 
 
 def corner_crops(image_bgr: np.ndarray, outline: Sequence[Sequence[float]],
-                 crop_size: tuple[int, int] = (CROP_W, CROP_H)) -> list[np.ndarray]:
+                 crop_size: tuple[int, int] = SHIPPED_CROP) -> list[np.ndarray]:
     """The card's two corner crops, cut from the photo as the detector cuts a corner it found."""
-    return [crop_corner(image_bgr, box, CROP_MARGIN, crop_size) for box in index_boxes(image_bgr, outline)]
+    return [crop_corner(image_bgr, box, size=crop_size) for box in index_boxes(image_bgr, outline)]
 
 
 # The second half: learn the design from the cards found.
 
-#: Augmented crops per corner index of an enrolled card, and the fine-tuning schedule.
-COPIES = 40
-EPOCHS = 6
-LEARNING_RATE = 1e-3
-BATCH = 128
+#: Augmented crops per corner index of an enrolled card, and the epochs of fine-tuning (the recipe's settings,
+#: :data:`vision.training.fit.settings.ENROL`, named here for the Decks page's defaults).
+COPIES = ENROL.names.face_copies
+EPOCHS = int(ENROL.names.epochs or 1)
 #: How many of the base's stage-2 networks an enrolment fine-tunes (the first ones; None: all). The others are
 #: kept as the base has them and the model averages them all: they keep what the base knows of what is not a
 #: corner, which a few thousand crops of one deck wear away (models/HISTORY.md), and learning takes half as long.
@@ -142,8 +140,6 @@ TUNED: int | None = 1
 CROP_THREADS = 2
 #: Share of the enrolment crops that also go through JPEG (quality 35-90), as phone photos do.
 JPEG_SHARE = 0.5
-#: Share of the crops turned any way (cards on a table lie at every angle); the rest turn up to 45 degrees.
-TURN_ANY = 0.25
 #: Grey levels from the paper's at which a pixel of an index counts as ink.
 INK_CONTRAST = 50
 #: Stage 1 (optional): whole-table scenes rendered from the enrolled faces, and their kinds.
@@ -330,52 +326,17 @@ def recalibrate(model: Path, faces: Sequence[Face], scenes: int, *, before: Path
     return report
 
 
-@contextmanager
-def _quiet_ultralytics() -> Iterator[None]:
-    """Ultralytics logs and prints to stdout, which carries ``tiplu enrol --json``: only its warnings, on stderr."""
-    from ultralytics.utils import LOGGER
-    level, handlers = LOGGER.level, LOGGER.handlers[:]
-    for handler in handlers:
-        LOGGER.removeHandler(handler)
-    LOGGER.addHandler(quiet := logging.StreamHandler(sys.stderr))
-    LOGGER.setLevel(logging.WARNING)
-    try:
-        with redirect_stdout(sys.stderr):
-            yield
-    finally:
-        LOGGER.removeHandler(quiet)
-        for handler in handlers:
-            LOGGER.addHandler(handler)
-        LOGGER.setLevel(level)
-
-
 def fine_tune_detector(base: Path, data: Path, epochs: int, work: Path, *,
                        progress: Callable[[int, int, float], None] | None = None) -> Path:
-    """Stage 1 of ``base`` rebuilt in torch and trained ``epochs`` on ``data``; the checkpoint to export."""
-    from vision.training.fit.resume import (DETECTOR_AUGMENT, _photo_batch, detector_from_onnx,
-                                            ultralytics_checkpoint)
-    from vision.training.fit.names import _ultralytics
-
-    model = detector_from_onnx(base / DETECTOR_FILE, _photo_batch(data.parent / "train"))
-    _, YOLO = _ultralytics()
-    yolo = YOLO(str(ultralytics_checkpoint(model, work / "start.pt")))
-
-    def on_epoch_end(trainer: Any) -> None:
-        if progress is not None and trainer.epoch < epochs:
-            losses = trainer.tloss.values() if isinstance(trainer.tloss, dict) else trainer.tloss
-            progress(trainer.epoch + 1, epochs, float(sum(float(v) for v in losses)) if losses is not None else 0.0)
-
-    yolo.add_callback("on_fit_epoch_end", on_epoch_end)
-    with _quiet_ultralytics():
-        yolo.train(data=str(data), epochs=epochs, imgsz=320, batch=8, device="cpu", workers=0, single_cls=True,
-                   project=str(work.resolve()), name="detector", exist_ok=True, pretrained=True, amp=False,
-                   plots=False, optimizer="SGD", lr0=0.002, lrf=0.5, cos_lr=False, warmup_epochs=0.3, momentum=0.9,
-                   cache=False, val=False, verbose=False, **DETECTOR_AUGMENT)
-    return Path(yolo.trainer.last)
+    """Stage 1 of ``base`` trained ``epochs`` on ``data`` by its recipe (:func:`~vision.training.fit.corners.train_corners`,
+    :data:`~vision.training.fit.settings.ENROL`'s settings, batch norms calibrated on the scenes); the checkpoint."""
+    settings = dataclasses.replace(ENROL.corners, epochs=epochs, plan_epochs=epochs)
+    return train_corners(data, settings, start=base, resume_dir=None, work=work, real=data.parent / "train",
+                         progress=progress, quiet=True)
 
 
 def enrolment_crops(faces: Sequence[Face], copies: int = COPIES, seed: int = 0,
-                    crop_size: tuple[int, int] = (CROP_W, CROP_H), *,
+                    crop_size: tuple[int, int] = SHIPPED_CROP, *,
                     progress: Callable[[int, int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Training crops (N, h, w, 3 BGR, ``crop_size`` the base classifier's) and labels: each
     corner index of each face ``copies`` times through :func:`~vision.training.fit.names.face_crops`
@@ -395,7 +356,6 @@ def enrolment_crops(faces: Sequence[Face], copies: int = COPIES, seed: int = 0,
     from concurrent.futures import ThreadPoolExecutor
 
     from vision.training.data.decks import Deck
-    from vision.training.fit.names import face_crops
 
     known = [face for face in faces if face.card in CLASS_NAMES]
     if not known:
@@ -406,7 +366,7 @@ def enrolment_crops(faces: Sequence[Face], copies: int = COPIES, seed: int = 0,
         face = known[k]
         card_seed = int(np.random.SeedSequence([seed, k]).generate_state(1)[0])
         found = face_crops([Deck(f"enrolled-{k}", {face.card: face}, "enrolled")], copies=copies, seed=card_seed,
-                           turn_any=TURN_ANY, crop_size=crop_size)
+                           turn_any=ENROL.names.turn_any, crop_size=crop_size)
         done[0] += 1
         if progress is not None:
             progress(done[0], len(known))
@@ -460,31 +420,15 @@ def _torch() -> Any:
 def fine_tune_classifier(base: Path, crops: np.ndarray, labels: np.ndarray, epochs: int = EPOCHS, *,
                          seed: int = 0, progress: Callable[[int, int, float], None] | None = None,
                          member: str = CLASSIFIER_FILE, moving: Callable[[float, int], None] | None = None) -> Any:
-    """Stage 2 of the model folder ``base`` (its network ``member``) rebuilt in torch and
-    fine-tuned on ``crops`` (:func:`vision.training.fit.names.fit_classifier`);
+    """Stage 2 of the model folder ``base`` (its network ``member``) fine-tuned on ``crops`` by its recipe
+    (:func:`~vision.training.fit.names.train_names` with :data:`~vision.training.fit.settings.ENROL`'s settings);
     ``progress(epoch, epochs, loss)`` after each epoch, ``moving(epochs done, epochs)`` after each
     batch (a fraction of an epoch: an epoch takes seconds on 2 cores, a minute on a Pi).
     Returns the net in eval mode."""
-    torch = _torch()
-    from vision.training.fit.resume import classifier_from_onnx
-    from vision.training.fit.names import _to_tensor, fit_classifier
-
-    torch.manual_seed(seed)
-    sample = _to_tensor(crops)[torch.randperm(len(crops))[:256]].numpy()
-    net = classifier_from_onnx(base / member, sample)
-    batches = max(1, -(-len(crops) // BATCH))
-    learnt = [0]
-
-    def batch_done(module: Any, _inputs: Any, _output: Any) -> None:
-        if module.training and moving is not None:
-            learnt[0] += 1
-            moving(learnt[0] / batches, epochs)
-
-    hook = net.register_forward_hook(batch_done)  # fit_classifier calls the net once a batch
-    try:
-        return fit_classifier(net, crops, labels, epochs=epochs, lr=LEARNING_RATE, batch=BATCH, progress=progress)
-    finally:
-        hook.remove()
+    _torch()
+    settings = dataclasses.replace(ENROL.names, epochs=epochs, plan_epochs=epochs)
+    return train_names([], settings, start=base, resume_dir=None, member=member, given=(crops, labels), seed=seed,
+                       progress=progress, moving=moving, say=None)
 
 
 def tuned_networks(base: Path, tuned: int | None = TUNED) -> int:
@@ -516,41 +460,6 @@ def fine_tune_classifiers(base: Path, crops: np.ndarray, labels: np.ndarray, epo
         nets.append(fine_tune_classifier(base, crops, labels, epochs, seed=seed + k, progress=each, member=member,
                                          moving=batch))
     return nets + [None] * (len(members) - tuned)
-
-
-def write_model_folder(base: Path, out: Path, nets: Sequence[Any], note: dict[str, Any],
-                       detector: Path | None = None, tag: str = "enrolled") -> list[Path]:
-    """``out`` as a model folder: the base's settings, its detector (or ``detector``, a stage-1
-    checkpoint, exported), ``nets`` as its stage-2 networks (named as the base's
-    ``"classifiers"``; ``None`` keeps the base's network), ``note`` as ``"enrolled"``; the version is the base's plus ``+tag``
-    (``0.2+enrolled``, then ``0.2+enrolled+corrected``)."""
-    _torch()
-    from vision.training.fit.names import OPSET, _ultralytics, copy_orientation, export_classifier
-
-    out.mkdir(parents=True, exist_ok=True)
-    if detector is None:
-        shutil.copyfile(base / DETECTOR_FILE, out / DETECTOR_FILE)
-    else:
-        _, YOLO = _ultralytics()
-        with _quiet_ultralytics():
-            exported = YOLO(str(detector)).export(format="onnx", imgsz=320, dynamic=True, opset=OPSET, device="cpu")
-        shutil.copyfile(exported, out / DETECTOR_FILE)
-    members = model_classifiers(base)
-    if len(nets) != len(members):
-        raise EnrolError(f"{base}: {len(members)} stage-2 networks, but {len(nets)} were fine-tuned")
-    for net, member in zip(nets, members):
-        if net is None:  # kept as the base has it
-            shutil.copyfile(base / member, out / member)
-        else:
-            export_classifier(net, out / member, model_crop_size(base))
-    write_class_names(out)
-    info = read_model_json(base)
-    base_version = info.get("metrics", {}).get("version", "?")
-    info |= {"format": info.get("format", "tiplu-corners-v1"), "metrics": {"version": f"{base_version}+{tag}"},
-             "enrolled": note | {"base": str(base), "base_version": base_version}}
-    carried = copy_orientation(base, out)
-    (out / INFO_FILE).write_text(json.dumps(info, indent=2) + "\n")
-    return [out / DETECTOR_FILE, *(out / m for m in members), *carried, out / "classes.txt", out / INFO_FILE]
 
 
 def enrol(suit_photos: Sequence[Path], out: Path, *, jokers: Path | None = None, base: Path = MODELS_DIR,
@@ -784,17 +693,15 @@ CORRECTION_COPIES = 20
 
 
 def correction_crops(crops: Sequence[np.ndarray], cards: Sequence[str], copies: int = CORRECTION_COPIES,
-                     seed: int = 0, crop_size: tuple[int, int] = (CROP_W, CROP_H)) -> tuple[np.ndarray, np.ndarray]:
+                     seed: int = 0, crop_size: tuple[int, int] = SHIPPED_CROP) -> tuple[np.ndarray, np.ndarray]:
     """Training crops from corner crops kept in review, each labelled with the card the player chose:
     the crop itself (resized to ``crop_size``, the classifier's) and ``copies - 1`` copies through the
     classifier's light, blur, noise and 180-degree changes (:func:`vision.training.fit.names._augment_pixels`).
 
     >>> x, y = correction_crops([np.zeros((48, 32, 3), np.uint8)], ["8H"], copies=3)
     >>> x.shape, [CLASS_NAMES[k] for k in y]
-    ((3, 48, 32, 3), ['8H', '8H', '8H'])
+    ((3, 72, 48, 3), ['8H', '8H', '8H'])
     """
-    from vision.training.fit.names import _augment_pixels
-
     index = {name: k for k, name in enumerate(CLASS_NAMES)}
     rng = np.random.default_rng(seed)
     xs: list[np.ndarray] = []
@@ -886,7 +793,7 @@ def compose_suit_photos(faces: dict[str, Face], seed: int = 7
     """The four suit photos of a design's ``faces`` (:func:`compose_suit_photo`, one seeded
     generator for all four): (suit letter, BGR photo, where each card's centre lies)."""
     rng = np.random.default_rng(seed)
-    return [(suit, *compose_suit_photo([faces[name] for name in card_names(suit)], rng)) for suit in "SHDC"]
+    return [(suit, *compose_suit_photo([faces[name] for name in card_names(suit)], rng)) for suit in SUITS]
 
 
 def write_enrolment_photos(folder: Path, photos: Sequence[tuple[str, np.ndarray, Any]],

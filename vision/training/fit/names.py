@@ -1,29 +1,22 @@
-"""Train tiplu's two-stage card-corner detector offline on CPU (or GPU), then export ONNX.
+"""Stage 2's recipe: the crop classifier that names each corner stage 1 boxes (``corner_classifier.onnx``).
 
-Stage 1 is an Ultralytics YOLO11n built from ``vision/training/fit/train_config/yolo11n-corner.yaml``
-(no pretrained weights, nothing downloaded) that finds card-corner indices as ONE class.
-Stage 2 is a small CNN (:class:`CornerNet`) that names the card from a crop of each corner.
-Two stages because a from-scratch 53-class YOLO barely moves on a few hundred labelled
-corners and two CPU cores, while a class-agnostic box and a 32x48 crop classifier learn fast.
+Its data mix (:func:`names_crops`): crops of the labelled corners of photo folders, each jittered
+as stage 1's boxes are (:func:`build_crops`), crops of rendered card faces on random tables
+(:func:`face_crops`), crops already cut (stage 1's own boxes, :mod:`vision.training.data.hard_crops`),
+and "not a corner" crops; every crop lit, blurred, noised, turned and recoloured as real tables
+show them (:func:`_augment_pixels`). Its network is :func:`~vision.training.fit.networks.corner_net`,
+its one training loop :func:`fit_classifier`. :func:`train_names` is the recipe that
+``tiplu train names``, the campaign's loop, enrolment and "Improve from corrections" all call,
+differing only in their :class:`~vision.training.fit.settings.NamesSettings`, the device and the
+start point.
 
-Examples::
-
-    tiplu train detector data/real/data.yaml --epochs 60 --imgsz 320
-    tiplu train detector data/real/data.yaml --resume runs/tiplu/detector/weights/last.pt
-    tiplu train classifier data/real data/synth --epochs 30
-    tiplu train export --detector runs/tiplu/detector/weights/best.pt \\
-        --classifier runs/tiplu/classifier/best.pt --out models
-
-``python -m vision.training.fit.names ...`` takes the same arguments.
+    tiplu train names data/real data/synth_dr --epochs 2          # from models/, or the resume point
+    tiplu train names data/real --extra-crops runs/stage1_crops.npz --device cuda
 """
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import shutil
-import sys
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -34,89 +27,14 @@ import cv2
 import numpy as np
 
 from scorer import CLASS_NAMES
-from vision.detector import CLASSIFIER_FILE, CROP_H, CROP_W, DETECTOR_FILE, crop_corner
+from vision.detector import CLASSIFIER_FILE, MODELS_DIR, SHIPPED_CROP, crop_corner
 from vision.geometry import box_iou
-from vision.orientation import ORIENTATION_FILE
-from vision.settings import ReaderSettings, write_settings
-from vision.training.data.dataset import Sample, iter_samples, read_sample, write_class_names
+from vision.training.data.dataset import BACKGROUND, Sample, iter_samples, read_sample
 from vision.training.data.decks import Deck, load_decks
-
-CONFIG_DIR = Path(__file__).resolve().parent / "train_config"
-DEFAULT_DETECTOR_YAML = CONFIG_DIR / "yolo11n-corner.yaml"
-OPSET = 17
-
-
-class TrainError(ValueError):
-    """Training cannot start; the message says what to install or which path to fix."""
-
-
-def offline_environment(config_dir: Path | None = None) -> Path:
-    """Make Ultralytics work with no network: no downloads, no auto-install, a local font.
-
-    Ultralytics fetches ``Arial.ttf`` into its config dir for plots unless it finds one, so
-    the bundled DejaVu Sans is copied there under that name. Call before importing it.
-
-    >>> offline_environment(Path("/tmp/tiplu-yolo-doctest")).joinpath("Arial.ttf").is_file()
-    True
-    """
-    cfg = config_dir or Path(os.environ.get("TIPLU_YOLO_CONFIG_DIR", "runs/yolo_config")).resolve()
-    cfg.mkdir(parents=True, exist_ok=True)
-    for name in ("Arial.ttf", "Arial.Unicode.ttf"):
-        if not (cfg / name).is_file():
-            shutil.copyfile(CONFIG_DIR / "DejaVuSans.ttf", cfg / name)
-    os.environ["YOLO_CONFIG_DIR"] = str(cfg)
-    os.environ["YOLO_OFFLINE"] = "1"
-    os.environ["YOLO_AUTOINSTALL"] = "0"
-    os.environ.setdefault("WANDB_MODE", "disabled")
-    return cfg
-
-
-def _ultralytics():
-    offline_environment()
-    try:
-        import ultralytics
-        from ultralytics import YOLO
-        from ultralytics.utils import SETTINGS
-    except ImportError as exc:
-        raise TrainError("training needs the train extra (a few GB): .venv/bin/pip install -e '.[train]'") from exc
-    off = {k: False for k in ("sync", "wandb", "mlflow", "comet", "clearml", "neptune", "dvc",
-                                "tensorboard", "raytune", "vscode_msg", "openvino_msg")}
-    SETTINGS.update({k: v for k, v in off.items() if k in SETTINGS})
-    return ultralytics, YOLO
-
-
-def train_detector(data: Path, *, epochs: int = 60, imgsz: int = 320, batch: int = 16,
-                   model: Path = DEFAULT_DETECTOR_YAML, weights: Path | None = None,
-                   resume: Path | None = None, project: Path = Path("runs/tiplu"),
-                   name: str = "detector", device: str = "cpu", workers: int = 2,
-                   patience: int = 100, fraction: float = 1.0, single_cls: bool = True) -> Path:
-    """Train the class-agnostic corner detector; returns the best checkpoint path.
-
-    ``weights`` fine-tunes from an earlier checkpoint (e.g. synthetic pre-training, then real
-    train split); ``resume`` continues an interrupted run with its own saved arguments.
-    ``single_cls=False`` trains the single-stage alternative (53 classes, no classifier).
-    """
-    _, YOLO = _ultralytics()
-    if resume is not None:
-        if not resume.is_file():
-            raise TrainError(f"{resume}: no such checkpoint to resume (look in {project}/*/weights/last.pt)")
-        yolo = YOLO(str(resume))
-        yolo.train(resume=True)
-    else:
-        if not Path(data).is_file():
-            raise TrainError(f"{data}: no data.yaml; run 'python -m vision.training.data.dataset import-real' first")
-        yolo = YOLO(str(weights if weights is not None else model))
-        yolo.train(data=str(data), epochs=epochs, imgsz=imgsz, batch=batch, device=device,
-                   workers=workers, single_cls=single_cls, project=str(project.resolve()), name=name,
-                   exist_ok=True, pretrained=str(weights) if weights is not None else False, amp=device != "cpu", plots=False,
-                   patience=patience, fraction=fraction, seed=0, deterministic=False,
-                   degrees=15.0, scale=0.5, fliplr=0.5, mosaic=1.0, close_mosaic=5,
-                   hsv_s=0.6, hsv_v=0.5, cache=True, warmup_epochs=1.0 if weights else 3.0)
-    best = Path(yolo.trainer.best)
-    return best if best.is_file() else Path(yolo.trainer.last)
-
-
-BACKGROUND = len(CLASS_NAMES)  # classifier output 53: "not a corner" (rejects stage-1 false hits)
+from vision.training.fit.networks import TRAIN_EXTRA, corner_net, to_tensor
+from vision.training.fit.resume import (classifier_start, crop_size_of, load_classifier, network_state, new_phase,
+                                        read_state, save_classifier, stage_lr, start_crop_size, write_state)
+from vision.training.fit.settings import REAL, RESUME_DIR, TRAIN, NamesSettings, TrainError
 
 
 def _augment_box(rng: np.random.Generator, box: np.ndarray, img_w: int, img_h: int) -> np.ndarray:
@@ -156,7 +74,7 @@ def _augment_pixels(rng: np.random.Generator, crop: np.ndarray) -> np.ndarray:
 
 def build_crops(samples: Sequence[Sample], copies: int = 8, background: float = 0.3,
                 seed: int = 0, max_images: int | None = None,
-                crop_size: tuple[int, int] = (CROP_W, CROP_H)) -> tuple[np.ndarray, np.ndarray]:
+                crop_size: tuple[int, int] = SHIPPED_CROP) -> tuple[np.ndarray, np.ndarray]:
     """Augmented classifier crops from labelled photos: (N, h, w, 3) uint8 BGR and labels.
 
     ``crop_size`` is the classifier's input (w, h), 32x48 unless the campaign chose another
@@ -221,7 +139,7 @@ def augmented_copies(crops: np.ndarray, labels: np.ndarray, copies: int = 1,
 
 def face_crops(decks: Sequence[Deck], copies: int = 6, background: float = 0.3,
                seed: int = 0, turn_any: float = 0.0,
-               crop_size: tuple[int, int] = (CROP_W, CROP_H)) -> tuple[np.ndarray, np.ndarray]:
+               crop_size: tuple[int, int] = SHIPPED_CROP) -> tuple[np.ndarray, np.ndarray]:
     """Classifier crops cut from rendered card faces (``vision.training.data.decks``), many designs cheaply.
 
     Each face is laid on a random table colour, turned (half the time up to 15 degrees,
@@ -253,12 +171,12 @@ def face_crops(decks: Sequence[Deck], copies: int = 6, background: float = 0.3,
                 xs.append(_face_crop(rng, bgra, box, turn_any, crop_size))
                 ys.append(label)
     if not xs:
-        raise TrainError("no card faces to crop; render them with 'python -m vision.training.data.decks' first")
+        raise TrainError("no card faces to crop; render them with 'tiplu train decks' first")
     return np.stack(xs), np.array(ys, dtype=np.int64)
 
 
 def _face_crop(rng: np.random.Generator, bgra: np.ndarray, box: np.ndarray, turn_any: float = 0.0,
-               crop_size: tuple[int, int] = (CROP_W, CROP_H)) -> np.ndarray:
+               crop_size: tuple[int, int] = SHIPPED_CROP) -> np.ndarray:
     """One augmented crop of ``box`` from a BGRA face laid on a random table background."""
     bw, bh = box[2] - box[0], box[3] - box[1]
     s = int(max(bw, bh))
@@ -295,125 +213,26 @@ def _face_crop(rng: np.random.Generator, bgra: np.ndarray, box: np.ndarray, turn
     return _augment_pixels(rng, crop)
 
 
-def corner_net(num_classes: int = BACKGROUND + 1):
-    """The stage-2 crop classifier: an 8-layer CNN, ~0.3 M parameters, ~17 M MACs per 3x48x32 crop."""
-    import torch.nn as nn
-
-    def block(cin: int, cout: int) -> list[nn.Module]:
-        return [nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.SiLU()]
-
-    return nn.Sequential(
-        *block(3, 16), nn.MaxPool2d(2),
-        *block(16, 32), *block(32, 32), nn.MaxPool2d(2),
-        *block(32, 64), *block(64, 64), nn.MaxPool2d(2),
-        *block(64, 128), *block(128, 128), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Dropout(0.2),
-        nn.Linear(128, num_classes))
-
-
-def _to_tensor(crops: np.ndarray):
-    import torch
-    return torch.from_numpy(np.ascontiguousarray(crops[..., ::-1].transpose(0, 3, 1, 2))).float() / 255.0
-
-
-def train_classifier(datasets: Sequence[Path], *, epochs: int = 30, copies: int = 8,
-                     out: Path = Path("runs/tiplu/classifier"), resume: Path | None = None,
-                     weights: Path | None = None, batch: int = 128, lr: float = 2e-3,
-                     max_images: int | None = None, seed: int = 0,
-                     val_data: Path | None = None, decks: str | None = None,
-                     face_copies: int = 6, device: str = "cpu", turn_any: float = 0.0,
-                     extra: tuple[np.ndarray, np.ndarray] | None = None, extra_copies: int = 1,
-                     crop_size: tuple[int, int] = (CROP_W, CROP_H)) -> Path:
-    """Train the crop classifier on the train splits of YOLO folders; returns ``best.pt``.
-
-    ``crop_size`` (w, h) is the input it learns at; the network ends in a global pool, so
-    weights trained at one size carry on at another.
-
-    Saves ``last.pt`` every epoch (``resume`` continues it) and ``best.pt`` at the lowest
-    training loss. ``val_data`` only prints accuracy on its val crops: it never selects.
-    ``extra`` adds crops already cut (and their labels), ``extra_copies`` augmented copies each
-    (:func:`augmented_copies`), e.g. :func:`vision.training.data.hard_crops.load_hard_crops`.
-    """
-    try:
-        import torch
-    except ImportError as exc:
-        raise TrainError("training needs the train extra (a few GB): .venv/bin/pip install -e '.[train]'") from exc
-    torch.manual_seed(seed)
-    samples: list[Sample] = []
-    for d in datasets:
-        d = Path(d)
-        root = d / "train" if (d / "train" / "images").is_dir() else d
-        samples.extend(iter_samples(root))
-    t0 = time.time()
-    x, y = build_crops(samples, copies=copies, seed=seed, max_images=max_images, crop_size=crop_size)
-    if decks:
-        fx, fy = face_crops(load_decks(decks), copies=face_copies, seed=seed, turn_any=turn_any, crop_size=crop_size)
-        x, y = np.concatenate([x, fx]), np.concatenate([y, fy])
-    if extra is not None and len(extra[0]):
-        ex, ey = augmented_copies(extra[0], extra[1], extra_copies, seed)
-        x, y = np.concatenate([x, ex]), np.concatenate([y, ey])
-        print(f"classifier: {len(ex)} of the crops are given ones ({len(extra[0])} x {extra_copies})", flush=True)
-    print(f"classifier: {len(x)} crops from {len(samples)} images in {time.time() - t0:.0f}s", flush=True)
-    vx = vy = None
-    if val_data is not None:
-        vroot = Path(val_data)
-        vs = list(iter_samples(vroot / "val" if (vroot / "val" / "images").is_dir() else vroot))
-        vx, vy = build_crops(vs, copies=1, background=0.0, seed=seed + 1, crop_size=crop_size)
-    net = corner_net().to(device)
-    opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=5e-4)
-    start = 0
-    if resume is not None or weights is not None:
-        ck = torch.load(str(resume or weights), map_location=device, weights_only=False)
-        net.load_state_dict(ck["model"])
-        if resume is not None:
-            opt.load_state_dict(ck["optimizer"])
-            start = ck["epoch"] + 1
-    out.mkdir(parents=True, exist_ok=True)
-    best_score = -math.inf
-
-    def epoch_done(epoch: int, epochs: int, loss: float) -> None:
-        nonlocal best_score
-        msg = f"epoch {epoch}/{epochs} loss {loss:.4f}"
-        if vx is not None and vy is not None:
-            acc = classifier_accuracy(net.cpu(), vx, vy)
-            net.to(device)
-            msg += f" val_acc {acc:.4f}"
-        print(msg, flush=True)
-        ck = {"model": {k: v.cpu() for k, v in net.state_dict().items()}, "optimizer": opt.state_dict(),
-              "epoch": epoch - 1, "classes": list(CLASS_NAMES) + ["BACKGROUND"]}
-        torch.save(ck, out / "last.pt")
-        if -loss >= best_score:
-            best_score = -loss
-            torch.save(ck, out / "best.pt")
-
-    fit_classifier(net, x, y, epochs=epochs, lr=lr, batch=batch, device=device, optimizer=opt, start=start,
-                   progress=epoch_done)
-    return out / "best.pt"
-
-
-def fit_classifier(net: Any, crops: np.ndarray, labels: np.ndarray, *, epochs: int, lr: float = 2e-3,
-                   batch: int = 128, device: str = "cpu", optimizer: Any = None, start: int = 0,
+def fit_classifier(net: Any, crops: np.ndarray, labels: np.ndarray, *, epochs: int, lr: float,
+                   settings: NamesSettings = TRAIN.names, device: str = "cpu",
                    progress: Callable[[int, int, float], None] | None = None) -> Any:
     """Train the crop classifier ``net`` in memory on ``crops`` (N, h, w, 3 BGR) and ``labels``.
 
-    The one training loop of stage 2: AdamW (``optimizer``, when resuming, else a new one
-    at ``lr``), a one-cycle schedule over ``epochs`` fast-forwarded to epoch ``start``,
-    cross-entropy with 0.05 label smoothing. ``progress(epoch, epochs, mean loss)`` after
-    each epoch (1-based); :func:`train_classifier` saves its checkpoints there and
-    :func:`vision.training.fit.enrol.fine_tune_classifier` reports progress. Returns ``net``
-    in eval mode. Seed torch first for a repeatable run.
+    The one training loop of stage 2: AdamW at ``settings.weight_decay``, one cycle over
+    ``epochs`` peaking at ``lr``, cross-entropy with ``settings.label_smoothing``, batches of
+    ``settings.batch``. ``progress(epoch, epochs, mean loss)`` after each epoch (1-based).
+    Returns ``net`` in eval mode. Seed torch first for a repeatable run.
     """
     import torch
 
-    opt = optimizer or torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=5e-4)
+    batch = settings.batch
+    net.to(device)
+    opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=settings.weight_decay)
     steps = math.ceil(len(crops) / batch)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=max(1, epochs * steps))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # fast-forwarding a resumed schedule
-        for _ in range(start * steps):
-            sched.step()
-    xt, yt = _to_tensor(crops), torch.from_numpy(labels)
-    loss_fn = torch.nn.CrossEntropyLoss(label_smoothing=0.05)
-    for epoch in range(start, epochs):
+    xt, yt = to_tensor(crops), torch.from_numpy(labels)
+    loss_fn = torch.nn.CrossEntropyLoss(label_smoothing=settings.label_smoothing)
+    for epoch in range(epochs):
         net.train()
         perm = torch.randperm(len(xt))
         total = 0.0
@@ -427,18 +246,132 @@ def fit_classifier(net: Any, crops: np.ndarray, labels: np.ndarray, *, epochs: i
             total += float(loss.detach()) * len(idx)
         if progress is not None:
             progress(epoch + 1, epochs, total / len(xt))
-    return net.eval()
+    return net.cpu().eval()
 
 
-def export_classifier(net: Any, path: Path, crop_size: tuple[int, int] = (CROP_W, CROP_H)) -> Path:
-    """Write the crop classifier ``net`` as ONNX (opset :data:`OPSET`, a dynamic batch, ``crop_size``
-    (w, h) crops), as the app reads it."""
-    import torch
+def photo_samples(folders: Sequence[Path]) -> list[Sample]:
+    """The labelled photos of YOLO folders (each one's ``train/`` split where it has one)."""
+    samples: list[Sample] = []
+    for folder in folders:
+        folder = Path(folder)
+        samples.extend(iter_samples(folder / "train" if (folder / "train" / "images").is_dir() else folder))
+    return samples
 
-    torch.onnx.export(net.cpu().eval(), (torch.zeros(1, 3, crop_size[1], crop_size[0]),), str(path), dynamo=False,
-                      opset_version=OPSET, input_names=["crops"], output_names=["logits"],
-                      dynamic_axes={"crops": {0: "n"}, "logits": {0: "n"}})
-    return path
+
+def names_crops(folders: Sequence[Path], settings: NamesSettings = TRAIN.names, *,
+                crop_size: tuple[int, int] = SHIPPED_CROP, seed: int = 0,
+                extra: tuple[np.ndarray, np.ndarray] | None = None,
+                given: tuple[np.ndarray, np.ndarray] | None = None,
+                say: Callable[[str], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Stage 2's data mix: crops (N, h, w, 3 BGR at ``crop_size``) and their labels.
+
+    ``settings.copies`` jittered crops of each labelled corner of ``folders`` (:func:`build_crops`, at most
+    ``settings.max_images`` photos), ``settings.face_copies`` of each corner of the rendered ``settings.decks``
+    (:func:`face_crops`), ``settings.extra_copies`` augmented copies of the ``extra`` crops (stage 1's own
+    boxes, :func:`augmented_copies`), and the ``given`` crops as they are (an enrolment's own).
+    """
+    parts: list[tuple[np.ndarray, np.ndarray]] = []
+    samples = photo_samples(folders)
+    if samples:
+        parts.append(build_crops(samples, copies=settings.copies, background=settings.background, seed=seed,
+                                 max_images=settings.max_images, crop_size=crop_size))
+    if settings.decks:
+        parts.append(face_crops(load_decks(settings.decks), copies=settings.face_copies, seed=seed,
+                                turn_any=settings.turn_any, crop_size=crop_size))
+    if extra is not None and len(extra[0]):
+        parts.append(augmented_copies(extra[0], extra[1], settings.extra_copies, seed))
+    if given is not None and len(given[0]):
+        parts.append(given)
+    if not parts:
+        raise TrainError("no crops to train stage 2 on: give photo folders, decks, or crops")
+    if say is not None:
+        say(f"names: {sum(len(p[0]) for p in parts)} crops from {len(samples)} photos"
+            + (f", {len(extra[0]) * settings.extra_copies} of stage 1's boxes" if extra is not None else ""))
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+
+def calibration_crops(folder: Path, crop_size: tuple[int, int]) -> np.ndarray:
+    """Crops of a photo folder's first 40 photos (NCHW float): what stage 2's batch norms are calibrated on
+    when it starts from ONNX without crops of its own (``tiplu train init``)."""
+    x, _ = build_crops(list(iter_samples(folder))[:40], copies=2, seed=0, crop_size=crop_size)
+    return to_tensor(x).numpy()
+
+
+def train_names(folders: Sequence[Path], settings: NamesSettings = TRAIN.names, *,
+                start: Path | str = MODELS_DIR, resume_dir: Path | None = RESUME_DIR, device: str = "cpu",
+                member: str = CLASSIFIER_FILE, extra: tuple[np.ndarray, np.ndarray] | None = None,
+                given: tuple[np.ndarray, np.ndarray] | None = None, seed: int | None = None,
+                progress: Callable[[int, int, float], None] | None = None,
+                moving: Callable[[float, int], None] | None = None,
+                say: Callable[[str], None] | None = print) -> Any:
+    """Train stage 2 on its data mix (:func:`names_crops`) for ``settings.epochs`` (None: to its phase's end).
+
+    The run goes on from the resume point in ``resume_dir`` where there is one, else starts from ``start``
+    (a model folder's network ``member`` turned back from ONNX, batch norms calibrated on the run's own crops;
+    a checkpoint; ``scratch``); one cycle peaking at the phase's rate where the run starts
+    (:func:`fit_classifier`); the resume point is rewritten at the end. Without ``resume_dir`` (an enrolment)
+    the phase is the run itself. ``seed`` (default: the epochs done) seeds the crops and torch.
+    ``progress(epoch, epochs, loss)`` after each epoch, ``moving(epochs done, epochs)`` after each batch.
+    Returns the network, trained, in eval mode.
+    """
+    try:
+        import torch
+    except ImportError as exc:
+        raise TrainError(TRAIN_EXTRA) from exc
+    state: dict[str, Any] = {}
+    st = new_phase(settings)
+    if resume_dir is not None and (resume_dir / "state.json").is_file():
+        state = read_state(resume_dir)
+        st = state.get("classifier", st)
+    e0 = int(st["epochs_done"])
+    seed = e0 if seed is None else seed
+    size = crop_size_of({"classifier": st}) if "crop" in st else start_crop_size(start)
+    t0 = time.time()
+    x, y = names_crops(folders, settings, crop_size=size, seed=seed, extra=extra, given=given, say=say)
+    torch.manual_seed(seed)
+    sample = to_tensor(x)[torch.randperm(len(x))[:256]].numpy()
+    if resume_dir is not None:
+        state = network_state(resume_dir, "names", start, settings, lambda: classifier_start(start, sample, member))
+        st = state["classifier"]
+        net = load_classifier(resume_dir)
+    else:
+        net = classifier_start(start, sample, member)
+    epochs = settings.epochs if settings.epochs is not None else int(st["plan_epochs"]) - e0
+    if epochs < 1:
+        raise TrainError(f"stage 2's phase has run out at epoch {e0}: add one with 'tiplu train extend names "
+                         "--epochs N --lr-max A --lr-min B --reason WHY', or give --epochs")
+    lr = stage_lr(st, e0)
+    batches = max(1, -(-len(x) // settings.batch))
+    learnt = [0]
+
+    def batch_done(module: Any, _inputs: Any, _output: Any) -> None:
+        if module.training and moving is not None:
+            learnt[0] += 1
+            moving(learnt[0] / batches, epochs)
+
+    def epoch_done(epoch: int, total: int, loss: float) -> None:
+        if say is not None and progress is None:
+            say(f"names: epoch {e0 + epoch} ({epoch}/{total} of this run) loss {loss:.4f}")
+        if progress is not None:
+            progress(epoch, total, loss)
+
+    hook = net.register_forward_hook(batch_done)  # fit_classifier calls the net once a batch
+    try:
+        net = fit_classifier(net, x, y, epochs=epochs, lr=lr, settings=settings, device=device, progress=epoch_done)
+    finally:
+        hook.remove()
+    if resume_dir is not None:
+        save_classifier(net, resume_dir)
+        st["epochs_done"] = e0 + epochs
+        st["chunks"].append({"data": [str(f) for f in folders], "decks": settings.decks, "from_epoch": e0,
+                             "epochs": epochs, "lr": lr, "turn_any": settings.turn_any, "device": device,
+                             "minutes": round((time.time() - t0) / 60, 1)}
+                            | ({"extra_crops": len(extra[0]), "extra_copies": settings.extra_copies}
+                               if extra is not None else {}))
+        write_state(state, resume_dir)
+        if say is not None:
+            say(f"resume point: names epoch {st['epochs_done']} saved in {resume_dir}")
+    return net
 
 
 def average_classifiers(paths: Sequence[Path], out: Path) -> Path:
@@ -470,127 +403,10 @@ def average_classifiers(paths: Sequence[Path], out: Path) -> Path:
     return out
 
 
-def copy_orientation(base: Path, out: Path) -> list[Path]:
-    """Copy the orientation network that ``base``'s ``model.json`` names into ``out`` (a folder
-    written with ``base``'s settings: an ensemble, an enrolled deck); the copied files."""
-    from vision.detector import read_model_json
-
-    name = read_model_json(base).get("orientation")
-    if not isinstance(name, str) or not (base / name).is_file():
-        return []
-    shutil.copyfile(base / name, out / name)
-    return [out / name]
-
-
-def ensemble_model(base: Path, members: Sequence[Path], out: Path) -> list[Path]:
-    """Write the model folder ``out``: ``base``'s detector, classes and settings, with ``members``
-    (exported classifiers, ``corner_classifier.onnx`` files) as stage 2's networks, whose
-    probabilities the detector averages (``model.json``'s ``"classifiers"``).
-
-    Why: two stage-2 networks trained on different data read unseen designs better together
-    than either alone (``tiplu train ensemble runs/candidate --base models models/corner_classifier.onnx
-    runs/other/corner_classifier.onnx`` adds a second network to the shipped one). One member only
-    replaces the classifier. The calibration is the base's: recalibrate with
-    ``tiplu calibrate ... --write OUT/model.json``.
-    """
-    from vision.detector import INFO_FILE, ModelError, load_detector, read_model_json
-
-    base, out = Path(base), Path(out)
-    if not members:
-        raise TrainError("an ensemble needs one or more classifier files")
-    if not (base / DETECTOR_FILE).is_file():
-        raise TrainError(f"{base}: no {DETECTOR_FILE}; give a model folder such as models/")
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise TrainError(f"{out}: already exists; write the ensemble to a new folder")
-    for member in members:
-        if not Path(member).is_file():
-            raise TrainError(f"{member}: no such classifier file")
-    try:
-        info = read_model_json(base)
-    except ModelError as error:
-        raise TrainError(str(error)) from None
-    names = [CLASSIFIER_FILE] + [f"{Path(CLASSIFIER_FILE).stem}_{k}.onnx" for k in range(2, len(members) + 1)]
-    out.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(base / DETECTOR_FILE, out / DETECTOR_FILE)
-    for member, name in zip(members, names):
-        shutil.copyfile(member, out / name)
-    if (base / "classes.txt").is_file():
-        shutil.copyfile(base / "classes.txt", out / "classes.txt")
-    carried = copy_orientation(base, out)
-    (out / INFO_FILE).write_text(json.dumps(info | {"classifiers": names}, indent=2) + "\n")
-    try:
-        load_detector(out)
-    except ModelError as error:
-        raise TrainError(f"{out} does not load: {error}") from None
-    return [out / DETECTOR_FILE, *(out / n for n in names), *carried, out / INFO_FILE]
-
-
 def classifier_accuracy(net, crops: np.ndarray, labels: np.ndarray) -> float:
     """Top-1 accuracy of the crop classifier on fixed crops."""
     import torch
     net.eval()
     with torch.no_grad():
-        pred = torch.cat([net(_to_tensor(crops[i:i + 512])).argmax(1) for i in range(0, len(crops), 512)])
+        pred = torch.cat([net(to_tensor(crops[i:i + 512])).argmax(1) for i in range(0, len(crops), 512)])
     return float((pred.numpy() == labels).mean())
-
-
-def quiet_legacy_onnx_export() -> None:
-    """Silence torch's notices that its TorchScript-based ONNX exporter is the legacy one: tiplu
-    exports with it on purpose (``dynamo=False``)."""
-    warnings.filterwarnings("ignore", message=".*legacy TorchScript-based ONNX export.*")
-    warnings.filterwarnings("ignore", message="The feature will be removed.*")
-
-
-def export_models(detector: Path, classifier: Path | None, out: Path = Path("models"),
-                  imgsz: int = 320, metrics: dict[str, object] | None = None,
-                  max_imgsz: int | None = None, crop_size: tuple[int, int] = (CROP_W, CROP_H),
-                  orientation: Path | None = None) -> list[Path]:
-    """Write ``corners.onnx``, ``corner_classifier.onnx``, ``classes.txt`` and ``model.json``.
-
-    ``crop_size`` (w, h) is the classifier's input, written to ``model.json`` (``crop_w``, ``crop_h``).
-    ``orientation`` (an exported ``corner_orientation.onnx``, :mod:`vision.training.fit.orientation`)
-    is copied in and named in ``model.json``, so that pairing takes the indices' angles.
-
-    The detector is exported with a dynamic input size (so the app may run it at 320, 416
-    or 640 px), opset 17, which ONNX Runtime >= 1.14 runs; no torch is needed afterwards.
-    ``imgsz`` and ``max_imgsz`` (default three times ``imgsz``) bound the per-photo input size;
-    every other setting is :class:`vision.settings.ReaderSettings`' shipped value (all passes on).
-    """
-    _, YOLO = _ultralytics()
-    import torch
-
-    quiet_legacy_onnx_export()
-    out.mkdir(parents=True, exist_ok=True)
-    try:
-        import onnxslim  # noqa: F401
-        simplify = True
-    except ImportError:
-        simplify = False
-    onnx_path = Path(YOLO(str(detector)).export(format="onnx", imgsz=imgsz, dynamic=True, opset=OPSET,
-                                                  simplify=simplify, device="cpu"))
-    written = [out / DETECTOR_FILE]
-    shutil.copyfile(onnx_path, written[0])
-    if classifier is not None:
-        net = corner_net()
-        net.load_state_dict(torch.load(str(classifier), map_location="cpu", weights_only=False)["model"])
-        net.eval()
-        written.append(export_classifier(net, out / CLASSIFIER_FILE, crop_size))
-    write_class_names(out)
-    settings = ReaderSettings(imgsz=imgsz, max_imgsz=max_imgsz or 3 * imgsz, crop_w=crop_size[0], crop_h=crop_size[1],
-                              classifiers=(CLASSIFIER_FILE,),
-                              orientation=ORIENTATION_FILE if orientation is not None else None)
-    info = write_settings({"stages": 2 if classifier is not None else 1, "opset": OPSET,
-                           "classifier_outputs": list(CLASS_NAMES) + ["BACKGROUND"], "metrics": metrics or {}},
-                          settings)
-    if orientation is not None:
-        shutil.copyfile(orientation, out / ORIENTATION_FILE)
-        written.append(out / ORIENTATION_FILE)
-    (out / "model.json").write_text(json.dumps(info, indent=2) + "\n")
-    written += [out / "classes.txt", out / "model.json"]
-    return written
-
-
-if __name__ == "__main__":
-    from web.cli import main
-
-    raise SystemExit(main(["train", *sys.argv[1:]]))

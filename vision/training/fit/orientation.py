@@ -31,9 +31,10 @@ import numpy as np
 
 from vision.images import read_image
 from vision.orientation import ORIENTATION_SIZE, orientation_crop, orientation_input, output_angles
-
-BATCH = 128
-LEARNING_RATE = 3e-3
+from vision.settings import ORIENTATION_FILE
+from vision.training.fit.networks import OPSET, quiet_legacy_onnx_export
+from vision.training.fit.resume import SCRATCH, network_from_onnx
+from vision.training.fit.settings import TRAIN, OrientationSettings
 
 
 class OrientationError(ValueError):
@@ -69,15 +70,16 @@ def orientation_samples(folders: Sequence[Path], copies: int = 2, seed: int = 0)
             np.array(angles, np.float32))
 
 
-def augment(crops: np.ndarray, angles: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Quarter turns (the label follows), inverted ink for 30%, gamma and noise: new uint8 crops, angles."""
+def augment(crops: np.ndarray, angles: np.ndarray, rng: np.random.Generator,
+            invert: float = TRAIN.orientation.invert) -> tuple[np.ndarray, np.ndarray]:
+    """Quarter turns (the label follows), inverted ink for ``invert`` of them, gamma and noise: new uint8 crops, angles."""
     crops, angles = crops.copy(), angles.copy()
     quarter = rng.integers(0, 4, len(crops))
     for k in range(1, 4):
         sel = quarter == k
         crops[sel] = np.rot90(crops[sel], k, axes=(1, 2))
         angles[sel] = (angles[sel] - 90 * k) % 360
-    inverted = rng.random(len(crops)) < 0.3
+    inverted = rng.random(len(crops)) < invert
     crops[inverted] = 255 - crops[inverted]
     x = 255 * (crops.astype(np.float32) / 255) ** rng.uniform(0.6, 1.6, (len(crops), 1, 1))
     x += rng.uniform(0, 12, (len(crops), 1, 1)) * rng.normal(0, 1, x.shape)
@@ -117,46 +119,67 @@ def predict_angles(net: Any, crops: np.ndarray) -> np.ndarray:
     return output_angles(np.concatenate(out)) if out else np.zeros(0)
 
 
-def fit_orientation(crops: np.ndarray, angles: np.ndarray, *, epochs: int = 6, seed: int = 0,
-                    check: tuple[np.ndarray, np.ndarray] | None = None,
-                    epoch_done: Callable[[int, float, float | None], None] | None = None) -> Any:
-    """Train a new network on crops and angles (one-cycle AdamW); ``epoch_done(epoch, loss, median error on check)``."""
+def orientation_start(start: Path | str, crops: np.ndarray) -> Any:
+    """The network at the start point ``start``: :data:`~vision.training.fit.resume.SCRATCH` (new weights), a model
+    folder's orientation network or an ``.onnx`` file turned back into weights (batch norms calibrated on
+    ``crops``), or a ``.pt`` state dict."""
     import torch
 
-    if len(crops) < BATCH:
-        raise OrientationError(f"{len(crops)} crops are too few to train on; render more scenes (at least {BATCH} boxes)")
+    net = orientation_net()
+    if str(start) == SCRATCH:
+        return net
+    path = Path(start) / ORIENTATION_FILE if Path(start).is_dir() else Path(start)
+    if not path.is_file():
+        raise OrientationError(f"{path}: no start point; give scratch, a model folder, a .onnx or a .pt file")
+    if path.suffix == ".onnx":
+        return network_from_onnx(net, path, orientation_input(crops[:256]))
+    net.load_state_dict(torch.load(str(path), map_location="cpu", weights_only=True))
+    return net
+
+
+def fit_orientation(crops: np.ndarray, angles: np.ndarray, settings: OrientationSettings = TRAIN.orientation, *,
+                    start: Path | str = SCRATCH, seed: int = 0, device: str = "cpu",
+                    check: tuple[np.ndarray, np.ndarray] | None = None,
+                    epoch_done: Callable[[int, float, float | None], None] | None = None) -> Any:
+    """Train the network from ``start`` on crops and angles (one-cycle AdamW); ``epoch_done(epoch, loss, median
+    error on check)``."""
+    import torch
+
+    batch = settings.batch
+    if len(crops) < batch:
+        raise OrientationError(f"{len(crops)} crops are too few to train on; render more scenes (at least {batch} boxes)")
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    net = orientation_net()
-    steps = len(crops) // BATCH
-    optimiser = torch.optim.AdamW(net.parameters(), LEARNING_RATE, weight_decay=1e-4)
-    schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, LEARNING_RATE, total_steps=epochs * steps)
-    for epoch in range(epochs):
+    net = orientation_start(start, crops).to(device)
+    steps = len(crops) // batch
+    optimiser = torch.optim.AdamW(net.parameters(), settings.lr_max, weight_decay=settings.weight_decay)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, settings.lr_max, total_steps=settings.epochs * steps)
+    for epoch in range(settings.epochs):
         net.train()
         order = rng.permutation(len(crops))
         total = 0.0
         for step in range(steps):
-            pick = order[step * BATCH:(step + 1) * BATCH]
-            x, a = augment(crops[pick], angles[pick], rng)
+            pick = order[step * batch:(step + 1) * batch]
+            x, a = augment(crops[pick], angles[pick], rng, settings.invert)
             radians = torch.from_numpy(a.astype(np.float32) * (math.pi / 180))
-            target = torch.stack([torch.cos(radians), torch.sin(radians)], 1)
-            loss = ((net(torch.from_numpy(orientation_input(x))) - target) ** 2).sum(1).mean()
+            target = torch.stack([torch.cos(radians), torch.sin(radians)], 1).to(device)
+            loss = ((net(torch.from_numpy(orientation_input(x)).to(device)) - target) ** 2).sum(1).mean()
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
             schedule.step()
             total += loss.item()
+        net.cpu()
         median = float(np.median(angle_errors(predict_angles(net, check[0]), check[1]))) if check else None
+        net.to(device)
         if epoch_done:
             epoch_done(epoch, total / steps, median)
-    return net
+    return net.cpu()
 
 
-def export_orientation(net: Any, path: Path, opset: int = 17) -> Path:
+def export_orientation(net: Any, path: Path, opset: int = OPSET) -> Path:
     """The network as ONNX (dynamic batch), the file :class:`vision.detector.CardDetector` loads."""
     import torch
-
-    from vision.training.fit.names import quiet_legacy_onnx_export
 
     path.parent.mkdir(parents=True, exist_ok=True)
     quiet_legacy_onnx_export()
@@ -166,17 +189,20 @@ def export_orientation(net: Any, path: Path, opset: int = 17) -> Path:
     return path
 
 
-def train_orientation(folders: Sequence[Path], out: Path, *, check: Sequence[Path] = (), epochs: int = 6,
-                      copies: int = 2, seed: int = 0, say: Callable[[str], None] = print) -> Path:
-    """Crops from ``folders``, a network trained on them, exported to ``out``; ``check`` folders are measured each epoch."""
-    start = time.perf_counter()
-    crops, angles = orientation_samples(folders, copies, seed)
+def train_orientation(folders: Sequence[Path], out: Path, settings: OrientationSettings = TRAIN.orientation, *,
+                      check: Sequence[Path] = (), start: Path | str = SCRATCH, device: str = "cpu", seed: int = 0,
+                      say: Callable[[str], None] = print) -> Path:
+    """The orientation network's recipe: crops from ``folders`` (``settings.copies`` of each labelled index), the
+    network from ``start`` trained on them, exported to ``out``; ``check`` folders are measured each epoch."""
+    started = time.perf_counter()
+    crops, angles = orientation_samples(folders, settings.copies, seed)
     held = orientation_samples(check, 1) if check else None
     say(f"{len(crops)} training crops" + (f", {len(held[0])} to check" if held else ""))
 
     def epoch_done(epoch: int, loss: float, median: float | None) -> None:
         checked = "" if median is None else f", median error {median:.1f} degrees on the check folders"
-        say(f"epoch {epoch + 1}/{epochs}: loss {loss:.3f}{checked} ({time.perf_counter() - start:.0f} s)")
+        say(f"epoch {epoch + 1}/{settings.epochs}: loss {loss:.3f}{checked} ({time.perf_counter() - started:.0f} s)")
 
-    net = fit_orientation(crops, angles, epochs=epochs, seed=seed, check=held, epoch_done=epoch_done)
+    net = fit_orientation(crops, angles, settings, start=start, seed=seed, device=device, check=held,
+                          epoch_done=epoch_done)
     return export_orientation(net, out)

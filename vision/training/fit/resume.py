@@ -1,41 +1,27 @@
-"""Training that goes on across runs: a small resume point outside the repository, and commands to go on.
+"""Where a recipe starts and goes on from: resume points, and the shipped ONNX turned back into weights.
 
-A CPU run has two shared cores and a few hours; a GPU is lent now and then. So the
-campaign's state lives in a resume folder, ``runs/accumulate/resume/`` by default
-(:data:`RESUME_DIR`, relative to the working directory and git-ignored like every run's
-output; ``--resume-dir`` picks another):
+A CPU run has two shared cores and a few hours; a GPU is lent now and then. So a campaign's
+state lives in a resume folder, ``runs/train/resume/`` by default (:data:`RESUME_DIR`,
+relative to the working directory and git-ignored like every run's output; ``--resume-dir``
+picks another):
 
 - ``detector.pt``: stage 1's EMA weights as an fp16 ``state_dict`` (~5 MB, not a pickled model),
 - ``classifier.pt``: stage 2's weights, fp16 (~0.6 MB),
-- ``state.json``: epochs done per stage, the planned schedule, the data recipe and every
-  chunk run so far (what, when, how long, loss).
+- ``state.json``: epochs done per network, its schedule's phase, and every run so far (what,
+  when, how long, loss). The networks are kept under their old keys, ``"detector"`` (corners)
+  and ``"classifier"`` (names) (:data:`STATE_KEYS`), so older resume points go on.
 
-Each stage follows one cosine schedule over ``plan_epochs``; a run trains a chunk of
-epochs from the resume point with the learning rate falling linearly from the schedule's
-value at the chunk's start to its value at the chunk's end (Ultralytics' ``lr0``/``lrf``),
-and the detector's resume point is rewritten after every epoch, so a run killed at any
-time loses at most one epoch. Optimiser moments are not kept (they would triple the size);
-each chunk starts with a short warm-up instead.
+Each network follows one cosine schedule over its phase (:mod:`.settings`); a run trains some
+epochs of it from the resume point, and the resume point is rewritten after every epoch, so a
+run killed at any time loses at most one epoch. Optimiser moments are not kept (they would
+triple the size); each run starts with a short warm-up instead.
 
-Where the folder holds no resume point, training starts from the shipped ONNX files in
-``models/`` (:func:`resume_or_start`, as ``tiplu accumulate init --from models`` does):
-:func:`detector_from_onnx` and :func:`classifier_from_onnx` put the fused weights back into
-trainable models, with batch norms calibrated so the network computes the same function.
-A resume point is never committed: a campaign's result is shipped as ONNX files
-(``tiplu accumulate export``), and the next campaign starts from those.
-
-    tiplu accumulate init --from models
-    tiplu accumulate detector runs/mix_dr.yaml --epochs 2
-    tiplu accumulate classifier data/real data/synth_dr --epochs 2 --decks train
-    tiplu accumulate loop --detector-data runs/mix_dr.yaml \
-        --classifier-data data/real data/synth_dr --rounds 100      # the background campaign
-    ... --extra-crops runs/stage1_crops.npz    # also stage 1's own boxes (tiplu train stage1-crops)
-    tiplu accumulate extend detector --epochs 20 --lr-max 0.002 --lr-min 0.0001 \
-        --reason "cascade-heavy scenes"                          # a new phase once a plan has run out
-    tiplu accumulate extend classifier --epochs 8 --lr-max 0.0005 --lr-min 0.00002 \
-        --crop 48x72 --reason "bigger crops"                   # stage 2 at a bigger input from here on
-    tiplu accumulate export --out runs/candidate
-    tiplu accumulate status
+Where the folder holds no resume point for a network, its recipe starts from a *start point*
+(:func:`detector_start`, :func:`classifier_start`): by default the shipped ONNX files in
+``models/``, whose fused weights :func:`detector_from_onnx` and :func:`network_from_onnx` put back
+into trainable networks, with batch norms calibrated so the network computes the same function;
+or a checkpoint; or ``scratch``. A resume point is never committed: a campaign's result is shipped
+as ONNX files (``tiplu train export``), and the next campaign starts from those.
 
 >>> round(scheduled_lr(0, 10, 0.01, 0.001), 4), round(scheduled_lr(10, 10, 0.01, 0.001), 4)
 (0.01, 0.001)
@@ -46,7 +32,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
 import sys
 import time
 from collections.abc import Sequence
@@ -56,30 +41,17 @@ from typing import Any, cast
 import cv2
 import numpy as np
 
-from vision.detector import (CLASSIFIER_FILE, CROP_H, CROP_W, DETECTOR_FILE, MODELS_DIR, letterbox, model_crop_size,
-                             network_input)
-from vision.orientation import ORIENTATION_FILE
-from vision.training.data.hard_crops import load_hard_crops
-from vision.training.fit.names import (DEFAULT_DETECTOR_YAML, TrainError, _ultralytics, corner_net, export_models,
-                                   train_classifier)
+from vision.detector import CLASSIFIER_FILE, DETECTOR_FILE, MODELS_DIR, letterbox, model_crop_size, network_input
+from vision.settings import ReaderSettings
+from vision.training.fit.networks import DEFAULT_DETECTOR_YAML, corner_net, ultralytics
+from vision.training.fit.settings import REAL, RESUME_DIR, TRAIN, CornersSettings, NamesSettings, TrainError
 
-#: The default resume folder: under the git-ignored ``runs/``, never in the package.
-RESUME_DIR = Path("runs") / "accumulate" / "resume"
-#: Photos whose batch statistics calibrate the networks rebuilt from ONNX (their ``train/`` split if present).
-REAL = Path("data") / "real"
 STATE_FILE = "state.json"
-STAGES = ("detector", "classifier")
-#: Default schedules: (plan_epochs, lr at epoch 0, lr at plan end).
-PLANS: dict[str, tuple[int, float, float]] = {"detector": (60, 0.004, 0.0002), "classifier": (40, 1e-3, 5e-5)}
-
-
-#: Ultralytics augmentation for stage 1. Small turns only: Ultralytics turns a box label into the
-#: axis-aligned box of its turned corners, so at 45 degrees a tight index box grows about twice too
-#: big, and big turns and up-down flips teach stage 1 loose boxes (its real-photo box mAP falls).
-#: Every other angle comes from the generator's ``--randomise`` scenes, whose boxes are tight around
-#: the turned ink.
-DETECTOR_AUGMENT: dict[str, float] = {"degrees": 10.0, "perspective": 0.0, "scale": 0.5, "fliplr": 0.5,
-                                      "flipud": 0.0, "mosaic": 1.0, "close_mosaic": 0, "hsv_s": 0.7, "hsv_v": 0.5}
+#: Each network's key in ``state.json`` and its weights file.
+STATE_KEYS = {"corners": "detector", "names": "classifier"}
+STAGES = tuple(STATE_KEYS.values())
+#: A start point that is no model: the network's own initial weights.
+SCRATCH = "scratch"
 
 
 def scheduled_lr(epoch: float, plan_epochs: int, lr_max: float, lr_min: float) -> float:
@@ -133,12 +105,13 @@ def extend_plan(stage: str, epochs: int, lr_max: float, lr_min: float, reason: s
 
 
 def crop_size_of(state: dict[str, Any]) -> tuple[int, int]:
-    """The crop size (w, h) stage 2 learns at: the last phase's choice, else the app's default.
+    """The crop size (w, h) stage 2 learns at: the last phase's choice, else the shipped reader's.
 
-    >>> crop_size_of({"classifier": {}}), crop_size_of({"classifier": {"crop": [48, 72]}})
-    ((32, 48), (48, 72))
+    >>> crop_size_of({"classifier": {}}), crop_size_of({"classifier": {"crop": [32, 48]}})
+    ((48, 72), (32, 48))
     """
-    w, h = state["classifier"].get("crop", (CROP_W, CROP_H))
+    shipped = ReaderSettings()
+    w, h = state["classifier"].get("crop", (shipped.crop_w, shipped.crop_h))
     return int(w), int(h)
 
 
@@ -146,8 +119,8 @@ def read_state(folder: Path = RESUME_DIR) -> dict[str, Any]:
     """``state.json`` of a resume point; a clear error when there is none."""
     path = folder / STATE_FILE
     if not path.is_file():
-        raise TrainError(f"{path}: no resume point; run 'tiplu accumulate init --from models' (or train: a "
-                         "detector, classifier or loop step starts from models/ by itself)")
+        raise TrainError(f"{path}: no resume point; train a network there first ('tiplu train corners ...' or "
+                         "'tiplu train names ...' start from models/ by themselves), or 'tiplu train init --from models'")
     return json.loads(path.read_text())
 
 
@@ -213,7 +186,7 @@ def detector_from_onnx(onnx_path: Path, calibration: np.ndarray, yaml: Path = DE
     ``calibration`` is a float32 NCHW batch of letterboxed photos (RGB, 0-1).
     """
     import torch
-    _ultralytics()
+    ultralytics()
     from ultralytics.nn.tasks import DetectionModel
     inits, _ = _onnx_weights(onnx_path)
     model = DetectionModel(str(yaml), nc=1, verbose=False)
@@ -244,16 +217,18 @@ def detector_from_onnx(onnx_path: Path, calibration: np.ndarray, yaml: Path = DE
     return model
 
 
-def classifier_from_onnx(onnx_path: Path, calibration: np.ndarray) -> Any:
-    """The stage-2 :func:`~vision.training.fit.names.corner_net` with a fused ONNX classifier's weights."""
+def network_from_onnx(net: Any, onnx_path: Path, calibration: np.ndarray) -> Any:
+    """``net`` (a torch network of convolutions each followed by a batch norm, then one linear layer: stage 2's
+    :func:`~vision.training.fit.networks.corner_net`, the orientation network) with a fused ONNX file's weights,
+    batch norms calibrated on ``calibration`` (NCHW float)."""
     import torch
     inits, convs = _onnx_weights(onnx_path)
-    net = corner_net()
-    layers: list[Any] = [m for m in net if isinstance(m, (torch.nn.Conv2d, torch.nn.BatchNorm2d, torch.nn.Linear))]
+    layers: list[Any] = [m for m in net.modules() if isinstance(m, (torch.nn.Conv2d, torch.nn.BatchNorm2d,
+                                                                   torch.nn.Linear))]
     pairs = [(layers[i], layers[i + 1]) for i in range(0, len(layers) - 1, 2)
              if isinstance(layers[i], torch.nn.Conv2d)]
     if len(pairs) != len(convs):
-        raise TrainError(f"{onnx_path}: {len(convs)} convolutions, corner_net has {len(pairs)}")
+        raise TrainError(f"{onnx_path}: {len(convs)} convolutions, the network has {len(pairs)}")
     fused: dict[Any, Any] = {}
     with torch.no_grad():
         for (conv, bn), (w, b) in zip(pairs, convs):
@@ -264,26 +239,31 @@ def classifier_from_onnx(onnx_path: Path, calibration: np.ndarray) -> Any:
             bn.running_mean.zero_()
             bn.running_var.fill_(1.0 - bn.eps)
         linear = layers[-1]
-        gemm = [n for n in inits if n.endswith(".weight") and inits[n].ndim == 2]
-        linear.weight.copy_(torch.from_numpy(inits[gemm[0]].copy()))
-        linear.bias.copy_(torch.from_numpy(inits[gemm[0][:-len("weight")] + "bias"].copy()))
+        gemm = [n for n in inits if inits[n].ndim == 2 and inits[n].shape in (tuple(linear.weight.shape),
+                                                                               tuple(linear.weight.shape[::-1]))]
+        if not gemm:
+            raise TrainError(f"{onnx_path}: no weights for the last layer {tuple(linear.weight.shape)}")
+        weight = inits[gemm[0]] if inits[gemm[0]].shape == tuple(linear.weight.shape) else inits[gemm[0]].T
+        bias = next(inits[n] for n in inits if inits[n].ndim == 1 and inits[n].shape == (linear.out_features,)
+                    and n not in {b for _, b in convs})
+        linear.weight.copy_(torch.from_numpy(weight.copy()))
+        linear.bias.copy_(torch.from_numpy(bias.copy()))
     _calibrate(net, torch.from_numpy(calibration), fused)
     return net
 
 
-def _photo_batch(folder: Path, size: int = 320, count: int = 16) -> np.ndarray:
+def classifier_from_onnx(onnx_path: Path, calibration: np.ndarray) -> Any:
+    """The stage-2 :func:`~vision.training.fit.networks.corner_net` with a fused ONNX classifier's weights."""
+    return network_from_onnx(corner_net(), onnx_path, calibration)
+
+
+def photo_batch(folder: Path, size: int = 320, count: int = 16) -> np.ndarray:
+    """Up to ``count`` photos of a YOLO folder letterboxed to ``size``: what stage 1's batch norms are calibrated on."""
     from vision.training.data.dataset import iter_samples
     samples = list(iter_samples(folder))[:count]
     if not samples:
         raise TrainError(f"{folder}: no images to calibrate batch norms with; import the real data first")
     return network_input([letterbox(np.asarray(cv2.imread(str(s.image))), size)[0] for s in samples])
-
-
-def _crop_batch(folder: Path, crop_size: tuple[int, int] = (CROP_W, CROP_H)) -> np.ndarray:
-    from vision.training.data.dataset import iter_samples
-    from vision.training.fit.names import _to_tensor, build_crops
-    x, _ = build_crops(list(iter_samples(folder))[:40], copies=2, seed=0, crop_size=crop_size)
-    return _to_tensor(x).numpy()
 
 
 def save_detector(model: Any, folder: Path = RESUME_DIR) -> Path:
@@ -296,22 +276,30 @@ def save_classifier(net: Any, folder: Path = RESUME_DIR) -> Path:
     return _save_half(net, folder / "classifier.pt")
 
 
-def load_detector(folder: Path = RESUME_DIR, yaml: Path = DEFAULT_DETECTOR_YAML) -> Any:
-    """A float32 ``DetectionModel`` from the resume point."""
+def _state_dict(path: Path) -> dict[str, Any]:
+    """The float32 weights of a resume point's file or of a checkpoint (``{"model": ...}``, Ultralytics' or ours)."""
     import torch
-    _ultralytics()
+    found = torch.load(str(path), map_location="cpu", weights_only=False)
+    if isinstance(found, dict) and "model" in found:
+        found = found.get("ema") or found["model"]
+    if hasattr(found, "state_dict"):
+        found = found.state_dict()
+    return {k: v.float() if v.is_floating_point() else v for k, v in found.items()}
+
+
+def load_detector(folder: Path = RESUME_DIR, yaml: Path = DEFAULT_DETECTOR_YAML, path: Path | None = None) -> Any:
+    """A float32 ``DetectionModel`` from the resume point in ``folder`` (or the checkpoint ``path``)."""
+    ultralytics()
     from ultralytics.nn.tasks import DetectionModel
     model = DetectionModel(str(yaml), nc=1, verbose=False)
-    sd = torch.load(str(folder / "detector.pt"), map_location="cpu", weights_only=True)
-    model.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in sd.items()})
+    model.load_state_dict(_state_dict(path or folder / "detector.pt"))
     return model
 
 
-def load_classifier(folder: Path = RESUME_DIR) -> Any:
-    import torch
+def load_classifier(folder: Path = RESUME_DIR, path: Path | None = None) -> Any:
+    """Stage 2 from the resume point in ``folder`` (or the checkpoint ``path``)."""
     net = corner_net()
-    sd = torch.load(str(folder / "classifier.pt"), map_location="cpu", weights_only=True)
-    net.load_state_dict({k: v.float() if v.is_floating_point() else v for k, v in sd.items()})
+    net.load_state_dict(_state_dict(path or folder / "classifier.pt"))
     return net
 
 
@@ -323,189 +311,72 @@ def ultralytics_checkpoint(model: Any, path: Path) -> Path:
     return path
 
 
-def classifier_checkpoint(net: Any, path: Path) -> Path:
-    """Write ``net`` in :func:`~vision.training.fit.names.train_classifier`'s checkpoint format."""
-    import torch
-    from scorer import CLASS_NAMES
-    path.parent.mkdir(parents=True, exist_ok=True)
-    torch.save({"model": net.state_dict(), "epoch": -1, "classes": list(CLASS_NAMES) + ["BACKGROUND"]}, path)
-    return path
+def detector_start(start: Path | str, photos: Path) -> Any:
+    """Stage 1 at the start point ``start``: a model folder's (or a file's) ONNX turned back into weights, batch
+    norms calibrated on ``photos`` (a YOLO folder); a checkpoint (``.pt``, a resume point's or Ultralytics');
+    or :data:`SCRATCH`, the architecture's initial weights."""
+    if str(start) == SCRATCH:
+        ultralytics()
+        from ultralytics.nn.tasks import DetectionModel
+        return DetectionModel(str(DEFAULT_DETECTOR_YAML), nc=1, verbose=False)
+    start = Path(start)
+    if start.is_dir():
+        start = start / DETECTOR_FILE
+    if not start.is_file():
+        raise TrainError(f"{start}: no start point; give a model folder (models), a stage-1 .onnx or .pt, or scratch")
+    if start.suffix == ".onnx":
+        return detector_from_onnx(start, photo_batch(photos))
+    return load_detector(path=start)
 
 
-def init_from_onnx(models: Path = MODELS_DIR, real: Path = REAL, folder: Path = RESUME_DIR,
-                   stages: Sequence[str] = STAGES, reason: str | None = None) -> dict[str, Any]:
-    """Start a campaign (or restart some ``stages`` of it, saying why) from a model folder's ONNX files.
-
-    A restarted stage keeps its old chunks under ``discarded`` with the ``reason``; stage 2 goes
-    on at the crop size of the models' classifier.
-    """
-    if set(stages) != set(STAGES) and not (folder / STATE_FILE).is_file():
-        raise TrainError(f"{folder}: no campaign to restart {', '.join(stages)} of; "
-                         "a new campaign starts both stages (leave out --stages)")
-    train = real / "train" if (real / "train").is_dir() else real
-    size = model_crop_size(models)
-    if "detector" in stages:
-        save_detector(detector_from_onnx(models / DETECTOR_FILE, _photo_batch(train)), folder)
-    if "classifier" in stages:
-        save_classifier(classifier_from_onnx(models / CLASSIFIER_FILE, _crop_batch(train, size)), folder)
-    origin = json.loads((models / "model.json").read_text()).get("metrics", {}).get("version", "?")
-    old = read_state(folder) if (folder / STATE_FILE).is_file() and set(stages) != set(STAGES) else {}
-    state = old or {"origin": f"{models}/ ONNX, model version {origin}",
-                    "model_json": {k: v for k, v in json.loads((models / "model.json").read_text()).items()
-                                   if k in ("imgsz", "max_imgsz", "scale_split")},
-                    "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    for stage in stages:
-        plan, hi, lo = PLANS[stage]
-        discarded = old.get(stage, {}).get("discarded", []) + (
-            [{"reason": reason, "chunks": old[stage]["chunks"]}] if old.get(stage, {}).get("chunks") else [])
-        state[stage] = {"epochs_done": 0, "plan_epochs": plan, "lr_max": hi, "lr_min": lo, "chunks": []} | (
-            {"discarded": discarded} if discarded else {}) | (
-            {"crop": list(size)} if stage == "classifier" and size != (CROP_W, CROP_H) else {})
-    write_state(state, folder)
-    return state
+def classifier_start(start: Path | str, crops: np.ndarray, member: str = CLASSIFIER_FILE) -> Any:
+    """Stage 2 at the start point ``start``: a model folder's network ``member`` (or an ``.onnx`` file) turned
+    back into weights, batch norms calibrated on ``crops`` (NCHW float); a checkpoint (``.pt``); or :data:`SCRATCH`."""
+    if str(start) == SCRATCH:
+        return corner_net()
+    start = Path(start)
+    if start.is_dir():
+        start = start / member
+    if not start.is_file():
+        raise TrainError(f"{start}: no start point; give a model folder (models), a stage-2 .onnx or .pt, or scratch")
+    if start.suffix == ".onnx":
+        return classifier_from_onnx(start, crops)
+    return load_classifier(path=start)
 
 
-def resume_or_start(folder: Path = RESUME_DIR, models: Path = MODELS_DIR, real: Path = REAL) -> dict[str, Any]:
-    """The campaign's state in ``folder``; where it holds no resume point, a new campaign from the
-    ONNX files of ``models`` first (:func:`init_from_onnx`, batch norms calibrated on ``real``), said on stderr.
+def start_crop_size(start: Path | str) -> tuple[int, int]:
+    """The crop size stage 2 learns at from ``start``: a model folder's (its settings), else the shipped reader's."""
+    if str(start) != SCRATCH and Path(start).is_dir():
+        return model_crop_size(Path(start))
+    shipped = ReaderSettings()
+    return shipped.crop_w, shipped.crop_h
+
+
+def new_phase(settings: CornersSettings | NamesSettings) -> dict[str, Any]:
+    """A network's state at its start: no epochs done, the settings' phase, no runs."""
+    return {"epochs_done": 0, "plan_epochs": settings.plan_epochs, "lr_max": settings.lr_max,
+            "lr_min": settings.lr_min, "chunks": []}
+
+
+def network_state(folder: Path, network: str, start: Path | str, settings: CornersSettings | NamesSettings,
+                  begin: Any) -> dict[str, Any]:
+    """The campaign's state in ``folder`` with ``network``'s entry; where it has none, the network is started
+    (``begin()`` gives its weights at ``start``, saved as its resume point) and that is said on stderr.
 
     Why: a resume point is never committed, so a fresh checkout has none; the shipped model is
     where training goes on from.
     """
-    if not (folder / STATE_FILE).is_file():
-        print(f"no resume point in {folder}: starting from the ONNX files in {models} "
-              f"(as 'tiplu accumulate init --from {models}')", file=sys.stderr, flush=True)
-        init_from_onnx(models, real, folder)
-    return read_state(folder)
-
-
-def continue_detector(data: Path, epochs: int, *, imgsz: int = 320, batch: int = 16, workers: int = 2,
-                      device: str = "cpu", folder: Path = RESUME_DIR, project: Path = Path("runs/accumulate"),
-                      fraction: float = 1.0, snapshot_every: int = 0, real: Path = REAL) -> dict[str, Any]:
-    """Train stage 1 for ``epochs`` more epochs of the campaign schedule; the resume point follows each epoch
-    (none yet: the campaign starts from ``models/``, :func:`resume_or_start` with ``real``).
-
-    ``snapshot_every`` K > 0 also keeps the weights of every campaign epoch divisible by K as
-    ``project/snapshots/detector_e{N}.pt`` (the resume point's format): a long GPU phase can then be
-    measured at several epochs and the best one kept, not only the last.
-    """
-    state = resume_or_start(folder, real=real)
-    st = state["detector"]
-    e0 = st["epochs_done"]
-    lr0, lr1 = stage_lr(st, e0), stage_lr(st, e0 + epochs)
-    _, YOLO = _ultralytics()
-    start = ultralytics_checkpoint(load_detector(folder), project / "start.pt")
-    yolo = YOLO(str(start))
-    chunk = {"data": str(data), "from_epoch": e0, "epochs": epochs, "imgsz": imgsz, "lr0": lr0, "lr_end": lr1,
-             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "done": 0}
-    st["chunks"].append(chunk)
-
-    def on_epoch_end(trainer: Any) -> None:
-        if trainer.epoch >= epochs:  # Ultralytics' final validation of best.pt calls this once more
-            return
-        saved = save_detector(trainer.ema.ema, folder)
-        done = e0 + trainer.epoch + 1
-        if snapshot_every > 0 and done % snapshot_every == 0:
-            (project / "snapshots").mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(saved, project / "snapshots" / f"detector_e{done}.pt")
-        chunk["done"] = trainer.epoch + 1
-        losses = trainer.label_loss_items(trainer.tloss, prefix="train") if trainer.tloss is not None else {}
-        chunk["loss"] = {k: round(float(v), 4) for k, v in losses.items()}
-        chunk["fitness"] = None if trainer.fitness is None else round(float(trainer.fitness), 4)
-        chunk["metrics"] = {k: round(float(v), 4) for k, v in (trainer.metrics or {}).items()}
-        st["epochs_done"] = done
+    key = STATE_KEYS[network]
+    state: dict[str, Any] = read_state(folder) if (folder / STATE_FILE).is_file() else {
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    if key not in state:
+        print(f"no {network} resume point in {folder}: starting from {start}", file=sys.stderr, flush=True)
+        (save_detector if key == "detector" else save_classifier)(begin(), folder)
+        state[key] = new_phase(settings) | {"origin": str(start)}
+        if key == "classifier":
+            state[key]["crop"] = list(start_crop_size(start))
+        if str(start) != SCRATCH and Path(start).is_dir():
+            state.setdefault("model_json", {k: v for k, v in json.loads((Path(start) / "model.json").read_text()).items()
+                                            if k in ("imgsz", "max_imgsz", "scale_split")})
         write_state(state, folder)
-        print(f"resume point: detector epoch {st['epochs_done']} saved", flush=True)
-
-    yolo.add_callback("on_fit_epoch_end", on_epoch_end)
-    yolo.train(data=str(data), epochs=epochs, imgsz=imgsz, batch=batch, device=device, workers=workers,
-               single_cls=True, project=str(project.resolve()), name="detector", exist_ok=True, pretrained=True,
-               amp=device != "cpu", plots=False, seed=e0, deterministic=False, optimizer="SGD", lr0=lr0,
-               lrf=lr1 / lr0, cos_lr=False, warmup_epochs=0.3, warmup_bias_lr=lr0, momentum=0.9,
-               cache=False, fraction=fraction, val=True, **DETECTOR_AUGMENT)
     return state
-
-
-def continue_classifier(data: Sequence[Path], epochs: int, *, decks: str | None = "train", copies: int = 2,
-                        face_copies: int = 4, turn_any: float = 0.5, max_images: int | None = None,
-                        folder: Path = RESUME_DIR, out: Path = Path("runs/accumulate/classifier"),
-                        device: str = "cpu", extra_crops: Sequence[Path] = (),
-                        extra_copies: int = 1, real: Path = REAL) -> dict[str, Any]:
-    """Train stage 2 for ``epochs`` more (one cycle peaking at the campaign's rate), then save the resume point
-    (none yet: the campaign starts from ``models/``, :func:`resume_or_start` with ``real``).
-
-    ``turn_any`` is the share of face crops turned anywhere in 0-360 degrees (rotation-complete).
-    ``extra_crops`` are ``.npz`` files of stage 1's own boxes (:mod:`vision.training.data.hard_crops`),
-    added ``extra_copies`` times each, pixel-augmented afresh every chunk.
-    """
-    state = resume_or_start(folder, real=real)
-    size = crop_size_of(state)
-    extra = load_hard_crops(extra_crops, size) if extra_crops else None
-    st = state["classifier"]
-    e0 = st["epochs_done"]
-    lr = stage_lr(st, e0)
-    start = classifier_checkpoint(load_classifier(folder), out / "start.pt")
-    t0 = time.time()
-    best = train_classifier(list(data), epochs=epochs, copies=copies, out=out, weights=start, lr=lr,
-                            max_images=max_images, decks=decks, face_copies=face_copies, seed=e0,
-                            turn_any=turn_any, device=device, extra=extra, extra_copies=extra_copies,
-                            crop_size=size)
-    import torch
-    net = corner_net()
-    net.load_state_dict(torch.load(str(out / "last.pt"), map_location="cpu", weights_only=False)["model"])
-    save_classifier(net, folder)
-    st["epochs_done"] = e0 + epochs
-    st["chunks"].append({"data": [str(d) for d in data], "decks": decks, "from_epoch": e0, "epochs": epochs,
-                         "lr": lr, "turn_any": turn_any, "minutes": round((time.time() - t0) / 60, 1),
-                         "best": str(best)} | ({"extra_crops": [str(p) for p in extra_crops],
-                                                "extra_copies": extra_copies} if extra_crops else {}))
-    write_state(state, folder)
-    return state
-
-
-def campaign(detector_data: Path | None, classifier_data: Sequence[Path], rounds: int, *,
-              folder: Path = RESUME_DIR, decks: str | None = "train", max_images: int | None = 1500,
-              imgsz: int = 320, batch: int = 16, workers: int = 2, extra_crops: Sequence[Path] = (),
-              extra_copies: int = 1, real: Path = REAL) -> dict[str, Any]:
-    """Alternate one detector epoch and one classifier epoch ``rounds`` times (stops at each plan's end).
-
-    Meant to run in the background for hours: every step updates the resume point, so it can
-    be killed at any time and started again with the same command. ``extra_crops`` go to every
-    classifier epoch (:func:`continue_classifier`); they are checked before the first epoch. Without a
-    resume point the campaign starts from ``models/`` (:func:`resume_or_start` with ``real``).
-    """
-    started = (folder / STATE_FILE).is_file()
-    load_hard_crops(extra_crops, crop_size_of(read_state(folder)) if started else model_crop_size(MODELS_DIR))
-    state = resume_or_start(folder, real=real)
-    for _ in range(rounds):
-        progressed = False
-        if detector_data is not None and state["detector"]["epochs_done"] < state["detector"]["plan_epochs"]:
-            state = continue_detector(detector_data, 1, imgsz=imgsz, batch=batch, workers=workers, folder=folder)
-            progressed = True
-        if classifier_data and state["classifier"]["epochs_done"] < state["classifier"]["plan_epochs"]:
-            state = continue_classifier(classifier_data, 1, decks=decks, max_images=max_images, folder=folder,
-                                        extra_crops=extra_crops, extra_copies=extra_copies)
-            progressed = True
-        if not progressed:
-            break
-    return state
-
-
-def export_resume_point(out: Path, folder: Path = RESUME_DIR, work: Path = Path("runs/accumulate")) -> list[Path]:
-    """ONNX model folder from the resume point (the input size of the model it started from, the
-    export's default big pass: :func:`~vision.training.fit.names.export_models`)."""
-    state = read_state(folder)
-    det = ultralytics_checkpoint(load_detector(folder), work / "export_detector.pt")
-    cls = classifier_checkpoint(load_classifier(folder), work / "export_classifier.pt")
-    sizes = state.get("model_json", {})
-    metrics = {"version": "campaign", "detector_epochs": state["detector"]["epochs_done"],
-               "classifier_epochs": state["classifier"]["epochs_done"]}
-    shipped = MODELS_DIR / ORIENTATION_FILE
-    return export_models(det, cls, out, imgsz=int(sizes.get("imgsz", 320)), metrics=metrics,
-                         crop_size=crop_size_of(state), orientation=shipped if shipped.is_file() else None)
-
-
-if __name__ == "__main__":
-    from web.cli import main
-
-    raise SystemExit(main(["accumulate", *sys.argv[1:]]))

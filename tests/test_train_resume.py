@@ -1,4 +1,4 @@
-"""The resume point: recovered from the shipped ONNX exactly, small, and training goes on from it."""
+"""The resume point: recovered from the shipped ONNX exactly, small, and each recipe goes on from it."""
 
 from __future__ import annotations
 
@@ -14,7 +14,10 @@ pytest.importorskip("ultralytics")
 import torch  # noqa: E402
 
 from vision.detector import MODELS_DIR, model_crop_size  # noqa: E402
+from vision.training.fit import campaign  # noqa: E402
 from vision.training.fit import resume as acc  # noqa: E402
+from vision.training.fit.names import calibration_crops, train_names  # noqa: E402
+from vision.training.fit.settings import TRAIN  # noqa: E402
 
 REAL = Path(__file__).resolve().parent / "data" / "real_val"
 
@@ -26,7 +29,7 @@ def _onnx(path: Path, x: np.ndarray) -> np.ndarray:
 
 
 def test_classifier_recovered_from_onnx_computes_the_same_logits() -> None:
-    crops = acc._crop_batch(REAL, model_crop_size(MODELS_DIR))
+    crops = calibration_crops(REAL, model_crop_size(MODELS_DIR))
     net = acc.classifier_from_onnx(MODELS_DIR / "corner_classifier.onnx", crops).eval()
     with torch.no_grad():
         ours = net(torch.from_numpy(crops)).numpy()
@@ -37,7 +40,7 @@ def test_classifier_recovered_from_onnx_computes_the_same_logits() -> None:
 
 
 def test_detector_round_trip_through_the_fp16_resume_point(tmp_path: Path) -> None:
-    photos = acc._photo_batch(REAL, size=320, count=4)
+    photos = acc.photo_batch(REAL, size=320, count=4)
     model = acc.detector_from_onnx(MODELS_DIR / "corners.onnx", photos).eval()
     reference = _onnx(MODELS_DIR / "corners.onnx", photos[:2])
     with torch.no_grad():
@@ -51,24 +54,25 @@ def test_detector_round_trip_through_the_fp16_resume_point(tmp_path: Path) -> No
     assert np.abs(half - reference)[:, 4].max() < 0.02, "fp16 weights keep the scores"
 
 
-def test_classifier_chunk_continues_the_campaign(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_names_run_continues_the_campaign(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import dataclasses
     monkeypatch.chdir(tmp_path)
-    crops = acc._crop_batch(REAL, model_crop_size(MODELS_DIR))
+    crops = calibration_crops(REAL, model_crop_size(MODELS_DIR))
     acc.save_classifier(acc.classifier_from_onnx(MODELS_DIR / "corner_classifier.onnx", crops), tmp_path / "r")
     acc.write_state({"classifier": {"epochs_done": 3, "plan_epochs": 10, "lr_max": 1e-3, "lr_min": 1e-4,
                                     "chunks": [], "crop": list(model_crop_size(MODELS_DIR))}}, tmp_path / "r")
     before = {k: v.clone() for k, v in acc.load_classifier(tmp_path / "r").state_dict().items()}
-    state = acc.continue_classifier([REAL], 1, decks=None, copies=1, folder=tmp_path / "r", out=tmp_path / "out")
-    assert state["classifier"]["epochs_done"] == 4
+    settings = dataclasses.replace(TRAIN.names, epochs=1, copies=1, decks=None)
+    train_names([REAL], settings, resume_dir=tmp_path / "r", say=None)
     saved = json.loads((tmp_path / "r" / "state.json").read_text())["classifier"]
-    assert saved["chunks"][0]["from_epoch"] == 3
+    assert saved["epochs_done"] == 4 and saved["chunks"][0]["from_epoch"] == 3
     assert saved["chunks"][0]["lr"] == pytest.approx(acc.scheduled_lr(3, 10, 1e-3, 1e-4))
     after = acc.load_classifier(tmp_path / "r").state_dict()
     assert any(not torch.equal(before[k].half(), after[k].half()) for k in before if before[k].is_floating_point())
 
 
 def test_missing_resume_point_says_what_to_run(tmp_path: Path) -> None:
-    with pytest.raises(acc.TrainError, match="accumulate init"):
+    with pytest.raises(acc.TrainError, match="tiplu train init"):
         acc.read_state(tmp_path)
 
 
@@ -79,51 +83,34 @@ def test_the_resume_point_lives_in_a_run_folder_never_in_the_package() -> None:
     assert package not in acc.RESUME_DIR.resolve().parents
 
 
-def test_without_a_resume_point_training_starts_from_the_shipped_models(tmp_path: Path,
-                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_without_a_resume_point_a_network_starts_from_the_shipped_models(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
     folder = tmp_path / "r"
-    state = acc.resume_or_start(folder, real=REAL)
-    assert "starting from the ONNX files in" in capsys.readouterr().err
-    assert state["origin"].startswith(f"{MODELS_DIR}/ ONNX")
-    assert [state[stage]["epochs_done"] for stage in acc.STAGES] == [0, 0]
-    assert {p.name for p in folder.iterdir()} == {"detector.pt", "classifier.pt", "state.json"}
-    written = (folder / "detector.pt").stat().st_mtime_ns
-    assert acc.resume_or_start(folder, real=REAL) == state, "a resume point there is read, not made again"
-    assert (folder / "detector.pt").stat().st_mtime_ns == written and capsys.readouterr().err == ""
+    begun: list[int] = []
 
+    def begin() -> object:
+        begun.append(1)
+        return acc.classifier_from_onnx(MODELS_DIR / "corner_classifier.onnx",
+                                        calibration_crops(REAL, model_crop_size(MODELS_DIR)))
 
-@pytest.mark.train
-def test_detector_chunk_saves_the_resume_point_each_epoch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """One real Ultralytics epoch from the resume point (tiny: six photos at 64 px)."""
-    from vision.training.data.dataset import import_real
-    monkeypatch.setenv("TIPLU_YOLO_CONFIG_DIR", str(tmp_path / "yolo_config"))
-    import_real(REAL, tmp_path / "data", val_fraction=0.34, seed=1)
-    folder = tmp_path / "r"
-    acc.save_detector(acc.detector_from_onnx(MODELS_DIR / "corners.onnx", acc._photo_batch(REAL, count=4)), folder)
-    acc.write_state({"detector": {"epochs_done": 5, "plan_epochs": 60, "lr_max": 4e-3, "lr_min": 2e-4,
-                                  "chunks": []}}, folder)
-    before = (folder / "detector.pt").read_bytes()
-    state = acc.continue_detector(tmp_path / "data" / "data.yaml", 1, imgsz=64, batch=4, workers=0, folder=folder,
-                                  project=tmp_path / "runs", snapshot_every=2)
-    chunk = state["detector"]["chunks"][0]
-    assert state["detector"]["epochs_done"] == 6 and chunk["done"] == 1 and chunk["from_epoch"] == 5
-    assert chunk["lr0"] == pytest.approx(acc.scheduled_lr(5, 60, 4e-3, 2e-4))
-    assert (folder / "detector.pt").read_bytes() != before
-    acc.load_detector(folder)
-    snapshots = tmp_path / "runs" / "snapshots"
-    assert [p.name for p in snapshots.iterdir()] == ["detector_e6.pt"]
-    assert (snapshots / "detector_e6.pt").read_bytes() == (folder / "detector.pt").read_bytes()
+    state = acc.network_state(folder, "names", MODELS_DIR, TRAIN.names, begin)
+    assert f"no names resume point in {folder}: starting from {MODELS_DIR}" in capsys.readouterr().err
+    assert state["classifier"]["origin"] == str(MODELS_DIR) and state["classifier"]["epochs_done"] == 0
+    assert state["classifier"]["crop"] == list(model_crop_size(MODELS_DIR)) and "detector" not in state
+    assert {p.name for p in folder.iterdir()} == {"classifier.pt", "state.json"}
+    assert acc.network_state(folder, "names", MODELS_DIR, TRAIN.names, begin) == state, "read, not made again"
+    assert begun == [1] and capsys.readouterr().err == ""
 
 
 def test_restarting_one_stage_keeps_the_other_and_says_why(tmp_path: Path) -> None:
     folder = tmp_path / "r"
-    acc.init_from_onnx(MODELS_DIR, REAL, folder)
+    campaign.init_from_onnx(MODELS_DIR, REAL, folder)
     state = acc.read_state(folder)
     assert acc.crop_size_of(state) == model_crop_size(MODELS_DIR), "stage 2 goes on at the model's crop size"
     state["detector"].update(epochs_done=1, chunks=[{"from_epoch": 0, "epochs": 1}])
     state["classifier"].update(epochs_done=2, chunks=[{"from_epoch": 0, "epochs": 2}])
     acc.write_state(state, folder)
-    acc.init_from_onnx(MODELS_DIR, REAL, folder, stages=["detector"], reason="too much rotation")
+    campaign.init_from_onnx(MODELS_DIR, REAL, folder, stages=["detector"], reason="too much rotation")
     again = acc.read_state(folder)
     assert again["detector"]["epochs_done"] == 0 and again["classifier"]["epochs_done"] == 2
     assert again["detector"]["discarded"] == [{"reason": "too much rotation", "chunks": [{"from_epoch": 0, "epochs": 1}]}]
@@ -134,24 +121,23 @@ def test_restarting_one_stage_of_no_campaign_is_refused_with_a_message(tmp_path:
 
     from web.cli import main
     err = StringIO()
-    code = main(["accumulate", "init", "--from", str(MODELS_DIR), "--real", str(REAL), "--stages", "detector",
+    code = main(["train", "init", "--from", str(MODELS_DIR), "--real", str(REAL), "--networks", "corners",
                  "--resume-dir", str(tmp_path / "new")], stdout=StringIO(), stderr=err)
     assert code == 2
-    assert "no campaign to restart detector of" in err.getvalue() and "leave out --stages" in err.getvalue()
+    assert "no campaign to restart detector of" in err.getvalue() and "leave out --networks" in err.getvalue()
     assert not (tmp_path / "new").exists() or not any((tmp_path / "new").iterdir()), "nothing half-written"
 
 
-def test_classifier_chunk_adds_stage1_crops_and_records_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
-    """``tiplu accumulate classifier --extra-crops``: the crops join the epoch's own, the chunk names the file,
-    and a state.json written before the option existed still reads."""
+def test_a_names_run_adds_stage1_crops_and_records_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``tiplu train names --extra-crops``: the crops join the epoch's own, the run counts them, and a
+    state.json written by an older campaign still reads."""
     from io import StringIO
 
     from vision.training.data.hard_crops import hard_crops, save_hard_crops
     from web.cli import main
     monkeypatch.chdir(tmp_path)
     extra = save_hard_crops(hard_crops(MODELS_DIR, [REAL], max_images=3), tmp_path / "stage1.npz")
-    crops = acc._crop_batch(REAL, model_crop_size(MODELS_DIR))
+    crops = calibration_crops(REAL, model_crop_size(MODELS_DIR))
     acc.save_classifier(acc.classifier_from_onnx(MODELS_DIR / "corner_classifier.onnx", crops), tmp_path / "r")
     old_chunk = {"data": ["data/real"], "decks": "train", "from_epoch": 0, "epochs": 2, "lr": 1e-3, "turn_any": 0.5,
                  "minutes": 3.0, "best": "runs/accumulate/classifier/best.pt"}
@@ -159,14 +145,16 @@ def test_classifier_chunk_adds_stage1_crops_and_records_them(tmp_path: Path, mon
                      "classifier": {"epochs_done": 2, "plan_epochs": 10, "lr_max": 1e-3, "lr_min": 1e-4,
                                     "chunks": [old_chunk], "crop": list(model_crop_size(MODELS_DIR))}}, tmp_path / "r")
     out, err = StringIO(), StringIO()
-    code = main(["accumulate", "classifier", str(REAL), "--decks", "none", "--copies", "1", "--extra-crops", str(extra),
-                 "--extra-copies", "2", "--resume-dir", str(tmp_path / "r")], stdout=out, stderr=err)
+    code = main(["train", "names", str(REAL), "--epochs", "1", "--set", "decks=none", "--set", "copies=1",
+                 "--extra-crops", str(extra), "--set", "extra_copies=2", "--resume-dir", str(tmp_path / "r")],
+                stdout=out, stderr=err)
     assert code == 0, err.getvalue()
     given = len(np.load(extra)["labels"])
-    assert f"{2 * given} of the crops are given ones ({given} x 2)" in capsys.readouterr().out
+    assert f", {2 * given} of stage 1's boxes" in out.getvalue()
+    assert json.loads(out.getvalue().splitlines()[-1])["names"] == {"epochs_done": 3, "plan_epochs": 10}
     chunks = acc.read_state(tmp_path / "r")["classifier"]["chunks"]
     assert chunks[0] == old_chunk
-    assert chunks[1]["extra_crops"] == [str(extra)] and chunks[1]["extra_copies"] == 2
+    assert chunks[1]["extra_crops"] == given and chunks[1]["extra_copies"] == 2
     assert chunks[1]["from_epoch"] == 2 and chunks[1]["data"] == [str(REAL)]
 
 
@@ -178,7 +166,7 @@ def test_loop_checks_the_extra_crops_before_any_epoch(tmp_path: Path) -> None:
                      "classifier": {"epochs_done": 0, "plan_epochs": 10, "lr_max": 1e-3, "lr_min": 1e-4,
                                     "chunks": []}}, tmp_path / "r")
     err = StringIO()
-    assert main(["accumulate", "loop", "--classifier-data", str(REAL), "--extra-crops", str(tmp_path / "none.npz"),
+    assert main(["train", "loop", "--names-data", str(REAL), "--extra-crops", str(tmp_path / "none.npz"),
                  "--resume-dir", str(tmp_path / "r")], stdout=StringIO(), stderr=err) == 2
     assert "none.npz: no such crops file; make one with tiplu train stage1-crops" in err.getvalue()
     assert acc.read_state(tmp_path / "r")["classifier"]["chunks"] == []
@@ -192,7 +180,7 @@ def test_a_new_phase_restarts_the_rate_where_the_stage_stands(tmp_path: Path) ->
                      "classifier": {"epochs_done": 40, "plan_epochs": 40, "lr_max": 1e-3, "lr_min": 5e-5,
                                     "chunks": []}}, folder)
     assert acc.stage_lr(acc.read_state(folder)["detector"], 60) == pytest.approx(2e-4)
-    assert main(["accumulate", "extend", "detector", "--epochs", "20", "--lr-max", "2e-3", "--lr-min", "1e-4",
+    assert main(["train", "extend", "corners", "--epochs", "20", "--lr-max", "2e-3", "--lr-min", "1e-4",
                  "--reason", "cascade-heavy scenes", "--resume-dir", str(folder)]) == 0
     st = acc.read_state(folder)["detector"]
     assert (st["plan_start"], st["plan_epochs"]) == (60, 80)
@@ -204,11 +192,11 @@ def test_a_new_phase_restarts_the_rate_where_the_stage_stands(tmp_path: Path) ->
 
 
 @pytest.mark.parametrize("argv, words", [
-    (["classifier", "--epochs", "0", "--lr-max", "1e-3", "--lr-min", "1e-4"], "1 or more epochs"),
-    (["detector", "--epochs", "5", "--lr-max", "1e-4", "--lr-min", "1e-3"], "lr_min <= lr_max"),
-    (["detector", "--epochs", "5", "--lr-max", "1e-3", "--lr-min", "1e-4", "--crop", "48x72"],
+    (["names", "--epochs", "0", "--lr-max", "1e-3", "--lr-min", "1e-4"], "1 or more epochs"),
+    (["corners", "--epochs", "5", "--lr-max", "1e-4", "--lr-min", "1e-3"], "lr_min <= lr_max"),
+    (["corners", "--epochs", "5", "--lr-max", "1e-3", "--lr-min", "1e-4", "--crop", "48x72"],
      "a crop size is the classifier's"),
-    (["classifier", "--epochs", "5", "--lr-max", "1e-3", "--lr-min", "1e-4", "--crop", "48x300"], "8 to 256 px"),
+    (["names", "--epochs", "5", "--lr-max", "1e-3", "--lr-min", "1e-4", "--crop", "48x300"], "8 to 256 px"),
 ])
 def test_a_bad_phase_is_refused_with_a_reason(tmp_path: Path, argv: list[str], words: str,
                                               capsys: pytest.CaptureFixture[str]) -> None:
@@ -217,14 +205,14 @@ def test_a_bad_phase_is_refused_with_a_reason(tmp_path: Path, argv: list[str], w
                      "classifier": {"epochs_done": 1, "plan_epochs": 40, "lr_max": 1e-3, "lr_min": 5e-5,
                                     "chunks": []}}, tmp_path)
     before = (tmp_path / "state.json").read_text()
-    assert main(["accumulate", "extend", *argv, "--reason", "x", "--resume-dir", str(tmp_path)]) == 2
+    assert main(["train", "extend", *argv, "--reason", "x", "--resume-dir", str(tmp_path)]) == 2
     assert words in capsys.readouterr().err
     assert (tmp_path / "state.json").read_text() == before
 
 
-def test_a_phase_at_bigger_crops_trains_and_exports_what_the_app_reads(tmp_path: Path,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    """``extend classifier --crop 48x72``: the chunk cuts its crops at that size, the export writes a classifier
+def test_a_phase_at_other_crops_trains_and_exports_what_the_app_reads(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """``extend names --crop 40x60``: the run cuts its crops at that size, the export writes a classifier
     that takes them and a model.json that says so, and the app reads photos with it."""
     from io import StringIO
 
@@ -233,23 +221,23 @@ def test_a_phase_at_bigger_crops_trains_and_exports_what_the_app_reads(tmp_path:
     from web.cli import main
     monkeypatch.chdir(tmp_path)
     folder = tmp_path / "r"
-    crops = acc._crop_batch(REAL, model_crop_size(MODELS_DIR))
+    crops = calibration_crops(REAL, model_crop_size(MODELS_DIR))
     acc.save_classifier(acc.classifier_from_onnx(MODELS_DIR / "corner_classifier.onnx", crops), folder)
-    acc.save_detector(acc.detector_from_onnx(MODELS_DIR / "corners.onnx", acc._photo_batch(REAL, size=320, count=2)),
+    acc.save_detector(acc.detector_from_onnx(MODELS_DIR / "corners.onnx", acc.photo_batch(REAL, size=320, count=2)),
                       folder)
     acc.write_state({"detector": {"epochs_done": 1, "plan_epochs": 60, "lr_max": 4e-3, "lr_min": 2e-4, "chunks": []},
                      "classifier": {"epochs_done": 4, "plan_epochs": 4, "lr_max": 1e-3, "lr_min": 5e-5,
-                                    "chunks": []}}, folder)
-    assert main(["accumulate", "extend", "classifier", "--epochs", "2", "--lr-max", "5e-4", "--lr-min", "2e-5",
-                 "--crop", "48x72", "--reason", "bigger crops", "--resume-dir", str(folder)]) == 0
+                                    "chunks": [], "crop": [48, 72]}}, folder)
+    assert main(["train", "extend", "names", "--epochs", "2", "--lr-max", "5e-4", "--lr-min", "2e-5",
+                 "--crop", "40x60", "--reason", "other crops", "--resume-dir", str(folder)]) == 0
     st = acc.read_state(folder)["classifier"]
-    assert st["crop"] == [48, 72] and st["phases"][-1]["crop"] == [32, 48]
+    assert st["crop"] == [40, 60] and st["phases"][-1]["crop"] == [48, 72]
     err = StringIO()
-    assert main(["accumulate", "classifier", str(REAL), "--decks", "none", "--copies", "1",
+    assert main(["train", "names", str(REAL), "--epochs", "1", "--set", "decks=none", "--set", "copies=1",
                  "--resume-dir", str(folder)], stdout=StringIO(), stderr=err) == 0, err.getvalue()
-    assert main(["accumulate", "export", "--out", str(tmp_path / "m"), "--resume-dir", str(folder)],
+    assert main(["train", "export", "--out", str(tmp_path / "m"), "--resume-dir", str(folder)],
                 stdout=StringIO(), stderr=err) == 0, err.getvalue()
-    assert model_crop_size(tmp_path / "m") == (48, 72)
+    assert model_crop_size(tmp_path / "m") == (40, 60)
     detector = CardDetector(tmp_path / "m")
     photo = read_image(next((REAL / "images").iterdir()))
     assert detector.classify(photo, np.array([[10.0, 10.0, 40.0, 50.0]])).shape == (1, 54)
@@ -276,7 +264,7 @@ def test_averaged_classifiers_are_the_mean_of_their_weights(tmp_path: Path) -> N
     base = {w.name: numpy_helper.to_array(w) for w in onnx.load(str(shipped)).graph.initializer}
     assert np.allclose(soup[first.name], base[first.name] + 0.5, atol=1e-6)
     assert all(np.array_equal(soup[k], base[k]) for k in base if k != first.name)
-    crops = acc._crop_batch(REAL, model_crop_size(MODELS_DIR))[:4]
+    crops = calibration_crops(REAL, model_crop_size(MODELS_DIR))[:4]
     twice = tmp_path / "twice.onnx"
     assert main(["train", "average-classifier", str(twice), str(shipped), str(shipped)], stdout=StringIO()) == 0
     assert np.allclose(_onnx(twice, crops), _onnx(shipped, crops), atol=1e-5)
