@@ -371,11 +371,3 @@ def contact_sheet(faces: Iterable[Face], columns: int = 14, width: int = 120) ->
         tiles.append(np.zeros_like(tiles[0]))
     rows = [np.hstack(tiles[i:i + columns]) for i in range(0, len(tiles), columns)]
     return np.vstack(rows)
-
-
-if __name__ == "__main__":
-    import sys
-
-    from web.cli import main
-
-    raise SystemExit(main(["train", "decks", *sys.argv[1:]]))

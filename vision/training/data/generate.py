@@ -1,7 +1,6 @@
 """Write a synthetic Marriage-table dataset in Ultralytics YOLO layout.
 
-``tiplu generate OUT --count N --seed S`` (or ``python -m vision.training.data.generate OUT ...``, the
-same command) writes::
+``tiplu generate OUT --count N --seed S`` writes::
 
     OUT/images/NAME.jpg      the photo-like scene
     OUT/labels/NAME.txt      one "class cx cy w h" line per visible corner index
@@ -228,8 +227,3 @@ def _append_list(path: Path, lines: list[str]) -> None:
     merged = sorted(set(old) | set(lines))
     path.write_text("".join(f"{line}\n" for line in merged))
 
-
-if __name__ == "__main__":
-    from web.cli import main
-
-    raise SystemExit(main(["generate", *sys.argv[1:]]))

@@ -226,11 +226,3 @@ def write_manifest(folder: Path, rows: Iterable[dict[str, str]]) -> Path:
         writer.writeheader()
         writer.writerows(sorted(rows, key=lambda r: r["file"]))
     return path
-
-
-if __name__ == "__main__":
-    import sys
-
-    from web.cli import main
-
-    raise SystemExit(main(["train", "import-photos", *sys.argv[1:]]))

@@ -514,8 +514,3 @@ def write_calibration(model_json: Path, report: dict[str, Any]) -> None:
     info["calibration"] = dict(report) | {"fingerprint": reading_fingerprint(read_settings(folder), folder)}
     model_json.write_text(json.dumps(info, indent=2) + "\n")
 
-
-if __name__ == "__main__":
-    from web.cli import main
-
-    raise SystemExit(main(["calibrate", *sys.argv[1:]]))

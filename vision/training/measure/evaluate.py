@@ -11,7 +11,7 @@ Metrics (numpy only, no torch):
 Usage::
 
     tiplu eval-model data/real/val --json
-    python -m vision.training.measure.evaluate data/synth_holdout --imgsz 416
+    tiplu eval-model data/synth_holdout --imgsz 416
 
 >>> ap_101(np.array([1.0, 1.0]), np.array([0.5, 1.0]))
 1.0
@@ -204,8 +204,3 @@ def evaluate(dataset: Path | str, model: Path | str | None = None, imgsz: int | 
                       {CLASS_NAMES[c]: v for c, v in ap50.items()},
                       elapsed / max(len(truths), 1))
 
-
-if __name__ == "__main__":
-    from web.cli import main
-
-    raise SystemExit(main(["eval-model", *sys.argv[1:]]))

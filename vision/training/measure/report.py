@@ -1,6 +1,6 @@
 """One command that measures a model folder for the model card, each stage apart and the whole reading.
 
-``tiplu report models --out runs/report`` (or ``python -m vision.training.measure.report``) reads:
+``tiplu report models --out runs/report`` reads:
 
 - **real val** (``data/real/val``), upright and turned by 30, 90 and 135 degrees (the canvas
   grows to hold the turned photo; a turned label becomes the axis-aligned box of its
@@ -211,7 +211,7 @@ def real_photos(folder: Path, limit: int | None = None, seed: int = 0,
     scores each photo's exactness on the distinct cards (:attr:`Truth.distinct`)."""
     samples = list(iter_samples(folder))
     if not samples:
-        raise ReportError(f"{folder}: no labelled images; run 'python -m vision.training.data.dataset import-real "
+        raise ReportError(f"{folder}: no labelled images; run 'tiplu train import-real "
                           f"/path/to/cards-real-dev data/real' first")
     if limit is not None and limit < len(samples):
         pick = np.random.default_rng(seed).choice(len(samples), limit, replace=False)
@@ -411,8 +411,3 @@ def markdown_table(rows: Sequence[SetScore]) -> str:
              for r in rows if r.swaps]
     return table + ("\nCommonest name swaps (labelled corner read as):\n\n" + "".join(swaps) if swaps else "")
 
-
-if __name__ == "__main__":
-    from web.cli import main
-
-    raise SystemExit(main(["report", *sys.argv[1:]]))
