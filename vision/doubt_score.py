@@ -15,7 +15,7 @@ seen alone weighs more where a card of its name lies right beside it, which one 
 cannot say.
 
 >>> from vision.geometry import Corner
->>> from vision.pairing import PhysicalCard
+>>> from vision.geometry import PhysicalCard
 >>> corners = [Corner("8D", 0.9, (0, 0, 10, 16)), Corner("8D", 0.5, (3, 0, 13, 16)), Corner("KS", 0.9, (60, 0, 70, 16))]
 >>> cards = [PhysicalCard(c.card, c.confidence, c.box, (k,)) for k, c in enumerate(corners)]
 >>> [round(f["same_name_nearby"], 2) for f in card_features(corners, cards)]
@@ -28,14 +28,11 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import combinations_with_replacement
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from vision.geometry import Corner, box_iou
-
-if TYPE_CHECKING:  # vision.pairing reads vision.calibration, which reads this module
-    from vision.pairing import PhysicalCard
+from vision.geometry import Corner, PhysicalCard, box_iou
 
 #: What the score reads of each card, in the order of its weights:
 #: ``confidence_logit`` the card's confidence as log-odds; ``runner_up`` the classifier's

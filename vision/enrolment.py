@@ -31,8 +31,8 @@ import cv2
 import numpy as np
 
 from scorer import Message, N_, TipluError
+from scorer.cards import SUITS
 
-SUITS = ("S", "H", "D", "C")
 SUIT_NAMES = {"S": Message(N_("spades")), "H": Message(N_("hearts")), "D": Message(N_("diamonds")),
               "C": Message(N_("clubs"))}
 RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")

@@ -30,7 +30,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.enrolment import card_names
+from vision.enrolment import SUITS, card_names
 from vision.training.data.backgrounds import carpet, fractal_noise, speckle, wood
 from vision.training.data.faces import Face
 
@@ -268,7 +268,7 @@ def write_design_photos(design: str, cloth: str, seed: int, folder: Path, joker:
     face, ``jokers.jpg`` (:func:`vision.training.fit.enrol.write_enrolment_photos`); the paths in that order."""
     from vision.training.fit.enrol import write_enrolment_photos
 
-    shots = [(suit, design_photo(design, cloth, seed, suit).image, None) for suit in "SHDC"]
+    shots = [(suit, design_photo(design, cloth, seed, suit).image, None) for suit in SUITS]
     return write_enrolment_photos(folder, shots, joker, quality)
 
 

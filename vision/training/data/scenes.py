@@ -26,6 +26,7 @@ import cv2
 import numpy as np
 
 from scorer import CLASS_NAMES
+from scorer.cards import SUITS
 from vision.training.data.backgrounds import make_background
 from vision.training.data.decks import Deck, drawn_decks
 from vision.training.data.effects import camera_effects, draw_distractors, draw_words
@@ -46,7 +47,6 @@ BACK = "BACK"
 ASPECT = 1.4
 SCENE_TYPES: tuple[str, ...] = ("meld_row", "fan", "tunnela", "maal_spread", "single", "table", "declared")
 CLASS_ID: dict[str, int] = {name: i for i, name in enumerate(CLASS_NAMES)}
-_SUITS = "SHDC"
 _RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
 
 
@@ -115,7 +115,7 @@ class CardSupply:
         if self.fixed is not None:
             return self._fixed(n)
         for _ in range(30):
-            suit = _SUITS[int(self.rng.integers(4))]
+            suit = SUITS[int(self.rng.integers(4))]
             start = int(self.rng.integers(0, 13))
             cards = [f"{_RANKS[(start + i) % 13]}{suit}" for i in range(n)]
             if start + n <= 14 and all(self._ok(c) for c in cards):
@@ -128,7 +128,7 @@ class CardSupply:
             return self._fixed(n)
         for _ in range(30):
             rank = _RANKS[int(self.rng.integers(13))]
-            suits = self.rng.permutation(list(_SUITS))[:n]
+            suits = self.rng.permutation(list(SUITS))[:n]
             cards = [f"{rank}{s}" for s in suits]
             if all(self._ok(c) for c in cards):
                 return self._take(cards)
