@@ -1,4 +1,4 @@
-"""Issue 14 in headless Chromium: the table code as a phone meets it, and a cross-site form that carries the cookie."""
+"""Hostile input in headless Chromium: the table code as a phone meets it, and a cross-site form that carries the cookie."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Issue 10: the five engine bugs (each test failed on the old code) and the nine
-RULES.md clarifications, table-driven like the RULES.md examples."""
+"""The engine's edge cases: five cases the engine once got wrong and nine points RULES.md
+clarifies, table-driven like the RULES.md examples."""
 
 from __future__ import annotations
 

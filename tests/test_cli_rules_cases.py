@@ -1,4 +1,4 @@
-"""The reproductions of the rules bugs found by the adversarial check, run as the issue typed them.
+"""Rules cases as a user types them on the command line: each once finished, crashed or scored wrongly.
 
 Each case is the exact ``tiplu`` command line of the report; before the fix these finished
 (exit 0), crashed (exit 1 with a traceback) or scored wrongly.

@@ -1,4 +1,4 @@
-"""Issue 46: the rules' third pass, one table per clarification of RULES.md.
+"""Dublee finishes, printed jokers and rummy penalties: one table per clarification of RULES.md.
 
 1. a dublee finish as laid: 8 of the groups are dublees, the other cards lie as the
    player likes; 2. two printed jokers are a dublee; 3. ``max_penalty`` caps the cards'

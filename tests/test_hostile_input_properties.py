@@ -1,4 +1,4 @@
-"""A property over every API endpoint (issue 14): whatever is sent, no 5xx, every 4xx says
+"""A property over every API endpoint: whatever is sent, no 5xx, every 4xx says
 ``{"error": ...}``, and a refused request changes nothing in the ledger or on disk.
 
 Payloads are valid ones with one field replaced by something hostile (huge or

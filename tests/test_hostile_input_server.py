@@ -1,4 +1,4 @@
-"""Issue 14 against a real ``tiplu serve`` process: the failures that were reproduced over HTTP."""
+"""Hostile input against a real ``tiplu serve`` process: the failures that were reproduced over HTTP."""
 
 from __future__ import annotations
 

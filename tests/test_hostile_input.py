@@ -1,7 +1,7 @@
-"""Issue 14, in the app: each failure found by probing the server as an attacker, reproduced and now refused.
+"""Hostile input in the app: each failure found by probing the server as an attacker, reproduced and now refused.
 
 Every test here runs the real app on a real SQLite file and a real photo folder;
-the ones that need a real ``tiplu serve`` process are in ``test_hardening_server.py``.
+the ones that need a real ``tiplu serve`` process are in ``test_hostile_input_server.py``.
 """
 
 from __future__ import annotations
