@@ -80,7 +80,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     names = add_network(sub, "names")
     names.add_argument("data", type=Path, nargs="*", default=[], help="YOLO folders (their train/ split if present)")
     orient = add_network(sub, "orientation")
-    orient.set_defaults(start="scratch")
     orient.add_argument("data", type=Path, nargs="+", help="rendered scene folders with geometry/*.json")
     orient.add_argument("--out", type=Path, required=True, help="the ONNX file to write (corner_orientation.onnx)")
     orient.add_argument("--check", type=Path, nargs="*", default=[], help="held-out scene folders measured each epoch")

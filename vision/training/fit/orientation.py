@@ -1,4 +1,4 @@
-"""Train the network that says which way a corner index faces (``corner_orientation.onnx``).
+"""The orientation network's recipe: which way each corner index faces (``corner_orientation.onnx``).
 
 The renderer knows every index's angle (``geometry/*.json``: each box's ``"angle"``), so the
 labels come free with the training scenes. Each labelled box gives ``copies`` square crops
@@ -10,6 +10,9 @@ and sine. The shipped network is trained for 6 epochs on crops of the training d
 scenes (``data/synth_dr3``, ``data/synth_pal``, ``data/table_dr``, ``data/table_words``; about
 half an hour on 2 cores), and ``--check`` measures its angle error on the held-out designs'
 labelled indices (``data/calib``, ``data/test``) each epoch; the model card gives the figures.
+``tiplu train orientation`` goes on from the shipped network by default (``--from models``, its ONNX
+turned back into weights; ``--from scratch`` for new weights); its settings are
+:class:`~vision.training.fit.settings.OrientationSettings`.
 
 >>> from vision.orientation import orientation_crop
 >>> crops, angles = orientation_samples([], copies=1)
@@ -29,11 +32,12 @@ from typing import Any
 import cv2
 import numpy as np
 
+from vision.detector import MODELS_DIR
 from vision.images import read_image
 from vision.orientation import ORIENTATION_SIZE, orientation_crop, orientation_input, output_angles
 from vision.settings import ORIENTATION_FILE
 from vision.training.fit.networks import OPSET, quiet_legacy_onnx_export
-from vision.training.fit.resume import SCRATCH, network_from_onnx
+from vision.training.fit.resume import SCRATCH, network_from_onnx, start_file
 from vision.training.fit.settings import TRAIN, OrientationSettings
 
 
@@ -128,9 +132,7 @@ def orientation_start(start: Path | str, crops: np.ndarray) -> Any:
     net = orientation_net()
     if str(start) == SCRATCH:
         return net
-    path = Path(start) / ORIENTATION_FILE if Path(start).is_dir() else Path(start)
-    if not path.is_file():
-        raise OrientationError(f"{path}: no start point; give scratch, a model folder, a .onnx or a .pt file")
+    path = start_file(start, ORIENTATION_FILE, "orientation")
     if path.suffix == ".onnx":
         return network_from_onnx(net, path, orientation_input(crops[:256]))
     net.load_state_dict(torch.load(str(path), map_location="cpu", weights_only=True))
@@ -190,7 +192,7 @@ def export_orientation(net: Any, path: Path, opset: int = OPSET) -> Path:
 
 
 def train_orientation(folders: Sequence[Path], out: Path, settings: OrientationSettings = TRAIN.orientation, *,
-                      check: Sequence[Path] = (), start: Path | str = SCRATCH, device: str = "cpu", seed: int = 0,
+                      check: Sequence[Path] = (), start: Path | str = MODELS_DIR, device: str = "cpu", seed: int = 0,
                       say: Callable[[str], None] = print) -> Path:
     """The orientation network's recipe: crops from ``folders`` (``settings.copies`` of each labelled index), the
     network from ``start`` trained on them, exported to ``out``; ``check`` folders are measured each epoch."""

@@ -311,6 +311,14 @@ def ultralytics_checkpoint(model: Any, path: Path) -> Path:
     return path
 
 
+def start_file(start: Path | str, name: str, network: str) -> Path:
+    """The file a start point names: ``start`` itself, or the file ``name`` in the model folder ``start``."""
+    path = Path(start) / name if Path(start).is_dir() else Path(start)
+    if not path.is_file():
+        raise TrainError(f"{path}: no start point; give a model folder (models), a {network} .onnx or .pt, or scratch")
+    return path
+
+
 def detector_start(start: Path | str, photos: Path) -> Any:
     """Stage 1 at the start point ``start``: a model folder's (or a file's) ONNX turned back into weights, batch
     norms calibrated on ``photos`` (a YOLO folder); a checkpoint (``.pt``, a resume point's or Ultralytics');
@@ -319,14 +327,8 @@ def detector_start(start: Path | str, photos: Path) -> Any:
         ultralytics()
         from ultralytics.nn.tasks import DetectionModel
         return DetectionModel(str(DEFAULT_DETECTOR_YAML), nc=1, verbose=False)
-    start = Path(start)
-    if start.is_dir():
-        start = start / DETECTOR_FILE
-    if not start.is_file():
-        raise TrainError(f"{start}: no start point; give a model folder (models), a stage-1 .onnx or .pt, or scratch")
-    if start.suffix == ".onnx":
-        return detector_from_onnx(start, photo_batch(photos))
-    return load_detector(path=start)
+    path = start_file(start, DETECTOR_FILE, "stage-1")
+    return detector_from_onnx(path, photo_batch(photos)) if path.suffix == ".onnx" else load_detector(path=path)
 
 
 def classifier_start(start: Path | str, crops: np.ndarray, member: str = CLASSIFIER_FILE) -> Any:
@@ -334,14 +336,8 @@ def classifier_start(start: Path | str, crops: np.ndarray, member: str = CLASSIF
     back into weights, batch norms calibrated on ``crops`` (NCHW float); a checkpoint (``.pt``); or :data:`SCRATCH`."""
     if str(start) == SCRATCH:
         return corner_net()
-    start = Path(start)
-    if start.is_dir():
-        start = start / member
-    if not start.is_file():
-        raise TrainError(f"{start}: no start point; give a model folder (models), a stage-2 .onnx or .pt, or scratch")
-    if start.suffix == ".onnx":
-        return classifier_from_onnx(start, crops)
-    return load_classifier(path=start)
+    path = start_file(start, member, "stage-2")
+    return classifier_from_onnx(path, crops) if path.suffix == ".onnx" else load_classifier(path=path)
 
 
 def start_crop_size(start: Path | str) -> tuple[int, int]:
