@@ -272,3 +272,16 @@ def test_averaged_classifiers_are_the_mean_of_their_weights(tmp_path: Path) -> N
     assert main(["train", "average-classifier", str(tmp_path / "x.onnx"), str(shipped), str(MODELS_DIR / "corners.onnx")],
                 stdout=StringIO(), stderr=err) == 2
     assert "not the same network" in err.getvalue()
+
+
+def test_crops_of_another_size_are_refused_before_any_epoch() -> None:
+    """Stage 1's own boxes cut at 32x48 cannot join a run at 48x72: the message says how to cut them."""
+    import dataclasses
+
+    from vision.training.fit.names import names_crops
+    settings = dataclasses.replace(TRAIN.names, decks=None)
+    small = (np.zeros((2, 48, 32, 3), np.uint8), np.array([0, 1]))
+    with pytest.raises(acc.TrainError, match="--extra-crops are 32x48, stage 2 learns at 48x72"):
+        names_crops([], settings, crop_size=(48, 72), extra=small)
+    x, y = names_crops([], settings, crop_size=(32, 48), extra=small)
+    assert x.shape == (2, 48, 32, 3) and y.tolist() == [0, 1]

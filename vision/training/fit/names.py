@@ -271,6 +271,10 @@ def names_crops(folders: Sequence[Path], settings: NamesSettings = TRAIN.names, 
     boxes, :func:`augmented_copies`), and the ``given`` crops as they are (an enrolment's own).
     """
     parts: list[tuple[np.ndarray, np.ndarray]] = []
+    for name, crops in (("--extra-crops", extra), ("the given crops", given)):
+        if crops is not None and len(crops[0]) and crops[0].shape[1:3] != (crop_size[1], crop_size[0]):
+            raise TrainError(f"{name} are {crops[0].shape[2]}x{crops[0].shape[1]}, stage 2 learns at "
+                             f"{crop_size[0]}x{crop_size[1]}: cut them at that size (tiplu train stage1-crops --crop)")
     samples = photo_samples(folders)
     if samples:
         parts.append(build_crops(samples, copies=settings.copies, background=settings.background, seed=seed,
