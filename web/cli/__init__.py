@@ -68,7 +68,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("detect", "find the cards in photos (JSON lines)", "detect"),
     Command("score", "photo to verdict: detect, declare check and maal in one go", "score"),
     Command("generate", "make synthetic training photos with labels", "generate"),
-    Command("train", "train a network (corners, names, orientation) or prepare its data", "train"),
+    Command("train", "train a network: corners, names, orientation (train extra)", "train"),
     Command("eval-model", "measure a detector on a YOLO-format folder", "eval_model"),
     Command("report", "the model card's evaluation of a detector (all sets)", "report"),
     Command("accumulate", "gone into tiplu train: says where each step went", "accumulate"),
