@@ -138,7 +138,7 @@ def crop_corner(image: np.ndarray, box: Sequence[float] | np.ndarray, margin: fl
     (:mod:`vision.training.fit.names`) uses this same function, so training and inference agree.
 
     >>> crop_corner(np.zeros((100, 100, 3), np.uint8), (10, 10, 40, 30)).shape
-    (48, 32, 3)
+    (72, 48, 3)
     """
     cw, ch = size
     x1, y1, x2, y2 = (float(v) for v in box)
@@ -169,7 +169,7 @@ def turned_crop(image: np.ndarray, box: Sequence[float] | np.ndarray, turn: floa
     size is the rectangle of :data:`INDEX_ASPECT` whose turned bounding box fits ``box``.
 
     >>> turned_crop(np.zeros((100, 100, 3), np.uint8), (30, 30, 70, 70), 45).shape
-    (48, 32, 3)
+    (72, 48, 3)
     """
     if not turn:
         return crop_corner(image, box, margin, size)

@@ -22,7 +22,7 @@ neither a card nor clearly none. Crops are cut with :func:`~vision.detector.crop
 the model's margin and size, unaugmented; training adds its pixel augmentation each epoch.
 
     tiplu train stage1-crops runs/candidate data/real data/real_turned --out runs/hard.npz --turns 1
-    tiplu accumulate loop ... --extra-crops runs/hard.npz
+    tiplu train names data/real --extra-crops runs/hard.npz
 
 >>> import tempfile
 >>> crops, labels = np.zeros((2, 48, 32, 3), np.uint8), np.array([0, BACKGROUND])
@@ -154,7 +154,7 @@ def hard_crops(model: Path | str, data: Sequence[Path | str], *, turns: int = 0,
     model = Path(model)
     if not model.is_dir():
         raise TrainError(f"{model}: no model folder (one holding corners.onnx and corner_classifier.onnx; "
-                         "e.g. models or the output of tiplu accumulate export)")
+                         "e.g. models or the output of tiplu train export)")
     try:
         detector = CardDetector(model)
     except ModelError as exc:
