@@ -79,7 +79,7 @@ def main() -> int:
         print("ultralytics comparison skipped: pass --pt with the stage-1 checkpoint")
         return 0
     try:
-        from vision.training.train import offline_environment
+        from vision.training.fit.networks import offline_environment
         offline_environment()
         from ultralytics import YOLO
     except ImportError:

@@ -1,13 +1,13 @@
 """Enrolment's photo step on the test set: every suit photo of the held-out designs on every cloth, found or not.
 
-Renders :mod:`vision.training.enrol_photos`' set (each design of ``--designs`` on each cloth
+Renders :mod:`vision.training.data.enrol_photos`' set (each design of ``--designs`` on each cloth
 of ``--cloths``, one photo of each suit of ``--suits`` per seed), runs :func:`vision.enrolment.find_cards` on
 each and prints, per cloth, how many photos had all 13 cards found in the right order, then
 per design, and the seconds to render and to find (median and worst). A photo that fails is
 saved with the cards found outlined (``--failed DIR``). No assertions: the test is
 ``tests/test_enrol_backgrounds.py``; CPU timings depend on the machine and its load.
 
-``--steps`` instead runs one default enrolment (:func:`vision.training.enrol.enrol`) of the
+``--steps`` instead runs one default enrolment (:func:`vision.training.fit.enrol.enrol`) of the
 first design's four suit photos on the first cloth and prints the seconds of each part
 (finding the cards, cutting crops, learning, export, rendering and reading the calibration
 scenes, choosing the level), the whole, the machine's load, the longest wait between two
@@ -39,7 +39,7 @@ from pathlib import Path
 import cv2
 
 from vision.enrolment import CardsNotFound, annotated, find_cards
-from vision.training.enrol_photos import (TABLECLOTHS, TEST_DESIGNS, design_photo, found_right, test_set,
+from vision.training.data.enrol_photos import (TABLECLOTHS, TEST_DESIGNS, design_photo, found_right, test_set,
                                          write_design_photos)
 
 
@@ -90,7 +90,7 @@ def main() -> None:
 
 def enrolment_steps(design: str, cloth: str, seed: int) -> None:
     """One default enrolment of ``design``'s four suit photos on ``cloth``, each part timed."""
-    from vision.training.enrol import Progress, enrol
+    from vision.training.fit.enrol import Progress, enrol
 
     moves: list[float] = []
     shown: list[tuple[str, float]] = []

@@ -68,10 +68,10 @@ def phone_photo(image: Any, size: tuple[int, int] = PHONE_SIZE, fill: float = 0.
 
 
 def far_jpeg(image: Any) -> bytes:
-    """``image`` in the middle of a 4000 x 3000 frame (:func:`vision.training.report.far_photo`), JPEG 92."""
+    """``image`` in the middle of a 4000 x 3000 frame (:func:`vision.training.measure.report.far_photo`), JPEG 92."""
     import cv2
 
-    from vision.training.report import far_photo
+    from vision.training.measure.report import far_photo
 
     return cv2.imencode(".jpg", far_photo(image), [cv2.IMWRITE_JPEG_QUALITY, 92])[1].tobytes()
 
@@ -297,7 +297,7 @@ def pass_costs(model: Path | None, runs: int, threads: int | None) -> int:
 
     from vision.detector import CardDetector
     from vision.pipeline import read_photo
-    from vision.training.report import far_photo
+    from vision.training.measure.report import far_photo
 
     table = cv2.imread(str(ROOT / "sample_images" / "declared_hand.jpg"))
     close = sorted((ROOT / "tests" / "data" / "real_val" / "images").glob("*.jpg"))[0]

@@ -157,7 +157,7 @@ def compare_far(detector: Any, image: Any, runs: int, threads: int | None) -> No
     import dataclasses
 
     from vision.detector import CardDetector
-    from vision.training.report import far_photo
+    from vision.training.measure.report import far_photo
 
     frame = far_photo(image)
     untiled = CardDetector(threads=threads)
@@ -202,8 +202,8 @@ def nms_study(per_layout: int) -> int:
 
     from vision.geometry import box_iou, nms
     from vision.settings import ReaderSettings
-    from vision.training.decks import load_decks
-    from vision.training.scenes import render_scene
+    from vision.training.data.decks import load_decks
+    from vision.training.data.scenes import render_scene
 
     NMS_IOU = ReaderSettings().nms_iou
 

@@ -80,7 +80,7 @@ def main() -> int:
     from vision.detector import CardDetector
     from vision.pipeline import read_photo
     from vision.settings import PASS_NAMES, PROFILES
-    from vision.training.report import far_photo
+    from vision.training.measure.report import far_photo
 
     variants = {"full": PROFILES["full"]} | {f"without {p}": tuple(q for q in PASS_NAMES if q != p)
                                              for p in PASS_NAMES[1:]}

@@ -1,13 +1,13 @@
 """Render the sample photos and ``expected.json`` from the held-out deck design.
 
-The samples are drawn with the generator (:mod:`vision.training.scenes`) using only the held-out
+The samples are drawn with the generator (:mod:`vision.training.data.scenes`) using only the held-out
 design (``nicu-white``, never used for training), so the detector meets them as new
 cards. ``expected.json`` records, per photo, the cards laid, the melds, the tiplu, and
 the ground-truth corner boxes from the generator's geometry.
 
     .venv/bin/python sample_images/make_samples.py   # needs kdegames-card-data-kf5 + rsvg-convert
 
-Card artwork: "Nicu white" deck from kdegames-card-data-kf5, GPL-2+ (see vision/training/DECKS.md).
+Card artwork: "Nicu white" deck from kdegames-card-data-kf5, GPL-2+ (see vision/training/data/DECKS.md).
 ``real_*.jpg`` are real phone photos (CC BY 4.0, see ``sample_images/README.md``); their
 entries, with corners from the photos' published labels, are kept when this script runs.
 """
@@ -24,9 +24,9 @@ from scorer import parse_card, parse_cards
 from scorer.declare import check_grouping
 from scorer.maal import maal_points
 from scorer.rules import get_rules
-from vision.training import scenes
-from vision.training.decks import HOLDOUT_DECK, load_decks
-from vision.training.scenes import CardSupply, Laid, Rng, render_scene
+from vision.training.data import scenes
+from vision.training.data.decks import HOLDOUT_DECK, load_decks
+from vision.training.data.scenes import CardSupply, Laid, Rng, render_scene
 
 HERE = Path(__file__).resolve().parent
 DECLARED = ["9S 10S JS", "6H 6H 6H", "9D 10D JD", "2C 3C 4C", "KS KH KD", "7C 8C 5S", "QH QC 5C"]

@@ -1,8 +1,9 @@
 """The shape of the code: layers that depend one way and modules without import circles.
 
-Read from the source (``ast``), so a late import inside a function counts too; only an
-import under ``if TYPE_CHECKING:`` (type hints, never run) and a module's script block do
-not. ``web`` may use ``vision`` and ``scorer``; ``vision`` may use ``scorer``; ``scorer`` uses
+Read from the source (``ast``), so a late import inside a function counts too, and so does an
+import under ``if TYPE_CHECKING:`` (type hints) for circles: a circle closed for the type checker
+is still a circle a reader has to follow. Only a module's script block does not count for the
+layers; no training module has one that reaches the CLI. ``web`` may use ``vision`` and ``scorer``; ``vision`` may use ``scorer``; ``scorer`` uses
 nothing else of tiplu and no I/O library; runtime ``vision`` never reaches into
 ``vision.training``; and ``web`` reaches training only through ``vision.training.api``,
 the one documented interface (the Decks page's jobs and the ``tiplu`` training commands).
@@ -89,9 +90,9 @@ TRAINING_INTERFACE = "vision.training.api"
 
 
 def tiplu_imports(module: str) -> set[str]:
-    """The tiplu modules that ``module`` imports when it runs: at module level and inside functions
-    (a late import is still a dependency, and still closes a circle), not under ``if TYPE_CHECKING:``."""
-    names = imports_of(SOURCES[module], type_checking=False)
+    """The tiplu modules that ``module`` imports: at module level, inside functions (a late import is still
+    a dependency, and still closes a circle) and under ``if TYPE_CHECKING:`` (a circle for the reader)."""
+    names = imports_of(SOURCES[module], type_checking=True)
     return {n for n in names if n in SOURCES and n != module}
 
 
@@ -131,6 +132,40 @@ def test_no_import_circles() -> None:
     real = [c for c in circles if not any(c[i + 1].startswith(c[i] + ".") and SOURCES[c[i]].name == "__init__.py"
                                           for i in range(len(c) - 1))]
     assert real == []
+
+
+def test_no_training_module_imports_web_script_blocks_included() -> None:
+    """Training never points back up at the CLI or the app, not even from ``if __name__ == "__main__":``."""
+    found = []
+    for module, path in SOURCES.items():
+        if module.startswith("vision.training"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                         else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+                found += [f"{module}: {n}" for n in names if n.split(".")[0] == "web"]
+    assert found == []
+
+
+def yolo_train_calls(tree: ast.AST) -> list[int]:
+    """The lines that call Ultralytics' ``YOLO.train``: ``.train(...)`` on a name bound to ``YOLO(...)``, or on
+    ``YOLO(...)`` itself (a torch network's ``net.train()`` is no such call)."""
+    def makes_yolo(node: ast.AST) -> bool:
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "YOLO"
+
+    bound = {target.id for node in ast.walk(tree) if isinstance(node, ast.Assign) and makes_yolo(node.value)
+             for target in node.targets if isinstance(target, ast.Name)}
+    return [node.lineno for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "train"
+            and (makes_yolo(node.func.value) or (isinstance(node.func.value, ast.Name) and node.func.value.id in bound))]
+
+
+def test_one_recipe_calls_yolo_train() -> None:
+    """Stage 1 has one recipe (:func:`vision.training.fit.corners.train_corners`): ``tiplu train corners``, a
+    GPU run, the campaign and enrolment all reach Ultralytics' training through it."""
+    calls = [(module, line) for module, path in SOURCES.items()
+             for line in yolo_train_calls(ast.parse(path.read_text(encoding="utf-8")))]
+    assert [module for module, _ in calls] == ["vision.training.fit.corners"], calls
+    assert yolo_train_calls(ast.parse("y = YOLO('a')\ny.train(data='d')\nnet.train()\nYOLO('b').train()")) == [2, 4]
 
 
 def test_the_training_interface_lists_what_it_offers() -> None:

@@ -17,8 +17,8 @@ from vision.detector import load_detector
 from vision.doubts import FAINT_CARD, Doubt
 from vision.images import read_image
 from vision.pipeline import PhotoReading, read_photo
-from vision.training.calibrate import NOTHING_FLAGGED, match_boxes, photo_case, real_case, scene_rules
-from vision.training.dataset import Box, Sample
+from vision.training.measure.calibrate import NOTHING_FLAGGED, match_boxes, photo_case, real_case, scene_rules
+from vision.training.data.dataset import Box, Sample
 from web.cli import main
 from web_support import calibration_folders
 

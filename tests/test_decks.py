@@ -488,10 +488,10 @@ def status_in(client: FlaskClient, language: str) -> dict[str, Any]:
 
 
 def test_each_step_of_the_learner_is_named_in_the_pages_language(client: FlaskClient, app: Flask) -> None:
-    """The real runner follows the learner's real steps (:class:`vision.training.enrol.Steps`): the photos read,
+    """The real runner follows the learner's real steps (:class:`vision.training.fit.enrol.Steps`): the photos read,
     two rounds of learning, then doubt checked on 60 scenes; each says how much of it is done, and the work
     waits between moves so each can be read."""
-    from vision.training.enrol import Steps, plan
+    from vision.training.fit.enrol import Steps, plan
 
     moves_made = 5
     reached = [threading.Event() for _ in range(moves_made)]

@@ -28,9 +28,9 @@ from vision.geometry import Corner, box_iou, flipped_boxes, long_sides, nms, til
 from vision.passes import input_sizes, tile_scale
 from vision.pipeline import read_photo
 from vision.settings import VIEW_FLIPS, ReaderSettings
-from vision.training.dataset import Box, iter_samples, map_class_name, parse_label_line, split_bursts
-from vision.training.report import far_photo
-from vision.training.evaluate import ap_101, card_set_scores, evaluate, mean_average_precision
+from vision.training.data.dataset import Box, iter_samples, map_class_name, parse_label_line, split_bursts
+from vision.training.measure.report import far_photo
+from vision.training.measure.evaluate import ap_101, card_set_scores, evaluate, mean_average_precision
 from web.cli import main
 from web_support import shipped_model_files
 
@@ -103,7 +103,7 @@ def test_burst_split_keeps_near_duplicate_frames_together() -> None:
 
 
 def test_real_split_is_reproducible_and_disjoint(tmp_path: Path) -> None:
-    from vision.training.dataset import import_real
+    from vision.training.data.dataset import import_real
     counts = import_real(REAL, tmp_path / "out", val_fraction=0.34, seed=1)
     assert counts["train"] + counts["val"] == 6
     train = {p.name for p in (tmp_path / "out" / "train" / "images").iterdir()}
@@ -177,8 +177,8 @@ def test_letterbox_and_nms() -> None:
     assert nms(boxes, np.array([0.9, 0.8, 0.7]), 0.6).tolist() == [0, 2]
 
 
-@pytest.mark.parametrize("box, shape", [((10, 10, 30, 50), (48, 32, 3)), ((10, 10, 90, 30), (48, 32, 3)),
-                                        ((-5, -5, 20, 30), (48, 32, 3))])
+@pytest.mark.parametrize("box, shape", [((10, 10, 30, 50), (72, 48, 3)), ((10, 10, 90, 30), (72, 48, 3)),
+                                        ((-5, -5, 20, 30), (72, 48, 3))])
 def test_crop_is_portrait_classifier_input(box: tuple[float, ...], shape: tuple[int, ...]) -> None:
     img = np.random.default_rng(0).integers(0, 255, (100, 120, 3), np.uint8)
     assert crop_corner(img, box).shape == shape
@@ -387,7 +387,7 @@ def test_map_metrics_on_known_cases() -> None:
 
 def test_detector_module_needs_no_torch() -> None:
     code = ("import sys; sys.modules['torch'] = None; sys.modules['ultralytics'] = None\n"
-            "import vision.detector, vision.training.evaluate\n"
+            "import vision.detector, vision.training.measure.evaluate\n"
             "vision.detector.CardDetector()\nprint('ok')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert out.stdout.strip() == "ok", out.stderr

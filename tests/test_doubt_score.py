@@ -22,7 +22,7 @@ from vision.doubt_score import FEATURES, FORMS, DoubtScore, card_features, expan
 from vision.images import read_image
 from vision.pairing import PhysicalCard
 from vision.pipeline import read_photo
-from vision.training.calibrate import NOTHING_FLAGGED, CardCase, PhotoCase, choose_score, scores
+from vision.training.measure.calibrate import NOTHING_FLAGGED, CardCase, PhotoCase, choose_score, scores
 from web_support import calibration_folders, expected_uncertain, shipped_model_files
 from web_support import tiplu_in_process as tiplu
 

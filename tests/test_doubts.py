@@ -393,7 +393,7 @@ def test_a_small_index_that_may_show_its_twins_pip_is_marked_on_real_webcam_fram
     labelled there (clubs for spades, hearts for diamonds), the shipped calibration shows at most one as sure,
     where without the twin rule most of them pass as sure."""
     from vision.calibration import twin_of
-    from vision.training.dataset import iter_samples, read_sample
+    from vision.training.data.dataset import iter_samples, read_sample
 
     detector = load_detector()
     assert detector.calibration.twin_above < 1, "the shipped calibration marks twins"

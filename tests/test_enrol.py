@@ -24,7 +24,7 @@ import pytest
 from vision.calibration import CALIBRATION_FIELDS, Calibration
 from vision.detector import INFO_FILE, MODELS_DIR, CardDetector, load_detector, model_crop_size
 from vision.enrolment import EnrolError, card_names, find_cards
-from vision.training.enrol import (corner_crops, correction_crops, improve, read_enrolment, table_crops,
+from vision.training.fit.enrol import (corner_crops, correction_crops, improve, read_enrolment, table_crops,
                                    tuned_networks)
 from web.cli import main
 from web_support import suit_photos as make_suit_photos, write_suit_photos
@@ -174,8 +174,8 @@ def scores_with(model: Path, split: str, calibration: dict[str, Any]) -> dict[st
     ``calibration``: what the enrolment's "before" figures must be."""
     import tempfile
 
-    from vision.training.calibrate import read_split, reading_calibration, scores
-    from vision.training.enrol import enrolled_decks, read_enrolment, write_scenes
+    from vision.training.measure.calibrate import read_split, reading_calibration, scores
+    from vision.training.fit.enrol import enrolled_decks, read_enrolment, write_scenes
 
     info = json.loads((model / INFO_FILE).read_text())["enrolled"]
     _, faces = read_enrolment([Path(p["photo"]) for p in info["photos"][:4]], Path(info["photos"][4]["photo"]))
@@ -293,7 +293,7 @@ def test_report_enrol_teaches_a_design_on_a_cloth_and_measures_its_tables_before
     """``tiplu report --enrol``'s rows: the design's suit photos on a striped cloth found, enrolled, its tables
     read before and after, then reviewed tables corrected and the deck improved from them."""
     pytest.importorskip("torch")
-    from vision.training.enrol_report import enrolled_rows
+    from vision.training.measure.enrol_report import enrolled_rows
     rows = enrolled_rows(None, ["proc-gold-on-black"], tmp_path, scenes=2, epochs=1, copies=2, calibration_scenes=0,
                          corrections=2, cloths=["stripes"])
     assert [r.name for r in rows][0] == "enrol proc-gold-on-black: before (4/4 suit photos found)"
@@ -313,8 +313,8 @@ def test_a_review_keeps_the_wrong_and_the_doubtful_cards_with_their_right_names(
     """What the report's "corrected" row learns from: each card read wrong gets its right name, a right and
     sure card gives nothing."""
     from vision.detector import load_detector
-    from vision.training.enrol_report import review_corrections
-    from vision.training.report import Truth, table_scenes
+    from vision.training.measure.enrol_report import review_corrections
+    from vision.training.measure.report import Truth, table_scenes
 
     detector = load_detector()
     image, truth = next(table_scenes("proc-gold-on-black", 1, 0))

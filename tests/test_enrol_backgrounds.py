@@ -1,6 +1,6 @@
 """Enrolment photos on a family's tablecloths: every card of a suit found, in reading order.
 
-The photos are rendered by :mod:`vision.training.enrol_photos` from designs kept out of
+The photos are rendered by :mod:`vision.training.data.enrol_photos` from designs kept out of
 training (nicu-white, nicu-ornamental, and the light-ink-on-dark-stock proc-gold-on-black)
 on striped, checked, floral, knitted, wooden, felt, white and cream cloths, with lights,
 glare, shadows and a tilted camera. Each run checks one design and suit per cloth (a
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from vision.enrolment import CardSearch, card_names, find_cards, photo_hints
-from vision.training.enrol_photos import TABLECLOTHS, TEST_DESIGNS, design_photo, found_right
+from vision.training.data.enrol_photos import TABLECLOTHS, TEST_DESIGNS, design_photo, found_right
 
 pytest.importorskip("onnxruntime")
 

@@ -20,11 +20,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scorer import CLASS_NAMES
-from vision.training.decks import (Deck, DeckError, drawn_decks, installed_svg_decks, load_svg_faces, render_deck,
+from vision.training.data.decks import (Deck, DeckError, drawn_decks, installed_svg_decks, load_svg_faces, render_deck,
                                    svg_deck)
-from vision.training.faces import CORNER_CODES, DRAWN_STYLES, FaceError, draw_face, face_from_image
-from vision.training.generate import generate_dataset
-from vision.training.scenes import MIN_VISIBLE, SCENE_TYPES, SceneError, render_scene
+from vision.training.data.faces import CORNER_CODES, DRAWN_STYLES, FaceError, draw_face, face_from_image
+from vision.training.data.generate import generate_dataset
+from vision.training.data.scenes import MIN_VISIBLE, SCENE_TYPES, SceneError, render_scene
 from web.cli import main
 from web.cli.generate import parse_size
 
@@ -278,7 +278,7 @@ def test_svg_deck_faces_have_tight_indices(tmp_path: Path) -> None:
 
 # --------------------------------------------------------------------------- domain randomisation
 
-from vision.training import effects, procedural  # noqa: E402
+from vision.training.data import effects, procedural  # noqa: E402
 
 
 @pytest.mark.parametrize("layout", procedural.LAYOUTS)
@@ -391,7 +391,7 @@ def test_procedural_faces_are_the_same_in_every_process() -> None:
     import os
     import subprocess
     import sys
-    code = ("import hashlib; from vision.training.procedural import held_out_decks; "
+    code = ("import hashlib; from vision.training.data.procedural import held_out_decks; "
             "print(hashlib.sha256(held_out_decks()['proc-gold-on-black'].face('QH').image.tobytes()).hexdigest())")
     digests = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                               env=os.environ | {"PYTHONHASHSEED": seed}).stdout for seed in ("1", "2")}

@@ -7,7 +7,7 @@ meant (a new model, a fix), record the readings again and say so in the commit:
 ``TIPLU_WRITE_GOLDEN=1 .venv/bin/python -m pytest tests/test_golden_reading.py``.
 
 The photos: the committed samples, the committed real photos (``tests/data/real_val``) and whole
-tables of the two held-out designs rendered from the report's seeds (:func:`vision.training.report.table_scenes`).
+tables of the two held-out designs rendered from the report's seeds (:func:`vision.training.measure.report.table_scenes`).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def golden_photos() -> Iterator[tuple[str, np.ndarray]]:
         yield f"sample_images/{path.name}", read_image(path)
     for path in sorted((ROOT / "tests" / "data" / "real_val" / "images").iterdir()):
         yield f"real_val/{path.name}", read_image(path)
-    from vision.training.report import HELD_OUT_DESIGNS, table_scenes
+    from vision.training.measure.report import HELD_OUT_DESIGNS, table_scenes
     for design in HELD_OUT_DESIGNS:
         for k, (image, _) in enumerate(table_scenes(design, TABLES, 0)):
             yield f"table/{design}/{k}", image
@@ -81,7 +81,7 @@ def differences(expected: Any, got: Any, where: str = "") -> list[str]:
 
 @pytest.fixture(scope="module")
 def current() -> dict[str, Any]:
-    pytest.importorskip("vision.training.scenes")
+    pytest.importorskip("vision.training.data.scenes")
     got = readings()
     if os.environ.get("TIPLU_WRITE_GOLDEN"):
         GOLDEN.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")

@@ -12,13 +12,14 @@ import pytest
 
 from scorer import CLASS_NAMES
 from vision.detector import MODELS_DIR, CardDetector, crop_corner, model_crop_size
-from vision.training.dataset import iter_samples
+from vision.training.data.dataset import iter_samples
 from vision.geometry import box_iou
-from vision.training.hard_crops import (BACKGROUND_FLOOR, BACKGROUND_IOU, MAX_BACKGROUND, ON_PHOTO, PhotoCrops,
+from vision.training.data.hard_crops import (BACKGROUND_FLOOR, BACKGROUND_IOU, MAX_BACKGROUND, ON_PHOTO, PhotoCrops,
                                         hard_crops, load_hard_crops, photo_crops, read_hard_crops, save_hard_crops,
                                         share_on_photo)
-from vision.training.train import BACKGROUND, TrainError
-from vision.training.turned import turn_photo
+from vision.training.data.dataset import BACKGROUND
+from vision.training.fit.settings import TrainError
+from vision.training.data.turned import turn_photo
 from web.cli import main
 
 REAL = Path(__file__).resolve().parent / "data" / "real_val"

@@ -13,8 +13,8 @@ import pytest
 
 from vision.detector import INFO_FILE, MODELS_DIR, CardDetector, load_detector
 from vision.pipeline import read_photo
-from vision.training.dataset import iter_samples, read_sample
-from vision.training.review import review_folder, review_reading
+from vision.training.data.dataset import iter_samples, read_sample
+from vision.training.data.review import review_folder, review_reading
 from web.cli import main
 
 WEBCAM = Path(__file__).resolve().parent / "data" / "webcam_val"

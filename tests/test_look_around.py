@@ -20,7 +20,7 @@ from vision.doubts import PLACE_KINDS
 from vision.images import read_image
 from vision.geometry import box_iou, centre_inside
 from vision.pipeline import LOOK_NEW_IOU, read_photo
-from vision.training.calibrate import photo_case, scene_rules
+from vision.training.measure.calibrate import photo_case, scene_rules
 from web_support import shipped_model_files
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_images"

@@ -21,8 +21,8 @@ from vision.images import read_image
 from vision.pipeline import counted_corners, read_photo, tentative_corners
 from vision.orientation import DIAGONAL, ORIENTATION_FILE, diagonal_error, inside_photo
 from vision.pairing import AMBIGUOUS_FACING, corner_facing, pair_corners, vouched_groups
-from vision.training.generate import generate_dataset
-from vision.training.orientation import angle_errors, orientation_samples
+from vision.training.data.generate import generate_dataset
+from vision.training.fit.orientation import angle_errors, orientation_samples
 from web_support import shipped_model_files
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_images"
@@ -200,27 +200,12 @@ def test_a_folder_without_the_network_reads_with_the_crops_facing_test(tmp_path:
 
 
 def test_an_ensemble_folder_carries_the_orientation_network(tmp_path: Path) -> None:
-    from vision.training.train import ensemble_model
+    from vision.training.fit.export import ensemble_model
 
     ensemble_model(MODELS_DIR, [MODELS_DIR / "corner_classifier.onnx"], tmp_path / "ens")
     assert (tmp_path / "ens" / ORIENTATION_FILE).read_bytes() == (MODELS_DIR / ORIENTATION_FILE).read_bytes()
     corners = CardDetector(tmp_path / "ens").detect(read_image(SAMPLES / "tunnela.jpg"))
     assert corners and all(c.angle is not None for c in corners)
-
-
-@pytest.mark.train
-def test_train_orientation_writes_a_network_the_detector_runs(tmp_path: Path) -> None:
-    pytest.importorskip("torch")
-    from vision.training.orientation import train_orientation
-
-    generate_dataset(tmp_path / "scenes", 3, seed=5, size=(480, 360), decks="drawn")
-    said: list[str] = []
-    wrote = train_orientation([tmp_path / "scenes"], tmp_path / "model" / ORIENTATION_FILE,
-                              check=[tmp_path / "scenes"], epochs=1, copies=6, say=said.append)
-    assert wrote.is_file() and said[-1].startswith("epoch 1/1: loss ") and "median error" in said[-1]
-    folder = shipped_model_files(tmp_path / "model", with_json=True)
-    found = CardDetector(folder).angles(read_image(SAMPLES / "tunnela.jpg"), np.array([[10.0, 10, 40, 60]]))
-    assert found is not None and found.shape == (1,) and 0 <= found[0] < 360
 
 
 @pytest.mark.parametrize("extra, words", [

@@ -170,7 +170,7 @@ def test_a_phones_full_size_photo_of_a_whole_table_is_read(client: FlaskClient) 
     and finds all 21 cards' corners, none of them a sure wrong card. A card it is not sure of is
     either read as a doubtful card that offers the right one, or left out with a faint-card doubt
     that names it (v0.6.1 read its 10D as 8D, offering 10D; v0.7 says "perhaps 10D" there)."""
-    from vision.training.report import far_photo
+    from vision.training.measure.report import far_photo
     frame = far_photo(cv2.imread(str(SAMPLES / "declared_hand.jpg")))
     ok, jpeg = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, 92])
     response = upload(client, jpeg.tobytes(), name="IMG_4032.jpg")

@@ -32,8 +32,8 @@ from vision.pairing import PhysicalCard, facing_score, pair_corners, typical_rat
 from vision.pipeline import PhotoReading, read_photo
 from vision.score import FREE, PLAYER, judge_hand, lay_out, score_reading
 from vision.settings import ReaderSettings
-from vision.training.decks import Deck, load_decks
-from vision.training.scenes import RenderedScene, render_scene
+from vision.training.data.decks import Deck, load_decks
+from vision.training.data.scenes import RenderedScene, render_scene
 from web_support import expected_uncertain
 from web_support import tiplu_in_process as _run
 

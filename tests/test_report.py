@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vision.training.dataset import iter_samples
-from vision.training.report import (PhotoScore, SetScore, Truth, declared_hand, markdown_table, match_boxes,
+from vision.training.data.dataset import iter_samples
+from vision.training.measure.report import (PhotoScore, SetScore, Truth, declared_hand, markdown_table, match_boxes,
                                     score_photo, table_scenes)
-from vision.training.turned import MIN_TURN, turn_photo
+from vision.training.data.turned import MIN_TURN, turn_photo
 from web.cli import main
 
 REAL = Path(__file__).resolve().parent / "data" / "real_val"

@@ -22,7 +22,7 @@ from vision.passes import PhotoContext, input_sizes, photo_passes, read_passes
 from vision.pipeline import read_photo, reader_constants, reading_fingerprint
 from vision.settings import (BEFORE_SCHEMA_2, PASS_NAMES, SCHEMA, ReaderSettings, read_settings, read_settings_json,
                              upgrade, write_settings)
-from vision.training.report import far_photo
+from vision.training.measure.report import far_photo
 from web_support import shipped_model_files
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,8 +13,8 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.training.dataset import iter_samples
-from vision.training.photo_import import CARD_DETECTION_URL, Source, card_outline, import_photos
+from vision.training.data.dataset import iter_samples
+from vision.training.data.photo_import import CARD_DETECTION_URL, Source, card_outline, import_photos
 from web.cli import main
 
 REAL = Path(__file__).resolve().parent / "data" / "real_val"

@@ -168,7 +168,7 @@ def shipped_model_files(folder: Path, *, with_json: bool = False) -> Path:
 
 def held_out_deck() -> Any:
     """The design enrolment tests teach: the held-out nicu-white when its package is installed, else a drawn deck."""
-    from vision.training.decks import DeckError, drawn_decks, load_decks
+    from vision.training.data.decks import DeckError, drawn_decks, load_decks
     try:
         return load_decks("holdout")[0]
     except (DeckError, IndexError):
@@ -177,14 +177,14 @@ def held_out_deck() -> Any:
 
 def suit_photos(seed: int = 7) -> list[tuple[str, Any, list[tuple[float, float]]]]:
     """Enrolment photos of :func:`held_out_deck` in memory: (suit, BGR photo, where each card's centre lies)."""
-    from vision.training.enrol import compose_suit_photos
+    from vision.training.fit.enrol import compose_suit_photos
     return compose_suit_photos(held_out_deck().faces, seed)
 
 
 def write_suit_photos(folder: Path, photos: list[tuple[str, Any, list[tuple[float, float]]]]) -> list[Path]:
     """The suit photos as JPEG files (spades.jpg ... clubs.jpg, in enrolment order), then jokers.jpg (two jokers;
     a king of spades stands in for a deck without one, as a family's odd joker would)."""
-    from vision.training.enrol import write_enrolment_photos
+    from vision.training.fit.enrol import write_enrolment_photos
     deck = held_out_deck()
     return write_enrolment_photos(folder, photos, deck.faces.get("JOKER") or deck.faces["KS"])
 

@@ -16,7 +16,7 @@ is offered to pairing too, and counts as a card to check only where the corners'
 for it (:func:`vision.pairing.vouched_groups`).
 
 The numbers are chosen on a calibration split of held-out photos and measured on a separate
-test split (``tiplu calibrate``, :mod:`vision.training.calibrate`), and live in the model
+test split (``tiplu calibrate``, :mod:`vision.training.measure.calibrate`), and live in the model
 folder's ``model.json`` under ``"calibration"`` with the fingerprint of the reader they were
 fitted on, so a new model brings its own. A model without them gets the defaults (no faint
 corner counts).

@@ -43,11 +43,10 @@ from vision.settings import (CLASSIFIER_FILE, DETECTOR_FILE, INFO_FILE, ModelErr
                              read_model_json, read_settings)
 
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
-#: The crop size (w x h) of the classifiers trained before ``crop_w`` and ``crop_h`` were settings:
-#: training's default (:mod:`vision.training`).
-CROP_W, CROP_H = 32, 48
-#: Share of a box added on each side of its crop.
-CROP_MARGIN = 0.15
+#: The shipped reader's settings (each value defined once, in :class:`vision.settings.ReaderSettings`): the crop
+#: a caller without a model folder's own settings cuts, such as training's crops of photos.
+SHIPPED = ReaderSettings()
+SHIPPED_CROP = (SHIPPED.crop_w, SHIPPED.crop_h)
 #: Height over width of an upright corner index (rank over suit), for crops of turned ones.
 INDEX_ASPECT = 1.6
 #: A crop bigger than this many crop heights is shrunk first (INTER_AREA), so thin glyph strokes do not alias.
@@ -130,16 +129,16 @@ def model_classifiers(folder: str | os.PathLike[str]) -> tuple[str, ...]:
     return read_settings(Path(folder)).classifiers
 
 
-def crop_corner(image: np.ndarray, box: Sequence[float] | np.ndarray, margin: float = CROP_MARGIN,
-                size: tuple[int, int] = (CROP_W, CROP_H)) -> np.ndarray:
-    """A corner crop, portrait and ``CROP_W x CROP_H``: the classifier's input (BGR uint8).
+def crop_corner(image: np.ndarray, box: Sequence[float] | np.ndarray, margin: float = SHIPPED.crop_margin,
+                size: tuple[int, int] = SHIPPED_CROP) -> np.ndarray:
+    """A corner crop, portrait and ``size`` (w, h): the classifier's input (BGR uint8).
 
     The box (pixels x1, y1, x2, y2) grows by ``margin`` per side; a landscape box (a card
     lying sideways) is turned 90 degrees so that every crop is portrait. Training
-    (:mod:`vision.training.train`) uses this same function, so training and inference agree.
+    (:mod:`vision.training.fit.names`) uses this same function, so training and inference agree.
 
     >>> crop_corner(np.zeros((100, 100, 3), np.uint8), (10, 10, 40, 30)).shape
-    (48, 32, 3)
+    (72, 48, 3)
     """
     cw, ch = size
     x1, y1, x2, y2 = (float(v) for v in box)
@@ -160,8 +159,9 @@ def crop_corner(image: np.ndarray, box: Sequence[float] | np.ndarray, margin: fl
     return cv2.warpAffine(image, m, (cw, ch), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
 
 
-def turned_crop(image: np.ndarray, box: Sequence[float] | np.ndarray, turn: float, margin: float = CROP_MARGIN,
-                size: tuple[int, int] = (CROP_W, CROP_H)) -> np.ndarray:
+def turned_crop(image: np.ndarray, box: Sequence[float] | np.ndarray, turn: float,
+                margin: float = SHIPPED.crop_margin, size: tuple[int, int] = SHIPPED_CROP
+                ) -> np.ndarray:
     """:func:`crop_corner` of the index inside ``box`` after turning the photo ``turn`` degrees about its centre.
 
     Why: stage 1's boxes are axis-aligned, so the box of an index lying at 30-60 degrees holds
@@ -169,7 +169,7 @@ def turned_crop(image: np.ndarray, box: Sequence[float] | np.ndarray, turn: floa
     size is the rectangle of :data:`INDEX_ASPECT` whose turned bounding box fits ``box``.
 
     >>> turned_crop(np.zeros((100, 100, 3), np.uint8), (30, 30, 70, 70), 45).shape
-    (48, 32, 3)
+    (72, 48, 3)
     """
     if not turn:
         return crop_corner(image, box, margin, size)

@@ -7,7 +7,7 @@ card wrong is mostly where it lies: a card of the same name right beside it (one
 read twice), an index overlapping another card's (one index named two ways), a corner
 much smaller than the photo's others. :class:`DoubtScore` is a logistic regression over
 :data:`FEATURES`, fitted on held-out photos (``tiplu calibrate``,
-:mod:`vision.training.calibrate`) and kept in ``model.json``'s ``"calibration"`` under
+:mod:`vision.training.measure.calibrate`) and kept in ``model.json``'s ``"calibration"`` under
 ``"doubt_score"``; a card whose probability of being wrong is at least ``flag_above`` is
 marked ``uncertain`` (:meth:`vision.pipeline.Reader.flag`). The regression may also read every
 product of two features (``terms`` ``"quadratic"``, :func:`expanded`): one index
@@ -15,7 +15,7 @@ seen alone weighs more where a card of its name lies right beside it, which one 
 cannot say.
 
 >>> from vision.geometry import Corner
->>> from vision.pairing import PhysicalCard
+>>> from vision.geometry import PhysicalCard
 >>> corners = [Corner("8D", 0.9, (0, 0, 10, 16)), Corner("8D", 0.5, (3, 0, 13, 16)), Corner("KS", 0.9, (60, 0, 70, 16))]
 >>> cards = [PhysicalCard(c.card, c.confidence, c.box, (k,)) for k, c in enumerate(corners)]
 >>> [round(f["same_name_nearby"], 2) for f in card_features(corners, cards)]
@@ -28,14 +28,11 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import combinations_with_replacement
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from vision.geometry import Corner, box_iou
-
-if TYPE_CHECKING:  # vision.pairing reads vision.calibration, which reads this module
-    from vision.pairing import PhysicalCard
+from vision.geometry import Corner, PhysicalCard, box_iou
 
 #: What the score reads of each card, in the order of its weights:
 #: ``confidence_logit`` the card's confidence as log-odds; ``runner_up`` the classifier's
@@ -197,7 +194,7 @@ class DoubtScore:
 
 #: The ridge (L2) penalty of :func:`fit_doubt_score`, on standardised features.
 RIDGE = 1.0
-#: The forms :func:`vision.training.calibrate.choose_score` fits, in this order (a later one is
+#: The forms :func:`vision.training.measure.calibrate.choose_score` fits, in this order (a later one is
 #: kept only where it flags fewer of the calibration cards): the terms and the ridge penalty.
 FORMS: tuple[tuple[str, float], ...] = (("linear", RIDGE),) + tuple(("quadratic", r) for r in (1.0, 3.0, 10.0, 30.0, 100.0))
 

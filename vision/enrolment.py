@@ -11,7 +11,7 @@ was seen (:class:`EnrolError`); a jokers photo shows 1 to :data:`MAX_JOKERS` pri
 The page checks a teach form's photos with these before it keeps anything, checks its
 calibration setting (:func:`verify_calibration_scenes`) and asks whether the ``train``
 extra is installed (:func:`missing_train_extra`); the learning itself is
-:mod:`vision.training.enrol`'s, reached through :mod:`vision.training.api`. This module
+:mod:`vision.training.fit.enrol`'s, reached through :mod:`vision.training.api`. This module
 imports nothing of :mod:`vision.training`, nor torch, so ``tiplu serve`` stays light.
 
 >>> [card_names("S")[k] for k in (0, 9, 12)]
@@ -31,8 +31,8 @@ import cv2
 import numpy as np
 
 from scorer import Message, N_, TipluError
+from scorer.cards import SUITS
 
-SUITS = ("S", "H", "D", "C")
 SUIT_NAMES = {"S": Message(N_("spades")), "H": Message(N_("hearts")), "D": Message(N_("diamonds")),
               "C": Message(N_("clubs"))}
 RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")

@@ -1,4 +1,4 @@
-"""The shapes every stage of the reader shares: a detected :class:`Corner` and pixel boxes.
+"""The shapes every stage of the reader shares: a detected :class:`Corner`, a :class:`PhysicalCard` and pixel boxes.
 
 Boxes are ``(x1, y1, x2, y2)`` in the photo's pixels. Nothing here reads an image or runs a
 network, so every module of :mod:`vision` (and the training code) may import it without
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -21,6 +22,10 @@ Box = tuple[float, float, float, float]
 
 #: How many other cards a corner (and so a card) offers as what it may be instead.
 MAX_ALTERNATIVES = 3
+#: Decimals an alternative's probability keeps, and a card's confidence in :meth:`PhysicalCard.to_dict`.
+PROB_DIGITS = 4
+#: Decimals a card's box keeps in :meth:`PhysicalCard.to_dict`.
+BOX_DIGITS = 1
 
 
 @dataclass(frozen=True)
@@ -157,3 +162,30 @@ def tile_starts(length: int, tile: int, overlap: int) -> list[int]:
         return [0]
     count = int(np.ceil((length - overlap) / (tile - overlap)))
     return [int(round(v)) for v in np.linspace(0, length - tile, count)]
+
+
+@dataclass(frozen=True)
+class PhysicalCard:
+    """One card on the table: its name, confidence, box, and which corners (indexes) it came from.
+
+    ``box`` is the union of its corner boxes (for a paired card it spans the card's
+    diagonal). ``uncertain`` asks the user to confirm the card (:mod:`vision.calibration`);
+    ``alternatives`` are the cards it may be instead, likeliest first.
+
+    >>> PhysicalCard("8D", 0.93, (1.0, 2.0, 30.0, 50.0), (0,), alternatives=(("8H", 0.21),)).to_dict()["alternatives"]
+    [{'card': '8H', 'p': 0.21}]
+    """
+
+    card: str
+    confidence: float
+    box: tuple[float, float, float, float]
+    corners: tuple[int, ...]
+    uncertain: bool = False
+    clamped: bool = False
+    alternatives: tuple[tuple[str, float], ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"card": self.card, "confidence": round(self.confidence, PROB_DIGITS),
+                "box": [round(v, BOX_DIGITS) for v in self.box], "corners": list(self.corners),
+                "uncertain": self.uncertain, "clamped": self.clamped,
+                "alternatives": [{"card": name, "p": p} for name, p in self.alternatives]}

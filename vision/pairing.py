@@ -69,7 +69,7 @@ import numpy as np
 
 from scorer import JOKER, RULE_FAMILIES, RuleSet, get_rules
 from vision.calibration import Calibration
-from vision.geometry import MAX_ALTERNATIVES, Corner
+from vision.geometry import MAX_ALTERNATIVES, PROB_DIGITS, Corner, PhysicalCard
 from vision.orientation import diagonal_error, wrap_degrees
 
 # --- Which corners take part (:func:`corners_by_name`) ------------------------------------------
@@ -199,40 +199,9 @@ VOUCH_APART = 2.0
 STACK_TURN = 15.0
 #: ... and its centre this many of that corner's index sizes off (nearer, it is the same index boxed again).
 STACK_APART = (0.5, 1.2)
-#: Decimals an alternative's probability keeps, and a card's confidence in :meth:`PhysicalCard.to_dict`.
-PROB_DIGITS = 4
-#: Decimals a card's box keeps in :meth:`PhysicalCard.to_dict`.
-BOX_DIGITS = 1
 
 #: A name and whether its corners are tentative: the corners of one key pair among themselves.
 NameKey = tuple[str, bool]
-
-
-@dataclass(frozen=True)
-class PhysicalCard:
-    """One card on the table: its name, confidence, box, and which corners (indexes) it came from.
-
-    ``box`` is the union of its corner boxes (for a paired card it spans the card's
-    diagonal). ``uncertain`` asks the user to confirm the card (:mod:`vision.calibration`);
-    ``alternatives`` are the cards it may be instead, likeliest first.
-
-    >>> PhysicalCard("8D", 0.93, (1.0, 2.0, 30.0, 50.0), (0,), alternatives=(("8H", 0.21),)).to_dict()["alternatives"]
-    [{'card': '8H', 'p': 0.21}]
-    """
-
-    card: str
-    confidence: float
-    box: tuple[float, float, float, float]
-    corners: tuple[int, ...]
-    uncertain: bool = False
-    clamped: bool = False
-    alternatives: tuple[tuple[str, float], ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"card": self.card, "confidence": round(self.confidence, PROB_DIGITS),
-                "box": [round(v, BOX_DIGITS) for v in self.box], "corners": list(self.corners),
-                "uncertain": self.uncertain, "clamped": self.clamped,
-                "alternatives": [{"card": name, "p": p} for name, p in self.alternatives]}
 
 
 @dataclass(frozen=True)

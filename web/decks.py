@@ -1,7 +1,7 @@
 """Decks a family taught tiplu, kept in the instance folder, and the one background job that learns them.
 
 Why here: the web page lets a family teach tiplu its own deck (four suit photos, see
-:mod:`vision.training.enrol`) and improve it from the cards corrected in photo reviews,
+:mod:`vision.training.fit.enrol`) and improve it from the cards corrected in photo reviews,
 without a terminal. Learning takes minutes, so it runs in a background thread owned by
 the app (:class:`DeckRunner`, one job at a time); the page polls its status. The photos
 are checked before a job starts with :mod:`vision.enrolment` (runtime code); only the
@@ -232,7 +232,7 @@ class JobStatus:
     """What the page's progress bar shows: the job, its state, its step and how far, what it made or why it failed.
 
     ``step`` is the learner's step (``"photos"``, ``"learning"``, ``"calibration"``, see
-    :class:`vision.training.enrol.Progress`), ``fraction`` how much of it is done and ``share``
+    :class:`vision.training.fit.enrol.Progress`), ``fraction`` how much of it is done and ``share``
     how much of the whole job; ``epoch`` of ``epochs`` counts the step's units (photos read,
     rounds learnt of ``rounds``, scenes read of ``scenes``: doubt is checked on them after the
     rounds, none when ``scenes`` is 0). ``error`` is why a job failed (a :class:`scorer.Message`
@@ -306,7 +306,7 @@ def status_message(status: JobStatus) -> str:
     return translate(message)
 
 
-Progress = Callable[[Any], None]  # takes a vision.training.enrol.Progress (the job's work imports training)
+Progress = Callable[[Any], None]  # takes a vision.training.fit.enrol.Progress (the job's work imports training)
 
 
 class DeckRunner:
@@ -404,7 +404,7 @@ _runner_lock = threading.Lock()
 @dataclass(frozen=True)
 class Schedule:
     """How the page's runs learn: epochs, crops per corner index, and the scenes doubt is recalibrated on
-    (0: the base model's calibration is kept; see :func:`vision.training.enrol.recalibrate`, which the job reaches
+    (0: the base model's calibration is kept; see :func:`vision.training.fit.enrol.recalibrate`, which the job reaches
     through :mod:`vision.training.api`)."""
 
     epochs: int

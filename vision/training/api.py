@@ -3,8 +3,8 @@
 This is the only module of :mod:`vision.training` that ``web/`` imports
 (``tests/test_architecture.py`` holds it to that): the Decks page's background jobs
 (teaching a deck, improving one from corrections, in :mod:`web.decks`) and the training
-commands of :mod:`web.cli` (``tiplu train``, ``generate``, ``accumulate``, ``report``,
-``calibrate``, ``eval-model``, ``enrol``). The rest of the package can then be rearranged
+commands of :mod:`web.cli` (``tiplu train``, ``generate``, ``report``, ``calibrate``,
+``eval-model``, ``enrol``). The rest of the package can then be rearranged
 without touching the app, and anyone reading ``web/`` sees in one place what it asks of
 training.
 
@@ -18,40 +18,36 @@ runtime module :mod:`vision.enrolment`.
 
 It offers, by use:
 
-- **learning a deck** (:mod:`vision.training.enrol`): :func:`enrol` and its result
+- **learning a deck** (:mod:`vision.training.fit.enrol`): :func:`enrol` and its result
   :class:`Enrolment`, :func:`improve` and :class:`Improvement`, their defaults
   :data:`COPIES`, :data:`EPOCHS`, :data:`SCENES`, :data:`TABLE_SCENES`, :data:`TUNED` (how many
   stage-2 networks are fine-tuned, :func:`tuned_networks` of a folder), and the error they
   raise, :class:`EnrolError` (from :mod:`vision.enrolment`);
-- **data** (:mod:`~vision.training.dataset`, :mod:`~vision.training.decks`,
-  :mod:`~vision.training.generate`, :mod:`~vision.training.scenes`, :mod:`~vision.training.photo_import`,
-  :mod:`~vision.training.turned`): :func:`import_real`, :func:`pack_yolo`, :func:`tile_yolo`,
+- **data** (:mod:`vision.training.data`): :func:`import_real`, :func:`pack_yolo`, :func:`tile_yolo`,
   :func:`turned_copies`, :func:`generate_dataset` with :data:`CROP_CARD_PX`,
   :data:`MIN_VISIBLE`, :data:`SCENE_TYPES`, :data:`HOLDOUT_DECK`; licensed real photos of other
-  cameras with their credit (:mod:`~vision.training.photo_import`): :func:`import_photos`,
-  :func:`shared_source` (the project's shared folders, credited by name), :class:`PhotoSource`, :data:`PHOTO_CAMERAS`, :data:`PHOTO_LABELS`, :data:`PHOTO_LICENCES`; the SVG decks
+  cameras with their credit (:mod:`~vision.training.data.photo_import`): :func:`import_photos`, :func:`shared_source`,
+  :class:`PhotoSource`, :data:`PHOTO_CAMERAS`, :data:`PHOTO_LABELS`, :data:`PHOTO_LICENCES`; the SVG decks
   (:func:`svg_deck`, :func:`installed_svg_decks`, :func:`render_deck`,
-  :func:`load_svg_faces`, :func:`contact_sheet`); errors :class:`DatasetError`,
-  :class:`DeckError`, :class:`SceneError`;
-- **training and export** (:mod:`~vision.training.train`, :mod:`~vision.training.hard_crops`,
-  :mod:`~vision.training.orientation`): :func:`train_detector`, :func:`train_classifier`,
-  :func:`export_models`, :func:`average_classifiers`, :func:`ensemble_model`,
-  :data:`DEFAULT_DETECTOR_YAML`, :func:`hard_crops`, :func:`save_hard_crops`,
-  :func:`train_orientation`; errors :class:`TrainError`, :class:`OrientationError`; int8 copies of a
-  folder's networks (:mod:`~vision.training.quantize`): :func:`quantize_model`, :data:`QUANTIZABLE`,
-  :class:`QuantizeError`;
-- **the campaign** (:mod:`~vision.training.accumulate`): :func:`init_from_onnx`,
-  :func:`continue_detector`, :func:`continue_classifier`, :func:`campaign`,
-  :func:`extend_plan`, :func:`export_resume_point`, :func:`read_state`, :data:`RESUME_DIR`
-  (outside the package, never committed), :data:`REAL`, :data:`STAGES`;
-- **measuring** (:mod:`~vision.training.evaluate`, :mod:`~vision.training.report`,
-  :mod:`~vision.training.calibrate`): :func:`evaluate`, :func:`build_report`,
-  :func:`enrolled_rows` (:mod:`~vision.training.enrol_report`; :data:`TEST_DESIGNS`, :data:`TABLECLOTHS`,
-  :data:`ENROL_CLOTH`), :func:`webcam_improved_rows` and :data:`WEBCAM_CORRECTIONS` (a camera learnt from its
-  corrections); a family's review done from labels (:mod:`~vision.training.review`): :func:`review_folder`
-  and its :class:`Review`, :func:`markdown_table`, :func:`write_report_metrics`, :data:`ANGLES`, :data:`FAR_SCENES`, :data:`HELD_OUT_DESIGNS`, :data:`LOCATE_CONF`,
-  :data:`MATCH_IOU`, :func:`calibrate`, :func:`write_calibration`, :data:`METHODS`; errors
-  :class:`ReportError`, :class:`CalibrationSplitError`.
+  :func:`load_svg_faces`, :func:`contact_sheet`); crops of stage 1's own boxes (:func:`hard_crops`,
+  :func:`save_hard_crops`, :func:`load_hard_crops`); a family's review of labelled photos, what
+  "Improve from corrections" learns from (:mod:`~vision.training.data.review`: :func:`review_folder`,
+  :class:`Review`); errors :class:`DatasetError`, :class:`DeckError`,
+  :class:`SceneError`;
+- **the recipes** (:mod:`vision.training.fit`), one per network of :data:`NETWORKS`, their settings
+  (:class:`TrainSettings`, :data:`TRAIN`, :func:`with_overrides`, :func:`setting_help`):
+  :func:`train_corners`, :func:`train_names`, :func:`train_orientation`; a campaign of them from one
+  resume point (:func:`campaign`, :func:`init_from_onnx`, :func:`extend_plan`, :func:`read_state`,
+  :data:`RESUME_DIR` (outside the package, never committed), :data:`REAL`, :data:`STATE_KEYS`);
+  model folders (:func:`export_resume_point`, :func:`average_classifiers`, :func:`ensemble_model`);
+  int8 copies of a folder's networks (:mod:`~vision.training.fit.quantize`):
+  :func:`quantize_model`, :data:`QUANTIZABLE`, :class:`QuantizeError`; errors :class:`TrainError`,
+  :class:`OrientationError`;
+- **measuring** (:mod:`vision.training.measure`): :func:`evaluate`, :func:`build_report`,
+  :func:`enrolled_rows` (:mod:`~vision.training.measure.enrol_report`; :data:`TEST_DESIGNS`, :data:`TABLECLOTHS`,
+  :data:`ENROL_CLOTH`; :func:`webcam_improved_rows`, :data:`WEBCAM_CORRECTIONS`), :func:`markdown_table`, :func:`write_report_metrics`, :data:`ANGLES`, :data:`FAR_SCENES`,
+  :data:`HELD_OUT_DESIGNS`, :data:`LOCATE_CONF`, :data:`MATCH_IOU`, :func:`calibrate`, :func:`write_calibration`,
+  :data:`METHODS`; errors :class:`ReportError`, :class:`CalibrationSplitError`.
 
 Importing it loads the training modules but neither torch nor Ultralytics: those are
 imported by the functions that need them.
@@ -60,33 +56,37 @@ imported by the functions that need them.
 from __future__ import annotations
 
 from vision.enrolment import EnrolError
-from vision.training.accumulate import (REAL, RESUME_DIR, STAGES, campaign, continue_classifier, continue_detector,
-                                        export_resume_point, extend_plan, init_from_onnx, read_state)
-from vision.training.calibrate import METHODS, CalibrationSplitError, calibrate, write_calibration
-from vision.training.dataset import DatasetError, import_real, pack_yolo, tile_yolo
-from vision.training.decks import (HOLDOUT_DECK, DeckError, contact_sheet, installed_svg_decks, load_svg_faces,
-                                   render_deck, svg_deck)
-from vision.training.enrol import (COPIES, EPOCHS, SCENES, TABLE_SCENES, TUNED, Enrolment, Improvement, enrol, improve,
-                                   tuned_networks)
-from vision.training.evaluate import LOCATE_CONF, MATCH_IOU, evaluate
-from vision.training.generate import generate_dataset
-from vision.training.hard_crops import hard_crops, save_hard_crops
-from vision.training.orientation import OrientationError, train_orientation
-from vision.training.photo_import import CAMERAS as PHOTO_CAMERAS
-from vision.training.photo_import import LABEL_KINDS as PHOTO_LABELS
-from vision.training.photo_import import LICENCES as PHOTO_LICENCES
-from vision.training.photo_import import Source as PhotoSource
-from vision.training.photo_import import import_photos, shared_source
-from vision.training.review import Review, review_folder
-from vision.training.enrol_photos import TABLECLOTHS, TEST_DESIGNS
-from vision.training.enrol_report import ENROL_CLOTH, WEBCAM_CORRECTIONS, enrolled_rows, webcam_improved_rows
-from vision.training.report import (ANGLES, FAR_SCENES, HELD_OUT_DESIGNS, ReportError, build_report, markdown_table,
-                                    write_report_metrics)
-from vision.training.quantize import NETWORKS as QUANTIZABLE, QuantizeError, quantize_model
-from vision.training.scenes import CROP_CARD_PX, MIN_VISIBLE, SCENE_TYPES, SceneError
-from vision.training.train import (DEFAULT_DETECTOR_YAML, TrainError, average_classifiers, ensemble_model,
-                                   export_models, train_classifier, train_detector)
-from vision.training.turned import turned_copies
+from vision.training.data.dataset import DatasetError, import_real, pack_yolo, tile_yolo
+from vision.training.data.decks import (HOLDOUT_DECK, DeckError, contact_sheet, installed_svg_decks, load_svg_faces,
+                                        render_deck, svg_deck)
+from vision.training.data.enrol_photos import TABLECLOTHS, TEST_DESIGNS
+from vision.training.data.generate import generate_dataset
+from vision.training.data.hard_crops import hard_crops, load_hard_crops, save_hard_crops
+from vision.training.data.photo_import import CAMERAS as PHOTO_CAMERAS
+from vision.training.data.photo_import import LABEL_KINDS as PHOTO_LABELS
+from vision.training.data.photo_import import LICENCES as PHOTO_LICENCES
+from vision.training.data.photo_import import Source as PhotoSource
+from vision.training.data.photo_import import import_photos, shared_source
+from vision.training.data.review import Review, review_folder
+from vision.training.data.scenes import CROP_CARD_PX, MIN_VISIBLE, SCENE_TYPES, SceneError
+from vision.training.data.turned import turned_copies
+from vision.training.fit.campaign import campaign, init_from_onnx
+from vision.training.fit.corners import train_corners
+from vision.training.fit.enrol import (COPIES, EPOCHS, SCENES, TABLE_SCENES, TUNED, Enrolment, Improvement, enrol,
+                                       improve, tuned_networks)
+from vision.training.fit.export import ensemble_model, export_resume_point
+from vision.training.fit.names import average_classifiers, train_names
+from vision.training.fit.orientation import OrientationError, train_orientation
+from vision.training.fit.quantize import NETWORKS as QUANTIZABLE
+from vision.training.fit.quantize import QuantizeError, quantize_model
+from vision.training.fit.resume import STATE_KEYS, extend_plan, read_state
+from vision.training.fit.settings import (NETWORKS, REAL, RESUME_DIR, TRAIN, TrainError, TrainSettings, setting_help,
+                                          with_overrides)
+from vision.training.measure.calibrate import METHODS, CalibrationSplitError, calibrate, write_calibration
+from vision.training.measure.enrol_report import ENROL_CLOTH, WEBCAM_CORRECTIONS, enrolled_rows, webcam_improved_rows
+from vision.training.measure.evaluate import LOCATE_CONF, MATCH_IOU, evaluate
+from vision.training.measure.report import (ANGLES, FAR_SCENES, HELD_OUT_DESIGNS, ReportError, build_report,
+                                            markdown_table, write_report_metrics)
 
 __all__ = [
     # learning a deck
@@ -95,17 +95,16 @@ __all__ = [
     # data
     "import_real", "pack_yolo", "tile_yolo", "turned_copies", "generate_dataset", "CROP_CARD_PX", "MIN_VISIBLE",
     "SCENE_TYPES", "HOLDOUT_DECK", "svg_deck", "installed_svg_decks", "render_deck", "load_svg_faces",
-    "contact_sheet", "DatasetError", "DeckError", "SceneError", "import_photos", "shared_source", "Review", "review_folder", "PhotoSource", "PHOTO_CAMERAS",
-    "PHOTO_LABELS", "PHOTO_LICENCES",
-    # training and export
-    "train_detector", "train_classifier", "export_models", "average_classifiers", "ensemble_model",
-    "DEFAULT_DETECTOR_YAML", "hard_crops", "save_hard_crops", "train_orientation", "TrainError", "OrientationError",
+    "contact_sheet", "DatasetError", "DeckError", "SceneError", "import_photos", "shared_source", "PhotoSource",
+    "PHOTO_CAMERAS", "PHOTO_LABELS", "PHOTO_LICENCES", "hard_crops", "save_hard_crops", "load_hard_crops", "Review",
+    "review_folder",
+    # the recipes
+    "NETWORKS", "TrainSettings", "TRAIN", "with_overrides", "setting_help", "train_corners", "train_names",
+    "train_orientation", "campaign", "init_from_onnx", "extend_plan", "read_state", "RESUME_DIR", "REAL",
+    "STATE_KEYS", "export_resume_point", "average_classifiers", "ensemble_model", "TrainError", "OrientationError",
     "quantize_model", "QUANTIZABLE", "QuantizeError",
-    # the campaign
-    "init_from_onnx", "continue_detector", "continue_classifier", "campaign", "extend_plan", "export_resume_point",
-    "read_state", "RESUME_DIR", "REAL", "STAGES",
     # measuring
-    "evaluate", "build_report", "enrolled_rows", "webcam_improved_rows", "WEBCAM_CORRECTIONS", "TEST_DESIGNS", "TABLECLOTHS", "ENROL_CLOTH", "markdown_table", "write_report_metrics", "ANGLES", "FAR_SCENES",
-    "HELD_OUT_DESIGNS", "LOCATE_CONF", "MATCH_IOU", "calibrate", "write_calibration", "METHODS", "ReportError",
-    "CalibrationSplitError",
+    "evaluate", "build_report", "enrolled_rows", "webcam_improved_rows", "WEBCAM_CORRECTIONS", "TEST_DESIGNS",
+    "TABLECLOTHS", "ENROL_CLOTH", "markdown_table", "write_report_metrics", "ANGLES", "FAR_SCENES", "HELD_OUT_DESIGNS",
+    "LOCATE_CONF", "MATCH_IOU", "calibrate", "write_calibration", "METHODS", "ReportError", "CalibrationSplitError",
 ]

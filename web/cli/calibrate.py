@@ -1,6 +1,6 @@
 """``tiplu calibrate --calibrate SPLIT... --test SPLIT... [--method score|thresholds] [--keep] [--write models/model.json]``: when a card is doubtful.
 
-:func:`vision.training.calibrate.calibrate` fits the doubt score (or, with ``--method
+:func:`vision.training.measure.calibrate.calibrate` fits the doubt score (or, with ``--method
 thresholds``, chooses the two confidence thresholds) on the calibration
 splits and measures them on the test splits; this module reads the arguments, prints the
 report as JSON and, with ``--write``, stores it in the model's ``model.json``.

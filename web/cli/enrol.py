@@ -6,7 +6,7 @@ deck's printed jokers. The crop classifier is fine-tuned from the base model (ne
 ``train`` extra) and DIR becomes a model folder that ``tiplu detect --model DIR`` and the
 app (``TIPLU_MODEL=DIR``) read; doubt is then recalibrated for the deck on scenes of its cards
 (``--calibration-scenes``, 0 keeps the base model's). A progress line per step goes to stderr;
-:func:`vision.training.enrol.enrol` does the work.
+:func:`vision.training.fit.enrol.enrol` does the work.
 
     tiplu enrol --out decks/grandma --jokers jokers.jpg spades.jpg hearts.jpg diamonds.jpg clubs.jpg
 """

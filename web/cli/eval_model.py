@@ -1,7 +1,7 @@
 """``tiplu eval-model DATASET [--json] [--imgsz N]``: measure a detector on a YOLO folder.
 
-:func:`vision.training.evaluate.evaluate` does the work (its module explains the metrics);
-``python -m vision.training.evaluate`` runs this same command.
+:func:`vision.training.measure.evaluate.evaluate` does the work (its module explains the metrics);
+``python -m vision.training.measure.evaluate`` runs this same command.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """``tiplu generate OUT --count N --seed S``: synthetic training photos with YOLO labels.
 
-:func:`vision.training.generate.generate_dataset` does the work (its module describes the
-layout written); ``python -m vision.training.generate`` runs this same command.
+:func:`vision.training.data.generate.generate_dataset` does the work (its module describes the
+layout written); ``python -m vision.training.data.generate`` runs this same command.
 """
 
 from __future__ import annotations

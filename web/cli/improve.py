@@ -2,10 +2,10 @@
 from labelled photos.
 
 Each photo of DIR (a YOLO folder: ``images/``, ``labels/`` per corner index, ``classes.txt``) is read by
-MODEL and reviewed as a family reviews it on the page (:mod:`vision.training.review`): a card read on a
+MODEL and reviewed as a family reviews it on the page (:mod:`vision.training.data.review`): a card read on a
 labelled corner takes the label's name, a card read where no label lies is deleted, a labelled card never
 read is added by name. The crops of the cards changed or confirmed are what the page keeps; MODEL's card
-namer is fine-tuned on them (:func:`vision.training.enrol.improve`, the page's own call) and NEW becomes a
+namer is fine-tuned on them (:func:`vision.training.fit.enrol.improve`, the page's own call) and NEW becomes a
 model folder that ``tiplu detect --model NEW`` and the app (``TIPLU_MODEL=NEW``) read. MODEL may be the
 shipped ``models/`` or an enrolled deck (``--suit-photos`` then learns its suit photos again, as the page
 does). A progress line per step goes to stderr, as ``tiplu enrol`` shows it.

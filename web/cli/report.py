@@ -3,10 +3,10 @@
 Real val upright and turned (30/90/135 degrees), the webcam val (``--webcam-val``),
 whole-table scenes of the held-out designs, and the sample images: stage-1 localisation recall apart from stage-2
 accuracy, card F1, exact multiset and verdict accuracy, as ``report.json`` and a
-markdown table (:mod:`vision.training.report` does the work). With ``--enrol`` it also
+markdown table (:mod:`vision.training.measure.report` does the work). With ``--enrol`` it also
 teaches the model each design of the enrolment test set from its suit photos on a cloth, as
 ``tiplu enrol`` would, and measures that design's tables before, after, and after "Improve from
-corrections" (:mod:`vision.training.enrol_report`: the enrolment rows of the model card).
+corrections" (:mod:`vision.training.measure.enrol_report`: the enrolment rows of the model card).
 """
 
 from __future__ import annotations

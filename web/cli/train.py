@@ -1,81 +1,128 @@
-"""``tiplu train STAGE ...``: prepare data, train both detector stages, export ONNX.
+"""``tiplu train NETWORK|STEP ...``: train each network by its one recipe, and prepare its data.
 
-    tiplu train import-real PATH/cards-real-dev data/real   the real photos, split burst-wise
+    tiplu train corners data/mix.yaml --epochs 2           stage 1 (the corner YOLO), from models/ or the resume point
+    tiplu train corners data/mix.yaml --device cuda --set batch=64     the same recipe on a GPU
+    tiplu train names data/real data/synth_dr --epochs 2   stage 2 (the crop classifier)
+    tiplu train orientation data/synth_dr3 data/table_dr --check data/calib --out runs/corner_orientation.onnx
+    tiplu train loop --corners-data D.yaml --names-data data/real data/synth_dr --rounds 100   a background campaign
+    tiplu train extend corners --epochs 20 --lr-max 0.002 --lr-min 0.0001 --reason WHY   a new phase
+    tiplu train export --out runs/candidate                a model folder from the resume point
+    tiplu train status | init [--from models]
+    tiplu train import-real PATH/cards-real-dev data/real  the real photos, split burst-wise
     tiplu train import-photos SRC data/webcam/val --name N --url U --licence CC0-1.0 --author A --camera webcam
-                                                            licensed photos of another source, with their credit
-    tiplu train turn-real data/real data/real_turned --copies 2   real train photos at any angle
-    tiplu train decks [--sheets DIR]                          render the SVG decks' faces
-    tiplu train pack data/real data/gpu/real --max-side 320   shrunk WebP copies to carry to a GPU machine
-    tiplu train stage1-crops models data/real --out runs/hard.npz --turns 1   crops of stage 1's own boxes
-    tiplu train detector data/real/data.yaml --epochs 60 --imgsz 320
-    tiplu train classifier data/real data/synth --epochs 30
-    tiplu train export --detector runs/tiplu/detector/weights/best.pt \\
-        --classifier runs/tiplu/classifier/best.pt --out models
-    tiplu train average-classifier OUT.onnx A/corner_classifier.onnx B/corner_classifier.onnx   a model soup
-    tiplu train ensemble OUT --base models A/corner_classifier.onnx B/corner_classifier.onnx   stage 2 of two networks
-    tiplu train orientation data/synth_dr3 data/table_dr --check data/calib --out models/corner_orientation.onnx
+    tiplu train turn-real | decks | pack | tile | stage1-crops | average-classifier | ensemble
     tiplu train quantize models runs/int8 --real data/real/train --rendered 8   int8 copies of the networks
 
-The work is done in :mod:`vision.training` (detector, classifier and export need the
-``train`` extra); ``python -m vision.training.train`` runs this same command.
+Each network's run goes on from the resume point in ``--resume-dir`` (``runs/train/resume/``, git-ignored)
+where there is one, else starts from ``--from`` (default ``models/``: the shipped ONNX turned back into
+weights; a checkpoint; or ``scratch``). ``--set KEY=VALUE`` changes a setting of the recipe
+(:mod:`vision.training.fit.settings`, each explained in ``tiplu train NETWORK --help``). The work is done
+in :mod:`vision.training` through :mod:`vision.training.api` (the networks need the ``train`` extra).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import cv2
 
-from vision.training.api import (DEFAULT_DETECTOR_YAML, PHOTO_CAMERAS, PHOTO_LABELS, PHOTO_LICENCES, QUANTIZABLE,
-                                 DatasetError, DeckError, OrientationError, PhotoSource, QuantizeError, TrainError,
-                                 average_classifiers, contact_sheet, ensemble_model, export_models, hard_crops,
-                                 import_photos, import_real, installed_svg_decks, load_svg_faces, pack_yolo,
-                                 quantize_model, render_deck, save_hard_crops, shared_source, svg_deck, tile_yolo,
-                                 train_classifier, train_detector, train_orientation, turned_copies)
+from vision.detector import MODELS_DIR
+from vision.training.api import (NETWORKS, PHOTO_CAMERAS, PHOTO_LABELS, PHOTO_LICENCES, QUANTIZABLE, REAL, RESUME_DIR,
+                                 STATE_KEYS, TRAIN, DatasetError, DeckError, OrientationError, PhotoSource,
+                                 QuantizeError, TrainError, average_classifiers, campaign, contact_sheet,
+                                 ensemble_model, export_resume_point, extend_plan, hard_crops, import_photos,
+                                 import_real, init_from_onnx, installed_svg_decks, load_hard_crops, load_svg_faces,
+                                 pack_yolo, quantize_model, read_state, render_deck, save_hard_crops, setting_help,
+                                 shared_source, svg_deck, tile_yolo, train_corners, train_names, train_orientation,
+                                 turned_copies, with_overrides)
 from web.cli._common import ExitCode, Streams, parse_size
+
+#: What each network's recipe trains, for ``tiplu train --help``.
+NETWORK_HELP = {"corners": "stage 1: the YOLO that boxes every corner index (corners.onnx)",
+                "names": "stage 2: the crop classifier that names each corner (corner_classifier.onnx)",
+                "orientation": "which way each corner index faces (corner_orientation.onnx)"}
+
+
+def settings_epilog(network: str) -> str:
+    """Every setting of ``network``'s recipe with its value and its explanation (``--set KEY=VALUE``)."""
+    settings = TRAIN.of(network)
+    helps = setting_help(type(settings))
+    lines = [f"settings (--set KEY=VALUE; defaults are tiplu train's):"]
+    for f in dataclasses.fields(settings):
+        lines.append(f"  {f.name}={getattr(settings, f.name)}: {helps.get(f.name, '')}")
+    return "\n".join(lines)
+
+
+def add_network(sub: Any, network: str) -> argparse.ArgumentParser:
+    """A network's subcommand with the options every recipe takes."""
+    parser = sub.add_parser(network, help=NETWORK_HELP[network], epilog=settings_epilog(network),
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--epochs", type=int, default=None,
+                        help="epochs of this run (default: the setting; corners and names: to the phase's end)")
+    parser.add_argument("--device", default="cpu", help="cpu, cuda, 0 (the first GPU), mps ...")
+    parser.add_argument("--from", dest="start", default=str(MODELS_DIR), metavar="START",
+                        help="where a network without a resume point starts: a model folder (default the shipped "
+                             "models/, its ONNX turned back into weights), a checkpoint (.pt, .onnx), or scratch")
+    parser.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
+                        help="change a setting of the recipe (listed below)")
+    return parser
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    sub = parser.add_subparsers(dest="stage", required=True, metavar="STAGE")
-    det = sub.add_parser("detector", help="stage 1: class-agnostic corner YOLO (Ultralytics)")
-    det.add_argument("data", type=Path, nargs="?", default=Path("data/real/data.yaml"), help="data.yaml")
-    det.add_argument("--model", type=Path, default=DEFAULT_DETECTOR_YAML, help="architecture yaml")
-    det.add_argument("--weights", type=Path, default=None, help="fine-tune from this checkpoint")
-    det.add_argument("--resume", type=Path, default=None, help="continue an interrupted run (last.pt)")
-    det.add_argument("--epochs", type=int, default=60)
-    det.add_argument("--imgsz", type=int, default=320)
-    det.add_argument("--batch", type=int, default=16)
-    det.add_argument("--device", default="cpu", help="cpu, 0 (first GPU), ...")
-    det.add_argument("--workers", type=int, default=2)
-    det.add_argument("--fraction", type=float, default=1.0, help="use this share of the train images")
-    det.add_argument("--name", default="detector")
-    det.add_argument("--multi-class", action="store_true",
-                     help="single-stage variant: learn the 53 card classes instead of one 'corner' class")
-    det.add_argument("--project", type=Path, default=Path("runs/tiplu"))
-    cls = sub.add_parser("classifier", help="stage 2: crop classifier (53 cards + background)")
-    cls.add_argument("data", type=Path, nargs="+", help="YOLO folders (their train/ split if present)")
-    cls.add_argument("--epochs", type=int, default=20)
-    cls.add_argument("--copies", type=int, default=6, help="augmented crops per labelled corner")
-    cls.add_argument("--max-images", type=int, default=None, help="sample at most this many images")
-    cls.add_argument("--batch", type=int, default=128)
-    cls.add_argument("--lr", type=float, default=2e-3)
-    cls.add_argument("--weights", type=Path, default=None, help="fine-tune from this checkpoint")
-    cls.add_argument("--resume", type=Path, default=None, help="continue from last.pt")
-    cls.add_argument("--decks", default=None, choices=("train", "drawn", "svg"),
-                     help="also train on crops of rendered card faces (tiplu train decks; holdout deck excluded)")
-    cls.add_argument("--face-copies", type=int, default=6, help="augmented crops per face corner")
-    cls.add_argument("--device", default="cpu", help="cpu or cuda")
-    cls.add_argument("--out", type=Path, default=Path("runs/tiplu/classifier"))
-    exp = sub.add_parser("export", help="write the ONNX models, classes.txt and model.json")
-    exp.add_argument("--detector", type=Path, required=True, help="stage-1 best.pt")
-    exp.add_argument("--classifier", type=Path, default=None, help="stage-2 best.pt")
-    exp.add_argument("--imgsz", type=int, default=320, help="smallest inference size, recorded in model.json")
-    exp.add_argument("--max-imgsz", type=int, default=None,
-                     help="largest inference size for big photos (default three times --imgsz)")
-    exp.add_argument("--out", type=Path, default=Path("models"))
+    sub = parser.add_subparsers(dest="stage", required=True, metavar="NETWORK|STEP")
+    corners = add_network(sub, "corners")
+    corners.add_argument("data", type=Path, help="data.yaml of a YOLO folder (or a mix of them)")
+    corners.add_argument("--real", type=Path, default=REAL,
+                         help="photos that calibrate batch norms when starting from ONNX (default data/real; "
+                              "else the data's own)")
+    names = add_network(sub, "names")
+    names.add_argument("data", type=Path, nargs="*", default=[], help="YOLO folders (their train/ split if present)")
+    orient = add_network(sub, "orientation")
+    orient.add_argument("data", type=Path, nargs="+", help="rendered scene folders with geometry/*.json")
+    orient.add_argument("--out", type=Path, required=True, help="the ONNX file to write (corner_orientation.onnx)")
+    orient.add_argument("--check", type=Path, nargs="*", default=[], help="held-out scene folders measured each epoch")
+    orient.add_argument("--seed", type=int, default=0)
+    loop = sub.add_parser("loop", help="a campaign: one epoch of corners and one of names in turn, for hours")
+    loop.add_argument("--corners-data", type=Path, default=None, help="data.yaml for stage 1")
+    loop.add_argument("--names-data", type=Path, nargs="*", default=[], help="YOLO folders for stage 2")
+    loop.add_argument("--rounds", type=int, default=100)
+    loop.add_argument("--device", default="cpu")
+    loop.add_argument("--from", dest="start", default=str(MODELS_DIR), metavar="START",
+                      help="where a network without a resume point starts (default models/)")
+    loop.add_argument("--real", type=Path, default=REAL)
+    for network in NETWORKS[:2]:
+        loop.add_argument(f"--{network}-set", dest=f"{network}_settings", action="append", default=[],
+                          metavar="KEY=VALUE", help=f"change a setting of the {network} recipe")
+    for p in (names, loop):
+        p.add_argument("--extra-crops", type=Path, nargs="+", default=[], metavar="FILE",
+                       help="crops of stage 1's own boxes (tiplu train stage1-crops) added to every names epoch")
+    init = sub.add_parser("init", help="start a campaign (or restart a network of it) from a model folder's ONNX")
+    init.add_argument("--from", dest="models", type=Path, default=MODELS_DIR,
+                      help="model folder whose ONNX files the campaign starts from (default: the shipped models/)")
+    init.add_argument("--networks", nargs="+", choices=NETWORKS[:2], default=list(NETWORKS[:2]),
+                      help="restart only these networks")
+    init.add_argument("--reason", default=None, help="why a network restarts (kept in state.json)")
+    init.add_argument("--real", type=Path, default=REAL)
+    ext = sub.add_parser("extend", help="a new cosine phase for a network whose phase has run out (warm restart)")
+    ext.add_argument("network", choices=NETWORKS[:2])
+    ext.add_argument("--epochs", type=int, required=True, help="epochs in the new phase")
+    ext.add_argument("--lr-max", type=float, required=True, help="learning rate at the phase's start")
+    ext.add_argument("--lr-min", type=float, required=True, help="learning rate at its end")
+    ext.add_argument("--reason", required=True, help="why (kept in state.json)")
+    ext.add_argument("--crop", type=parse_size, metavar="WxH",
+                     help="names only: the crop size stage 2 learns at from this phase on")
+    exp = sub.add_parser("export", help="a model folder from the resume point (the rest from --base)")
+    exp.add_argument("--out", type=Path, required=True)
+    exp.add_argument("--base", type=Path, default=MODELS_DIR,
+                     help="the folder a network the campaign did not train is taken from (default models/)")
+    status = sub.add_parser("status", help="print the resume point's state.json")
+    for p in (corners, names, loop, init, ext, exp, status):
+        p.add_argument("--resume-dir", type=Path, default=RESUME_DIR,
+                       help=f"the campaign's resume folder (default {RESUME_DIR})")
     imp = sub.add_parser("import-real", help="copy real photos into train/val with a burst-wise split")
     imp.add_argument("src", type=Path)
     imp.add_argument("dst", type=Path, nargs="?", default=Path("data/real"))
@@ -132,13 +179,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     ens.add_argument("classifiers", type=Path, nargs="+", help="corner_classifier.onnx files, the first one first")
     ens.add_argument("--base", type=Path, default=Path("models"),
                      help="the folder whose detector and settings to use (default models/)")
-    orient = sub.add_parser("orientation", help="the network that says which way a corner index faces (pairing)")
-    orient.add_argument("data", type=Path, nargs="+", help="rendered scene folders with geometry/*.json")
-    orient.add_argument("--out", type=Path, required=True, help="the ONNX file to write (corner_orientation.onnx)")
-    orient.add_argument("--check", type=Path, nargs="*", default=[], help="held-out scene folders measured each epoch")
-    orient.add_argument("--epochs", type=int, default=6)
-    orient.add_argument("--copies", type=int, default=2, help="crops per labelled index, each turned at random")
-    orient.add_argument("--seed", type=int, default=0)
     quant = sub.add_parser("quantize", help="a model folder whose networks are int8 (calibrated on real and rendered photos)")
     quant.add_argument("model", type=Path, help="the model folder with the float networks (models, runs/cand)")
     quant.add_argument("out", type=Path, help="the model folder to write")
@@ -153,23 +193,62 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     decks.add_argument("--cache", type=Path, default=None)
 
 
+def network_settings(args: argparse.Namespace, network: str, pairs: list[str]) -> Any:
+    """The recipe's settings of ``network``: ``tiplu train``'s, with ``--set`` pairs and ``--epochs`` put in."""
+    settings = with_overrides(TRAIN.of(network), pairs)
+    epochs = getattr(args, "epochs", None)
+    return settings if epochs is None else dataclasses.replace(settings, epochs=epochs)
+
+
+def campaign_summary(folder: Path) -> dict[str, Any]:
+    """Each network's epochs done and its phase's end, from the resume point."""
+    state = read_state(folder)
+    return {network: {k: state[key][k] for k in ("epochs_done", "plan_epochs")}
+            for network, key in STATE_KEYS.items() if key in state}
+
+
 def run(args: argparse.Namespace, io: Streams) -> int:
-    """Run one stage; exit 2 with a message when inputs are missing."""
+    """Run one network's recipe or one step; exit 2 with a message when an input or a setting is wrong."""
     out = io.stdout
+    say = lambda line: print(line, file=out, flush=True)  # noqa: E731
     try:
-        if args.stage == "detector":
-            best = train_detector(args.data, epochs=args.epochs, imgsz=args.imgsz, batch=args.batch,
-                                  model=args.model, weights=args.weights, resume=args.resume,
-                                  project=args.project, name=args.name, device=args.device,
-                                  workers=args.workers, fraction=args.fraction,
-                                  single_cls=not args.multi_class)
-            print(f"detector weights: {best}", file=out)
-        elif args.stage == "classifier":
-            best = train_classifier(args.data, epochs=args.epochs, copies=args.copies, out=args.out,
-                                    resume=args.resume, weights=args.weights, batch=args.batch,
-                                    lr=args.lr, max_images=args.max_images, decks=args.decks,
-                                    face_copies=args.face_copies, device=args.device)
-            print(f"classifier weights: {best}", file=out)
+        if args.stage == "corners":
+            settings = network_settings(args, "corners", args.settings)
+            train_corners(args.data, settings, start=args.start, resume_dir=args.resume_dir, device=args.device,
+                          real=args.real)
+            io.emit(campaign_summary(args.resume_dir))
+        elif args.stage == "names":
+            settings = network_settings(args, "names", args.settings)
+            extra = load_hard_crops(args.extra_crops) if args.extra_crops else None
+            train_names(args.data, settings, start=args.start, resume_dir=args.resume_dir, device=args.device,
+                        extra=extra, say=say)
+            io.emit(campaign_summary(args.resume_dir))
+        elif args.stage == "orientation":
+            settings = network_settings(args, "orientation", args.settings)
+            if settings.epochs < 1 or settings.copies < 2 or args.out.suffix != ".onnx":
+                raise TrainError("--epochs must be 1 or more, copies 2 or more and --out a file ending in .onnx")
+            wrote = train_orientation(args.data, args.out, settings, check=args.check, start=args.start,
+                                      device=args.device, seed=args.seed, say=say)
+            print(f"wrote {wrote}", file=out)
+        elif args.stage == "loop":
+            settings = dataclasses.replace(TRAIN, corners=with_overrides(TRAIN.corners, args.corners_settings),
+                                           names=with_overrides(TRAIN.names, args.names_settings))
+            campaign(args.corners_data, args.names_data, args.rounds, settings=settings, folder=args.resume_dir,
+                     start=args.start, device=args.device, extra_crops=args.extra_crops, real=args.real)
+            io.emit(campaign_summary(args.resume_dir))
+        elif args.stage == "init":
+            init_from_onnx(args.models, args.real, args.resume_dir, [STATE_KEYS[n] for n in args.networks],
+                           args.reason)
+            io.emit(campaign_summary(args.resume_dir))
+        elif args.stage == "extend":
+            extend_plan(STATE_KEYS[args.network], args.epochs, args.lr_max, args.lr_min, args.reason,
+                        args.resume_dir, args.crop)
+            io.emit(campaign_summary(args.resume_dir))
+        elif args.stage == "export":
+            for p in export_resume_point(args.out, args.resume_dir, args.base):
+                print(f"wrote {p}", file=out)
+        elif args.stage == "status":
+            print(json.dumps(read_state(args.resume_dir), indent=1), file=out)
         elif args.stage == "import-real":
             print(import_real(args.src, args.dst, args.val_fraction, args.seed), file=out)
         elif args.stage == "import-photos":
@@ -201,25 +280,14 @@ def run(args: argparse.Namespace, io: Streams) -> int:
         elif args.stage == "ensemble":
             for p in ensemble_model(args.base, args.classifiers, args.out):
                 print(f"wrote {p}", file=out)
-        elif args.stage == "orientation":
-            if args.epochs < 1 or args.copies < 2 or args.out.suffix != ".onnx":
-                raise TrainError("--epochs must be 1 or more, --copies 2 or more and --out a file ending in .onnx")
-            wrote = train_orientation(args.data, args.out, check=args.check, epochs=args.epochs, copies=args.copies,
-                                      seed=args.seed, say=lambda line: print(line, file=out, flush=True))
-            print(f"wrote {wrote}", file=out)
         elif args.stage == "quantize":
             done = quantize_model(args.model, args.out, real=args.real, rendered=args.rendered, networks=args.networks,
                                   seed=args.seed, say=lambda line: print(line, file=out, flush=True))
             print(json.dumps(done["networks"]), file=out)
         elif args.stage == "decks":
             render_decks(args.names, args.cache, force=args.force, sheets=args.sheets, out=out)
-        else:
-            for p in export_models(args.detector, args.classifier, args.out, args.imgsz,
-                                   max_imgsz=args.max_imgsz):
-                print(f"wrote {p} ({p.stat().st_size / 1e6:.2f} MB)", file=out)
     except (TrainError, DatasetError, OrientationError, QuantizeError, FileNotFoundError) as exc:
-        io.stderr.write(f"error: {exc}\n")
-        return ExitCode.BAD_INPUT
+        return io.fail(f"train {args.stage}", exc)
     return ExitCode.OK
 
 

@@ -1,1 +1,0 @@
-"""GPU-machine helpers for train_gpu.sh (see polars/)."""
