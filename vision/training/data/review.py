@@ -27,20 +27,9 @@ from vision.training.data.dataset import DatasetError, iter_samples, read_sample
 
 
 @dataclass(frozen=True)
-class PhotoReview:
-    """What a family does to one photo's reading, and the crops the page keeps from it (with their names)."""
-
-    crops: tuple[np.ndarray, ...]
-    cards: tuple[str, ...]
-    changed: int
-    confirmed: int
-    deleted: int
-    added: int
-
-
-@dataclass(frozen=True)
 class Review:
-    """A folder of photos reviewed: every photo's :class:`PhotoReview` summed."""
+    """What a family does to the readings of ``photos`` photos, and the crops the page keeps from them (with
+    their right names); :meth:`total` sums the reviews of several photos."""
 
     photos: int
     crops: tuple[np.ndarray, ...]
@@ -50,6 +39,13 @@ class Review:
     deleted: int
     added: int
 
+    @classmethod
+    def total(cls, reviews: Sequence[Review]) -> Review:
+        """The reviews of several photos as one."""
+        return cls(sum(r.photos for r in reviews), tuple(c for r in reviews for c in r.crops),
+                   tuple(c for r in reviews for c in r.cards), sum(r.changed for r in reviews),
+                   sum(r.confirmed for r in reviews), sum(r.deleted for r in reviews), sum(r.added for r in reviews))
+
     def summary(self) -> str:
         """One line, as ``tiplu improve`` prints it."""
         return (f"{self.photos} photos reviewed: {self.changed} cards changed, {self.confirmed} confirmed, "
@@ -57,7 +53,7 @@ class Review:
 
 
 def review_reading(image: np.ndarray, reading: PhotoReading, boxes: np.ndarray,
-                   names: Sequence[str]) -> PhotoReview:
+                   names: Sequence[str]) -> Review:
     """Review ``reading`` of ``image`` against its labelled corner ``boxes`` (pixels) and ``names``."""
     owner = match_boxes([c.box for c in reading.corners], boxes.tolist())
     crops: list[np.ndarray] = []
@@ -77,11 +73,11 @@ def review_reading(image: np.ndarray, reading: PhotoReading, boxes: np.ndarray,
                 cards.append(right)
     read = {names[j] for j in owner if j >= 0}
     added = len(set(names) - read)
-    return PhotoReview(tuple(crops), tuple(cards), changed, confirmed, deleted, added)
+    return Review(1, tuple(crops), tuple(cards), changed, confirmed, deleted, added)
 
 
 def review_photo(detector: Detector, image: np.ndarray, boxes: np.ndarray, names: Sequence[str],
-                 conf: float = DEFAULT_CONF) -> PhotoReview:
+                 conf: float = DEFAULT_CONF) -> Review:
     """Read ``image`` as the page does and review it (:func:`review_reading`)."""
     return review_reading(image, read_photo(image, detector, conf), boxes, names)
 
@@ -92,7 +88,7 @@ def review_folder(detector: Detector, folder: Path | str, *, limit: int | None =
     samples = [s for s in iter_samples(Path(folder)) if s.boxes][:limit]
     if not samples:
         raise DatasetError(f"{folder}: no labelled photos to review (a YOLO folder: images/, labels/, classes.txt)")
-    reviews: list[PhotoReview] = []
+    reviews: list[Review] = []
     for n, sample in enumerate(samples, 1):
         read = read_sample(sample)
         if read is None:
@@ -103,6 +99,4 @@ def review_folder(detector: Detector, folder: Path | str, *, limit: int | None =
             done = reviews[-1]
             say(f"reviewed {n}/{len(samples)} {sample.image.name}: {done.changed} changed, {done.confirmed} "
                 f"confirmed, {done.deleted} deleted, {done.added} added")
-    return Review(len(reviews), tuple(c for r in reviews for c in r.crops), tuple(c for r in reviews for c in r.cards),
-                  sum(r.changed for r in reviews), sum(r.confirmed for r in reviews),
-                  sum(r.deleted for r in reviews), sum(r.added for r in reviews))
+    return Review.total(reviews)
