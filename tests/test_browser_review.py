@@ -156,7 +156,9 @@ def test_after_a_wrong_tap_the_deciding_card_is_still_named(page: Any, live_url:
     back.tap()
     page.wait_for_selector("#photo-answer .verdict.valid")
     assert page.locator(f'#photo-cards .photo-card[data-index="{index}"]').inner_text() == read
-    assert page.locator("#photo-doubts .doubt-note.verdict_hinges").count() == 0
+    # the note the wrong tap was about is gone; the server's own answer may still name other doubtful cards the
+    # verdict hangs on (a small index's twin suit, say)
+    assert page.locator("#photo-doubts .doubt-note.verdict_hinges", has_text=message).count() == 0
 
 
 def test_the_photograph_button_shows_no_file_chooser(page: Any, live_url: str) -> None:  # noqa: F811

@@ -16,7 +16,7 @@ from flask.testing import FlaskClient
 from scorer import get_rules
 from scorer.maal import plausible_maal
 from web.app import create_app
-from web_support import PLAYERS
+from web_support import PLAYERS, form_version
 
 #: A hand that finishes by melds with the tiplu JC (7 melds of 3, 21 cards, already discarded).
 FINISHING = "3S 4S 5S 6H 6H 6H 9D 10D JD 2C 3C 4C KS KD KC 7C 8C 9C AH 2H 3H"
@@ -91,7 +91,7 @@ def test_restoring_an_old_deletion_says_which_rounds_move_and_asks(client: Flask
     sid = make_session()
     for maal in ("1", "2", "3"):
         assert client.post(f"/sessions/{sid}/rounds/new", data=round_form(p1_maal=maal)).status_code == 302
-    client.post(f"/sessions/{sid}/rounds/2/delete")
+    assert client.post(f"/sessions/{sid}/rounds/2/delete", data=form_version(client, sid, 2)).status_code == 302
     client.post(f"/sessions/{sid}/rounds/new", data=round_form(p1_maal="4"))  # the real round 3 since
     history = client.get(f"/sessions/{sid}/history").get_data(as_text=True)
     link = re.search(r'href="(/sessions/\d+/history/\d+/restore)"', history)

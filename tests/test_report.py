@@ -108,7 +108,7 @@ def test_shipped_model_on_a_held_out_scene_and_the_command(tmp_path: Path) -> No
 
     from web.cli import main
     out, err = StringIO(), StringIO()
-    args = ["report", "--real-val", str(REAL), "--max-real", "2", "--angles", "0", "90", "--scenes", "1",
+    args = ["report", "--no-webcam", "--real-val", str(REAL), "--max-real", "2", "--angles", "0", "90", "--scenes", "1",
             "--far-scenes", "1", "--designs", "proc-gold-on-black", "--no-samples", "--out", str(tmp_path)]
     assert main(args, stdout=out, stderr=err) == 0, err.getvalue()
     assert out.getvalue().startswith("| set | photos |")
@@ -120,7 +120,7 @@ def test_shipped_model_on_a_held_out_scene_and_the_command(tmp_path: Path) -> No
     model_json = tmp_path / "model.json"
     model_json.write_text(json.dumps({"format": "tiplu-corners-v1", "metrics": {"version": "x", "report": {
         "samples": {"card_f1": 1.0}, "real_val_0deg": {"card_f1": 0.5}}}}))
-    args = ["report", "--real-val", str(REAL), "--max-real", "2", "--angles", "0", "--scenes", "0",
+    args = ["report", "--no-webcam", "--real-val", str(REAL), "--max-real", "2", "--angles", "0", "--scenes", "0",
             "--far-scenes", "0", "--no-samples", "--write-metrics", str(model_json)]
     assert main(args, stdout=out, stderr=err) == 0, err.getvalue()
     metrics = json.loads(model_json.read_text())["metrics"]
@@ -134,7 +134,7 @@ def test_shipped_model_on_a_held_out_scene_and_the_command(tmp_path: Path) -> No
 
 def test_fresh_tables_are_other_scenes_in_a_row_of_their_own(tmp_path: Path) -> None:
     """Tables no model was chosen on (session 22): their own row, other renders than seed 0's."""
-    base = ["report", "--angles", "--scenes", "1", "--far-scenes", "0", "--designs", "proc-gold-on-black",
+    base = ["report", "--no-webcam", "--angles", "--scenes", "1", "--far-scenes", "0", "--designs", "proc-gold-on-black",
             "--no-samples"]
     out, err = StringIO(), StringIO()
     assert main([*base, "--fresh-seeds", "1", "2", "--out", str(tmp_path)], stdout=out, stderr=err) == 0, err.getvalue()

@@ -116,7 +116,9 @@ def test_the_orientation_recipe_starts_from_the_shipped_network_and_writes_one_t
     x = orientation_input(crops[:32])
     with torch.no_grad():
         ours = orientation_start(MODELS_DIR, crops).eval()(torch.from_numpy(x)).numpy()
-    assert np.abs(ours - shipped.run(None, {shipped.get_inputs()[0].name: x})[0]).max() < 1e-3, "the same network"
+    # the shipped network is int8 (v0.8.7): the float network rebuilt from its weights computes what it does but
+    # for the rounding of its 8-bit activations (a few hundredths of the angle's cosine and sine)
+    assert np.abs(ours - shipped.run(None, {shipped.get_inputs()[0].name: x})[0]).max() < 0.05, "the same network"
     said: list[str] = []
     settings = dataclasses.replace(TRAIN.orientation, epochs=1, copies=6)
     wrote = train_orientation([tmp_path / "scenes"], tmp_path / "model" / ORIENTATION_FILE, settings,

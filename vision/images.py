@@ -439,7 +439,7 @@ def exif_orientation(app1: bytes) -> int:
     """The EXIF orientation an APP1 segment's payload gives (1: as stored; 2-8: mirrored or turned; 0:
     unreadable); 1 for an APP1 that is no EXIF (XMP) or has no orientation.
 
-    >>> exif_orientation(b"Exif\\x00\\x00II\\x2a\\x00\\x08\\x00\\x00\\x00\\x01\\x00\\x12\\x01\\x03\\x00\\x01\\x00\\x00\\x00\\x03\\x00")
+    >>> exif_orientation(b"Exif\\x00\\x00II\\x2a\\x00\\x08\\x00\\x00\\x00\\x01\\x00\\x12\\x01\\x03\\x00\\x01\\x00\\x00\\x00\\x03\\x00\\x00\\x00")
     3
     >>> exif_orientation(b"http://ns.adobe.com/xap/1.0/"), exif_orientation(b"Exif\\x00\\x00II\\x2a")
     (1, 0)
