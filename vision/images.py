@@ -24,6 +24,7 @@ import struct
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import cv2
 import numpy as np
@@ -80,9 +81,17 @@ def _damaged_jpeg(why: str) -> ImageError:
 _JPEG_PROGRESSIVE = {0xC2, 0xC6, 0xCA, 0xCE}
 
 
-def _jpeg_segments(data: bytes) -> tuple[tuple[int, int] | None, int | None]:
-    """Walk the JPEG marker chain: (width, height) from the start-of-frame, and the offset of
-    the first start-of-scan (None for either when the file ends before it).
+class _JpegLayout(NamedTuple):
+    """Where a JPEG's header walk found things: (width, height) from the start-of-frame, the offsets of the
+    start-of-frame and of the first start-of-scan (None for each when the file ends before it)."""
+
+    size: tuple[int, int] | None
+    scan: int | None
+    frame: int | None
+
+
+def _jpeg_segments(data: bytes) -> _JpegLayout:
+    """Walk the JPEG marker chain: its :class:`_JpegLayout`.
 
     Segments are skipped by their length, so an EXIF thumbnail (a whole JPEG inside APP1)
     is never mistaken for the photo. A marker the decoder would not take (``FF 00``, a
@@ -97,6 +106,7 @@ def _jpeg_segments(data: bytes) -> tuple[tuple[int, int] | None, int | None]:
     i = 2
     n = len(data)
     size: tuple[int, int] | None = None
+    frame: int | None = None
     while i + 4 <= n:
         if data[i] != 0xFF:
             raise _damaged_jpeg(f"byte {i} is no marker")
@@ -108,7 +118,7 @@ def _jpeg_segments(data: bytes) -> tuple[tuple[int, int] | None, int | None]:
             i += 2
             continue
         if marker == 0xDA:
-            return size, i
+            return _JpegLayout(size, i, frame)
         if marker == 0xD9:
             break
         if marker not in _JPEG_SEGMENTS:
@@ -122,29 +132,21 @@ def _jpeg_segments(data: bytes) -> tuple[tuple[int, int] | None, int | None]:
             if length < 8 or i + 9 > n:
                 raise _damaged_jpeg("a frame too short to give its size")
             height, width = struct.unpack(">HH", data[i + 5:i + 9])
-            size = (width, height)
+            size, frame = (width, height), i
         i += 2 + length
-    return size, None
+    return _JpegLayout(size, None, frame)
 
 
 def _jpeg_frame(data: bytes) -> tuple[int, list[tuple[int, int]]]:
     """The start-of-frame's marker and each component's sampling factors (h, v), from a JPEG whose
     header :func:`_jpeg_segments` accepted."""
-    i = 2
-    while i + 4 <= len(data):
-        marker = data[i + 1]
-        if marker == 0xFF or marker == 0x01 or 0xD0 <= marker <= 0xD7:
-            i += 1 if marker == 0xFF else 2
-            continue
-        if marker in _JPEG_SOF:
-            count = data[i + 9] if i + 9 < len(data) else 0
-            factors = [(data[i + 11 + 3 * c] >> 4, data[i + 11 + 3 * c] & 15) for c in range(count)
-                       if i + 11 + 3 * c < len(data)]
-            return marker, factors
-        if marker in (0xDA, 0xD9):
-            break
-        i += 2 + struct.unpack(">H", data[i + 2:i + 4])[0]
-    return 0, []
+    i = _jpeg_segments(data).frame
+    if i is None:
+        return 0, []
+    count = data[i + 9] if i + 9 < len(data) else 0
+    factors = [(data[i + 11 + 3 * c] >> 4, data[i + 11 + 3 * c] & 15) for c in range(count)
+               if i + 11 + 3 * c < len(data)]
+    return data[i + 1], factors
 
 
 def decode_memory(data: bytes) -> int:
@@ -236,7 +238,7 @@ def jpeg_scans(data: bytes, first_scan: int) -> int:
 
 
 def _jpeg_size(data: bytes) -> tuple[int, int]:
-    size, _ = _jpeg_segments(data)
+    size = _jpeg_segments(data).size
     if size is None:
         raise ImageError(N_("the JPEG is cut off before its size is given; upload the whole file again"))
     return size
@@ -296,7 +298,7 @@ def _check_complete(header: ImageHeader, data: bytes) -> None:
     if header.format == "jpeg":
         # the end marker follows the compressed data (which never holds FF D9); phones may
         # append more after it (motion photos add a video), so it need not be the last bytes
-        _, scan = _jpeg_segments(data)
+        scan = _jpeg_segments(data).scan
         if scan is None or b"\xff\xd9" not in data[scan:]:
             raise ImageError(N_("the JPEG is cut off (no end marker); upload the whole file again"))
         scans = jpeg_scans(data, scan)
