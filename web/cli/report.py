@@ -86,11 +86,12 @@ def webcam_val(args: argparse.Namespace) -> Path | None:
 def run(args: argparse.Namespace, io: Streams) -> int:
     """Print the markdown table (and write the files with ``--out``); exit 2 on unusable input."""
     t0 = time.time()
+    webcam = webcam_val(args)
     try:
         rows = build_report(args.model, args.real_val, angles=args.angles, max_real=args.max_real,
                             scenes=args.scenes, designs=args.designs, samples=not args.no_samples,
                             seed=args.seed, progress=True, far_scenes=args.far_scenes,
-                            fresh_seeds=args.fresh_seeds, webcam_val=webcam_val(args))
+                            fresh_seeds=args.fresh_seeds, webcam_val=webcam)
         if args.enrol:
             with contextlib.ExitStack() as stack:
                 work = (args.out / "enrolled" if args.out is not None
@@ -99,14 +100,13 @@ def run(args: argparse.Namespace, io: Streams) -> int:
                                       detector_epochs=args.enrol_detector_epochs, tables=args.enrol_table_scenes,
                                       cloth=args.enrol_cloth, corrections=args.enrol_corrections, progress=True)
         if args.webcam_corrections is not None:
-            frames = webcam_val(args)
-            if frames is None:
+            if webcam is None:
                 raise ReportError(f"--webcam-corrections needs the webcam frames: import them into {WEBCAM_VAL} "
                                   f"(tiplu train import-photos PATH/cards-webcam-dev) or give --webcam-val")
             with contextlib.ExitStack() as stack:
                 work = (args.out / "improved" if args.out is not None
                         else Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="tiplu-improve-"))))
-                rows += webcam_improved_rows(args.model, frames, args.webcam_corrections or WEBCAM_CORRECTIONS, work,
+                rows += webcam_improved_rows(args.model, webcam, args.webcam_corrections or WEBCAM_CORRECTIONS, work,
                                              real_val=args.real_val if args.angles else None, designs=args.designs,
                                              scenes=args.scenes, seed=args.seed, progress=True)
     except (ReportError, DatasetError, ModelError, EnrolError, FileNotFoundError) as exc:
@@ -120,7 +120,7 @@ def run(args: argparse.Namespace, io: Streams) -> int:
         meta = {"model": str(args.model or "models"), "angles": args.angles, "max_real": args.max_real,
                 "scenes": args.scenes, "far_scenes": args.far_scenes, "designs": args.designs, "seed": args.seed,
                 "fresh_seeds": args.fresh_seeds,
-                "webcam_val": None if webcam_val(args) is None else str(webcam_val(args)),
+                "webcam_val": None if webcam is None else str(webcam),
                 "enrol": args.enrol, "enrol_designs": args.enrol_designs, "enrol_cloth": args.enrol_cloth,
                 "enrol_corrections": args.enrol_corrections,
                 "enrol_detector_epochs": args.enrol_detector_epochs,

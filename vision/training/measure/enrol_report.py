@@ -156,9 +156,10 @@ def webcam_improved_rows(model: Path | None, webcam_val: Path, counts: Sequence[
     rest = frames[held:]
     real = real_photos(real_val) if real_val is not None else []
     tables = {design: list(table_scenes(design, scenes, seed)) for design in designs if scenes}
-    rows = [measure(CardDetector(base), f"webcam val, frames after the first {held}", rest, progress)]
+    detector = CardDetector(base)
+    rows = [measure(detector, f"webcam val, frames after the first {held}", rest, progress)]
     for n in counts:
-        review = review_folder(CardDetector(base), webcam_val, limit=n)
+        review = review_folder(detector, webcam_val, limit=n)
         if say is not None:
             say(f"{n} frames: {review.summary()}")
         if not review.crops:
