@@ -24,6 +24,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_photo import exported_tree  # noqa: E402  (the other revision's files, as bench_photo takes them)
+
 PHOTOS = ("declared_hand.jpg", "maal_spread.jpg", "tunnela.jpg", "real_maal.jpg", "tiplu.jpg")
 
 #: Run in each tree (its own ``vision`` and ``models``): median ms of photo to verdict per sample photo.
@@ -69,11 +72,10 @@ def main() -> int:
     ap.add_argument("--photos", nargs="+", default=list(PHOTOS), help="sample photos (in sample_images/)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="tiplu-ref-") as folder:
-        ref = Path(folder)
-        archive = subprocess.run(["git", "archive", args.ref], cwd=ROOT, capture_output=True, check=False)
-        if archive.returncode != 0:
-            raise SystemExit(f"git archive {args.ref}: {archive.stderr.decode()[-500:]}")
-        subprocess.run(["tar", "-x", "-C", str(ref)], input=archive.stdout, check=True)
+        try:
+            ref = exported_tree(args.ref, Path(folder))
+        except subprocess.CalledProcessError as failed:
+            raise SystemExit(f"git archive {args.ref}: {failed.stderr.decode()[-500:]}") from None
         results: dict[str, list[dict[str, float]]] = {"ref": [], "this": []}
         for _ in range(args.rounds):
             results["ref"].append(time_tree(ref, args.runs, args.photos))
