@@ -54,6 +54,9 @@ def test_improve_learns_from_reviewed_webcam_frames_into_a_new_model_folder(tmp_
     assert summary["review"] == {"photos": 3, "changed": review.changed, "confirmed": review.confirmed,
                                  "deleted": review.deleted, "added": review.added}
     assert summary["corrected_crops"] == len(review.crops) > 0
+    # the shipped model has no deck photos to learn again: the drawn decks are, beside the corrections
+    assert summary["rehearsal_crops"] > 50 * summary["corrected_crops"]
+    assert summary["crops"] == 20 * summary["corrected_crops"] + summary["rehearsal_crops"]
     assert stderr.count("tiplu improve: reviewed ") == 3 and "epoch 1/1" in stderr  # progress as tiplu enrol shows it
     info = json.loads((out / INFO_FILE).read_text())
     assert info["enrolled"]["corrected_crops"] == len(review.crops) and info["metrics"]["version"].endswith("+corrected")

@@ -20,8 +20,8 @@ It offers, by use:
 
 - **learning a deck** (:mod:`vision.training.fit.enrol`): :func:`enrol` and its result
   :class:`Enrolment`, :func:`improve` and :class:`Improvement`, their defaults
-  :data:`COPIES`, :data:`EPOCHS`, :data:`SCENES`, :data:`TABLE_SCENES`, :data:`TUNED` (how many
-  stage-2 networks are fine-tuned, :func:`tuned_networks` of a folder), and the error they
+  :data:`COPIES`, :data:`EPOCHS`, :data:`REHEARSAL_COPIES`, :data:`SCENES`, :data:`TABLE_SCENES`,
+  :data:`TUNED` (how many stage-2 networks are fine-tuned, :func:`tuned_networks` of a folder), and the error they
   raise, :class:`EnrolError` (from :mod:`vision.enrolment`);
 - **data** (:mod:`vision.training.data`): :func:`import_real`, :func:`pack_yolo`, :func:`tile_yolo`,
   :func:`turned_copies`, :func:`generate_dataset` with :data:`CROP_CARD_PX`,
@@ -72,8 +72,8 @@ from vision.training.data.scenes import CROP_CARD_PX, MIN_VISIBLE, SCENE_TYPES, 
 from vision.training.data.turned import turned_copies
 from vision.training.fit.campaign import campaign, init_from_onnx
 from vision.training.fit.corners import train_corners
-from vision.training.fit.enrol import (COPIES, EPOCHS, SCENES, TABLE_SCENES, TUNED, Enrolment, Improvement, enrol,
-                                       improve, tuned_networks)
+from vision.training.fit.enrol import (COPIES, EPOCHS, REHEARSAL_COPIES, SCENES, TABLE_SCENES, TUNED, Enrolment,
+                                       Improvement, enrol, improve, tuned_networks)
 from vision.training.fit.export import ensemble_model, export_resume_point
 from vision.training.fit.names import average_classifiers, train_names
 from vision.training.fit.orientation import OrientationError, train_orientation
@@ -90,8 +90,8 @@ from vision.training.measure.report import (ANGLES, FAR_SCENES, HELD_OUT_DESIGNS
 
 __all__ = [
     # learning a deck
-    "enrol", "Enrolment", "improve", "Improvement", "COPIES", "EPOCHS", "SCENES", "TABLE_SCENES", "TUNED",
-    "tuned_networks", "EnrolError",
+    "enrol", "Enrolment", "improve", "Improvement", "COPIES", "EPOCHS", "REHEARSAL_COPIES", "SCENES", "TABLE_SCENES",
+    "TUNED", "tuned_networks", "EnrolError",
     # data
     "import_real", "pack_yolo", "tile_yolo", "turned_copies", "generate_dataset", "CROP_CARD_PX", "MIN_VISIBLE",
     "SCENE_TYPES", "HOLDOUT_DECK", "svg_deck", "installed_svg_decks", "render_deck", "load_svg_faces",

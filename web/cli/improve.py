@@ -19,7 +19,7 @@ import argparse
 from pathlib import Path
 
 from vision.detector import MODELS_DIR, CardDetector, ModelError
-from vision.training.api import COPIES, EPOCHS, DatasetError, improve, review_folder
+from vision.training.api import COPIES, EPOCHS, REHEARSAL_COPIES, DatasetError, improve, review_folder
 from web.cli._common import ExitCode, Streams
 
 
@@ -36,6 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--epochs", type=int, default=EPOCHS, help=f"fine-tuning epochs (default {EPOCHS})")
     parser.add_argument("--copies", type=int, default=COPIES,
                         help=f"with --suit-photos: augmented crops per corner index (default {COPIES})")
+    parser.add_argument("--rehearsal-copies", type=int, default=REHEARSAL_COPIES, metavar="N",
+                        help=f"without --suit-photos: crops per corner of the drawn decks learnt again beside the "
+                             f"corrections, so the model keeps the cards it knows (default {REHEARSAL_COPIES}; 0: none)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
 
@@ -58,12 +61,13 @@ def run(args: argparse.Namespace, io: Streams) -> int:
         return io.fail("improve", f"{review.photos} photos reviewed and every card was read right and sure: "
                                   f"nothing to learn from")
     done = improve(args.model, args.out, list(review.crops), list(review.cards), suit_photos=args.suit_photos,
-                   jokers=args.jokers, epochs=args.epochs, copies=args.copies, seed=args.seed, say=say)
+                   jokers=args.jokers, epochs=args.epochs, copies=args.copies, seed=args.seed,
+                   rehearsal_copies=args.rehearsal_copies, say=say)
     io.show(args.json, done.to_dict() | {"review": {"photos": review.photos, "changed": review.changed,
                                                     "confirmed": review.confirmed, "deleted": review.deleted,
                                                     "added": review.added}},
             [review.summary(),
-             f"learnt from {done.crops} crops ({done.corrected_crops} corrected) in {done.epochs} epochs, "
-             f"{done.seconds:.0f} s",
+             f"learnt from {done.crops} crops ({done.corrected_crops} corrected, {done.rehearsal_crops} of the drawn "
+             f"decks again) in {done.epochs} epochs, {done.seconds:.0f} s",
              f"model folder: {done.folder} (tiplu detect --model {done.folder}, or TIPLU_MODEL={done.folder})"])
     return ExitCode.OK

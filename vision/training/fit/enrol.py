@@ -719,6 +719,38 @@ def correction_crops(crops: Sequence[np.ndarray], cards: Sequence[str], copies: 
     return np.stack(xs), np.array(ys, np.int64)
 
 
+#: Augmented crops of each corner of the drawn decks an improvement of the shipped model learns again
+#: (:data:`~vision.training.fit.settings.NamesSettings.rehearsal_copies`).
+REHEARSAL_COPIES = ENROL.names.rehearsal_copies
+
+
+def rehearsal_crops(copies: int = REHEARSAL_COPIES, seed: int = 0,
+                    crop_size: tuple[int, int] = SHIPPED_CROP) -> tuple[np.ndarray, np.ndarray]:
+    """Crops of every card of the drawn decks (:func:`vision.training.data.decks.drawn_decks`, drawn by
+    OpenCV, so every machine has them) as the classifier's face crops cut them, ``copies`` a corner, with
+    "not a corner" middles: what an improvement without the deck's own photos learns beside the corrections.
+
+    >>> x, y = rehearsal_crops(1, crop_size=(48, 72))
+    >>> x.shape[1:], len(set(y.tolist())) == len(CLASS_NAMES) + 1
+    ((72, 48, 3), True)
+    """
+    from vision.training.data.decks import drawn_decks
+
+    return face_crops(drawn_decks(), copies=copies, seed=seed, turn_any=ENROL.names.turn_any, crop_size=crop_size)
+
+
+def expected_rehearsal_crops(copies: int) -> int:
+    """About how many crops :func:`rehearsal_crops` cuts (the progress bar's plan): each drawn deck's 53 cards'
+    two corners ``copies`` times, and three tenths as many middles.
+
+    >>> expected_rehearsal_crops(0)
+    0
+    """
+    from vision.training.data.faces import DRAWN_STYLES
+
+    return int(len(DRAWN_STYLES) * len(CLASS_NAMES) * 2 * copies * 1.3)
+
+
 @dataclass(frozen=True)
 class Improvement:
     """A model folder written by :func:`improve`: the folder it started from and what it learnt from."""
@@ -730,6 +762,8 @@ class Improvement:
     epochs: int
     seconds: float
     date: str
+    #: Crops of the drawn decks learnt again beside the corrections (:func:`rehearsal_crops`; 0 with suit photos).
+    rehearsal_crops: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -739,16 +773,17 @@ def improve(base: Path, out: Path, crops: Sequence[np.ndarray], cards: Sequence[
             suit_photos: Sequence[Path] = (), jokers: Path | None = None, epochs: int = EPOCHS,
             copies: int = COPIES, correction_copies: int = CORRECTION_COPIES, seed: int = 0,
             calibration_scenes: int = CALIBRATION_SCENES, tuned: int | None = TUNED,
-            say: Callable[[str], None] | None = None, progress: Callable[[Progress], None] | None = None
-            ) -> Improvement:
+            rehearsal_copies: int = REHEARSAL_COPIES, say: Callable[[str], None] | None = None,
+            progress: Callable[[Progress], None] | None = None) -> Improvement:
     """Fine-tune the card namer of the model folder ``base`` on corrections kept in review
     (``crops`` with the right ``cards``) and write the result to the model folder ``out``.
 
     With the deck's enrolment photos (``suit_photos``, ``jokers``) their crops are learnt
     again too (:func:`enrolment_crops`), so the deck's own cards are not forgotten for the
     few corrected ones, and doubt is recalibrated on ``calibration_scenes`` scenes of them
-    as :func:`enrol` does; without them (the shipped model improved) ``base``'s calibration
-    stays. ``base`` stays as it was.
+    as :func:`enrol` does; without them (the shipped model improved) the drawn decks are
+    learnt again instead (:func:`rehearsal_crops`, ``rehearsal_copies`` a corner) and
+    ``base``'s calibration stays. ``base`` stays as it was.
     """
     started = time.monotonic()
     base, out = Path(base), Path(out)
@@ -761,8 +796,10 @@ def improve(base: Path, out: Path, crops: Sequence[np.ndarray], cards: Sequence[
     networks = tuned_networks(base, tuned)
     photo_count = len(suit_photos) + (jokers is not None and bool(suit_photos))
     scenes = calibration_scenes if suit_photos else 0
-    expected = len(x) + (expected_crops(copies, jokers is not None) if suit_photos else 0)
-    steps = Steps(plan(photos=photo_count, crops=expected if suit_photos else 0, networks=networks, epochs=epochs,
+    again = (expected_crops(copies, jokers is not None) if suit_photos else
+             expected_rehearsal_crops(rehearsal_copies))
+    expected = len(x) + again
+    steps = Steps(plan(photos=photo_count, crops=again, networks=networks, epochs=epochs,
                        calibration_scenes=scenes) | {"stage 2": networks * epochs * expected * UNIT_SECONDS["crop epoch"]},
                   started, say, progress, rounds=epochs * networks, scenes=scenes)
     faces: list[Face] = []
@@ -771,17 +808,23 @@ def improve(base: Path, out: Path, crops: Sequence[np.ndarray], cards: Sequence[
         _, faces = read_enrolment(suit_photos, jokers, base.name, progress=steps.photo_read)
         ex, ey = enrolment_crops(faces, copies, seed, size, progress=steps.card_cut)
         x, y = np.concatenate([x, ex]), np.concatenate([y, ey])
+    rehearsed = 0
+    if not suit_photos and rehearsal_copies:
+        rx, ry = rehearsal_crops(rehearsal_copies, seed, size)
+        steps.card_cut(1, 1)
+        x, y, rehearsed = np.concatenate([x, rx]), np.concatenate([y, ry]), len(rx)
     nets = fine_tune_classifiers(base, x, y, epochs, seed=seed, progress=steps.epoch_done, moving=steps.batch_learnt,
                                  tuned=tuned)
     date = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     enrolled = dict(read_model_json(base).get("enrolled") or {})
     note = enrolled | {
-        "improved": date, "corrected_crops": len(crops), "crops": len(x), "epochs": epochs,
+        "improved": date, "corrected_crops": len(crops), "rehearsal_crops": rehearsed, "crops": len(x), "epochs": epochs,
         "calibration_scenes": steps.scenes, "seconds": round(time.monotonic() - started, 1)}
     write_model_folder(base, out, nets, note, tag="corrected")
     steps.report("export", 1.0)
     steps.recalibrate(out, faces, before=base, design=str(enrolled.get("design") or base.name), seed=seed)
-    return Improvement(str(out), str(base), len(crops), len(x), epochs, round(time.monotonic() - started, 1), date)
+    return Improvement(str(out), str(base), len(crops), len(x), epochs, round(time.monotonic() - started, 1), date,
+                       rehearsed)
 
 
 #: Enrolment photo file names, in the order ``tiplu enrol`` takes them.

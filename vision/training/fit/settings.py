@@ -133,6 +133,10 @@ class NamesSettings:
     max_images: int | None = None
     #: Augmented copies per run of each given crop (stage 1's own boxes, ``--extra-crops``).
     extra_copies: int = 1
+    #: Augmented crops per corner of each drawn deck's faces mixed into an improvement of a model whose deck has
+    #: no photos to learn again (the shipped model): a few corrected crops of one camera otherwise teach it to
+    #: name every doubtful black card a club and wear away what it knows of other decks.
+    rehearsal_copies: int = 0
 
 
 @dataclass(frozen=True)
@@ -174,7 +178,8 @@ TRAIN = TrainSettings()
 #: (40 of each corner), stage 1 (when asked) at 0.002 falling to half on scenes of the enrolled cards.
 ENROL = TrainSettings(
     corners=CornersSettings(plan_epochs=1, lr_max=0.002, lr_min=0.001, batch=8, workers=0, val=False),
-    names=NamesSettings(epochs=6, plan_epochs=6, lr_max=1e-3, face_copies=40, turn_any=0.25, decks=None))
+    names=NamesSettings(epochs=6, plan_epochs=6, lr_max=1e-3, face_copies=40, turn_any=0.25, decks=None,
+                        rehearsal_copies=2))
 
 Settings = TypeVar("Settings", CornersSettings, NamesSettings, OrientationSettings)
 
