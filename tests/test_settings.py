@@ -136,15 +136,16 @@ def test_a_pass_switched_off_in_model_json(tmp_path: Path, far_table: np.ndarray
 @pytest.mark.parametrize("photo, skipped", [("tunnela.jpg", "big"), ("tiplu.jpg", "big"),
                                             ("declared_hand.jpg", "views"), ("maal_spread.jpg", "views"),
                                             ("far table", "views")])
-def test_a_pass_that_would_add_nothing_is_skipped(photo: str, skipped: str, far_table: np.ndarray) -> None:
+def test_a_pass_that_would_add_nothing_is_skipped(photo: str, skipped: str, far_table: np.ndarray,
+                                                  tmp_path: Path) -> None:
     """``"skips"``: a close-up whose 320-px looks found only big corners, one sure, is not read by the big pass;
-    a table whose base look found only small corners (or none) is read by the big pass without the views.
-    Either way the cards read are those read with every pass; with the skip left out of ``"skips"``
-    (``model.json``), the pass reads again."""
+    a table whose base look found no big corner is read by the big pass without the views. Either way the
+    cards read are those read with every pass; with the skip left out of ``model.json``'s ``"skips"``, the
+    pass reads again."""
     image = far_table if photo == "far table" else cv2.imread(str(ROOT / "sample_images" / photo))
-    skipping = CardDetector()
-    everything = CardDetector()
-    everything.settings = dataclasses.replace(everything.settings, skips=tuple(s for s in SKIP_NAMES if s != skipped))
+    folder = shipped_model_files(tmp_path / "model")
+    (folder / "model.json").write_text(json.dumps(SHIPPED | {"skips": [s for s in SKIP_NAMES if s != skipped]}))
+    skipping, everything = CardDetector(), CardDetector(folder)
     assert skipped in passes_read(everything, image)
     assert skipped not in passes_read(skipping, image)
     assert ("big" if skipped == "views" else "views") in passes_read(skipping, image)
