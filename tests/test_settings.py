@@ -20,8 +20,8 @@ from vision import pairing
 from vision.detector import MODELS_DIR, CardDetector, ModelError, load_detector
 from vision.passes import PhotoContext, input_sizes, photo_passes, read_passes
 from vision.pipeline import read_photo, reader_constants, reading_fingerprint
-from vision.settings import (BEFORE_SCHEMA_2, PASS_NAMES, SCHEMA, ReaderSettings, read_settings, read_settings_json,
-                             upgrade, write_settings)
+from vision.settings import (BEFORE_SCHEMA_2, PASS_NAMES, SCHEMA, SKIP_NAMES, ReaderSettings, read_settings,
+                             read_settings_json, upgrade, write_settings)
 from vision.training.measure.report import far_photo
 from web_support import shipped_model_files
 
@@ -113,9 +113,10 @@ def test_each_pass_can_be_switched_off(off: str, far_table: np.ndarray) -> None:
     """A 12-megapixel table runs every photo pass; with one left out of ``passes`` that one is not read
     and the others are (the look-around reads after pairing: :meth:`CardDetector.look_around` finds nothing)."""
     shipped = CardDetector()
+    shipped.settings = dataclasses.replace(shipped.settings, skips=())
     assert passes_read(shipped, far_table) == ["base", "views", "big", "tiles"]
     without = CardDetector()
-    without.settings = dataclasses.replace(without.settings, passes=tuple(p for p in PASS_NAMES if p != off))
+    without.settings = dataclasses.replace(shipped.settings, passes=tuple(p for p in PASS_NAMES if p != off))
     expected = [p for p in ("base", "views", "big", "tiles") if p != off]
     if off == "big":
         expected.remove("tiles")  # the tiles read the corners the big pass found too small
@@ -127,8 +128,37 @@ def test_each_pass_can_be_switched_off(off: str, far_table: np.ndarray) -> None:
 
 def test_a_pass_switched_off_in_model_json(tmp_path: Path, far_table: np.ndarray) -> None:
     folder = shipped_model_files(tmp_path / "model")
-    (folder / "model.json").write_text(json.dumps(SHIPPED | {"passes": ["base", "views", "big", "look_around"]}))
+    (folder / "model.json").write_text(json.dumps(SHIPPED | {"passes": ["base", "views", "big", "look_around"],
+                                                              "skips": []}))
     assert passes_read(CardDetector(folder), far_table) == ["base", "views", "big"]
+
+
+@pytest.mark.parametrize("photo, skipped", [("tunnela.jpg", "big"), ("tiplu.jpg", "big"),
+                                            ("declared_hand.jpg", "views"), ("maal_spread.jpg", "views"),
+                                            ("far table", "views")])
+def test_a_pass_that_would_add_nothing_is_skipped(photo: str, skipped: str, far_table: np.ndarray,
+                                                  tmp_path: Path) -> None:
+    """``"skips"``: a close-up whose 320-px looks found only big corners, one sure, is not read by the big pass;
+    a table whose base look found no big corner is read by the big pass without the views. Either way the
+    cards read are those read with every pass; with the skip left out of ``model.json``'s ``"skips"``, the
+    pass reads again."""
+    image = far_table if photo == "far table" else cv2.imread(str(ROOT / "sample_images" / photo))
+    folder = shipped_model_files(tmp_path / "model")
+    (folder / "model.json").write_text(json.dumps(SHIPPED | {"skips": [s for s in SKIP_NAMES if s != skipped]}))
+    skipping, everything = CardDetector(), CardDetector(folder)
+    assert skipped in passes_read(everything, image)
+    assert skipped not in passes_read(skipping, image)
+    assert ("big" if skipped == "views" else "views") in passes_read(skipping, image)
+    if photo != "far table":
+        assert read_photo(image, skipping).card_names() == read_photo(image, everything).card_names()
+
+
+@pytest.mark.parametrize("photo, read", [("real_maal.jpg", "views"), ("declared_hand.jpg", "big")])
+def test_a_pass_that_adds_is_not_skipped(photo: str, read: str) -> None:
+    """The views are skipped only where the big pass reads the photo (a 640-px close-up has none); the big pass
+    only where every corner of the 320-px looks is big (a table's are small)."""
+    image = cv2.imread(str(ROOT / "sample_images" / photo))
+    assert read in passes_read(CardDetector(), image)
 
 
 def test_the_calibration_was_fitted_on_this_reader() -> None:
@@ -152,6 +182,8 @@ def test_the_fingerprint_changes_with_a_reader_number_or_setting(monkeypatch: py
                                            ({"passes": ["base", "base"]}, '"passes" must list passes'),
                                            ({"imgsz": 0}, '"imgsz" must be a whole number'),
                                            ({"orientation": "../x.onnx"}, '"orientation" must be the name'),
+                                           ({"skips": ["tiles"]}, '"skips" must list distinct passes'),
+                                           ({"skip_sure": -1}, '"skip_sure" must be a number'),
                                            ({"calibration": {"fingerprint": 7}}, "calibration.fingerprint")])
 def test_a_bad_schema_setting_says_what_to_give(tmp_path: Path, change: dict[str, Any], words: str) -> None:
     folder = shipped_model_files(tmp_path / "model")

@@ -5,8 +5,8 @@ close-up of one card (huge corners) and a whole table (small ones). Each pass is
 with its own settings (:class:`vision.settings.ReaderSettings`), on when ``"passes"`` lists it:
 
 1. :class:`BasePass`: the photo letterboxed to ``imgsz``.
-2. :class:`ViewsPass`: the photo mirrored and upside down at ``imgsz``, in the same batch (every
-   card's second index is printed upside down; another look boxes corners the first scored faintly).
+2. :class:`ViewsPass`: the photo mirrored and upside down at ``imgsz`` (every card's second index is
+   printed upside down; another look boxes corners the first scored faintly).
 3. :class:`BigPass`: a photo bigger than twice ``imgsz`` again at ``big_share`` of its long side (at
    most ``max_imgsz``); each corner then comes from one of the two sizes, by its size
    (``scale_split``), since both see most corners with boxes too different for NMS to merge.
@@ -21,6 +21,11 @@ A pass says what it reads (:meth:`Stage1Pass.looks`: a view, a size, a window) a
 boxes the reading keeps once every pass has read (:meth:`Stage1Pass.chosen`); :func:`read_passes`
 runs them, sending the looks of one batch key to the network together. All boxes then go to one
 NMS (:meth:`vision.detector.CardDetector.detect`).
+
+Two passes look only where they can add something (``"skips"``): the views where the big pass reads
+the photo and the base pass found no corner big enough for its own size (a table), and the big pass
+where the 320-px looks found only big corners, one of them sure (a close-up); each would otherwise add
+only boxes that the choice by size throws away (:meth:`PhotoContext.only_small`, :meth:`PhotoContext.only_big`).
 
 >>> [p.name for p in photo_passes(ReaderSettings())]
 ['base', 'views', 'big', 'tiles']
@@ -223,6 +228,21 @@ class PhotoContext:
         split = self.settings.scale_split * max(1.0, self.sizes[-1] / (2 * self.settings.imgsz))
         return long_sides(boxes.xyxy) * self.big_scale < split
 
+    @property
+    def big_pass_reads(self) -> bool:
+        """Is the photo read at a second, bigger size (the big pass on and the photo big enough)?"""
+        return self.settings.on(BigPass.name) and len(self.sizes) > 1
+
+    def only_small(self, boxes: Boxes) -> bool:
+        """Does the big pass read this photo, and are ``boxes`` (none, or all) small enough for it to keep?"""
+        return self.big_pass_reads and bool(self.from_big_pass(boxes).all())
+
+    def only_big(self, boxes: Boxes) -> bool:
+        """Did the looks at ``imgsz`` find only corners too big for the big pass to keep, one of them sure
+        (``skip_sure``)? Then the big pass would add nothing."""
+        return (boxes.count > 0 and not self.from_big_pass(boxes).any()
+                and float(boxes.scores.max()) >= self.settings.skip_sure)
+
 
 Found = Mapping[str, Boxes]
 
@@ -233,6 +253,10 @@ class Stage1Pass:
     name: ClassVar[str]
     #: Passes whose boxes this one needs before it can say where to look.
     needs: ClassVar[tuple[str, ...]] = ()
+
+    def waits_for(self, context: PhotoContext) -> tuple[str, ...]:
+        """The passes read before this one on ``context``'s photo (:attr:`needs`)."""
+        return self.needs
 
     def looks(self, context: PhotoContext, found: Found) -> list[Look]:
         raise NotImplementedError
@@ -256,25 +280,37 @@ class BasePass(Stage1Pass):
 
 
 class ViewsPass(BasePass):
-    """The photo mirrored and upside down (``views``), at ``imgsz`` in the base pass's batch."""
+    """The photo mirrored and upside down (``views``), at ``imgsz``; where the big pass reads the photo and
+    the base pass found no big corner, not at all (``"skips"``: the views keep only big ones)."""
 
     name = "views"
+    needs = ("base",)
+
+    def waits_for(self, context: PhotoContext) -> tuple[str, ...]:
+        """The base pass where the views may be skipped, else none: they then read in its batch."""
+        return self.needs if context.settings.skips_pass(self.name) and context.big_pass_reads else ()
 
     def looks(self, context: PhotoContext, found: Found) -> list[Look]:
         size = context.sizes[0]
-        if size != context.settings.imgsz:
+        if size != context.settings.imgsz or (context.settings.skips_pass(self.name)
+                                              and context.only_small(found.get(BasePass.name, Boxes.empty()))):
             return []
         return [Look(cv2.flip(context.photo, -1 if fx and fy else (1 if fx else 0)), size, ("size", size), (fx, fy))
                 for fx, fy in (VIEW_FLIPS[view] for view in context.settings.views)]
 
 
 class BigPass(Stage1Pass):
-    """A big photo again at ``big_share`` of its long side: its small corners (and, with tiles, not the smallest)."""
+    """A big photo again at ``big_share`` of its long side: its small corners (and, with tiles, not the smallest);
+    where the 320-px looks found only big corners, one of them sure, not at all (``"skips"``)."""
 
     name = "big"
+    needs = ("base", "views")
 
     def looks(self, context: PhotoContext, found: Found) -> list[Look]:
-        return [Look(context.photo, context.sizes[-1], ("size", context.sizes[-1]))] if len(context.sizes) > 1 else []
+        if len(context.sizes) < 2 or (context.settings.skips_pass(self.name) and context.only_big(
+                Boxes.concat([found[name] for name in self.needs if name in found]))):
+            return []
+        return [Look(context.photo, context.sizes[-1], ("size", context.sizes[-1]))]
 
     def small(self, context: PhotoContext, found: Found) -> Boxes:
         boxes = found[self.name]
@@ -388,7 +424,7 @@ def read_passes(network: Stage1Network, passes: Sequence[Stage1Pass], context: P
         queued.clear()
 
     for stage in passes:
-        if stage.needs and queued:
+        if stage.waits_for(context) and queued:
             flush()
         queued.append((stage, stage.looks(context, found)))
     flush()

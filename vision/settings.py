@@ -43,6 +43,8 @@ PASS_NAMES = ("base", "views", "big", "tiles", "look_around")
 #: Stage 1's other looks at the photo at ``imgsz``, by name: which axes each flips (x, y).
 #: ``"mirror"``: mirrored left to right; ``"turn180"``: upside down.
 VIEW_FLIPS: dict[str, tuple[bool, bool]] = {"mirror": (True, False), "turn180": (True, True)}
+#: The passes a reading may skip where the looks before them show they would add nothing (``"skips"``).
+SKIP_NAMES = ("views", "big")
 #: Named sets of passes a caller may read with instead of a model's own (``--profile``, ``TIPLU_PROFILE``):
 #: ``"full"`` every pass the model turns on; ``"fast"`` for small machines, without the passes that cost
 #: most for least (``bench/bench_profiles.py`` measures each pass; the model card gives the figures).
@@ -78,8 +80,16 @@ class ReaderSettings:
     scale_split: float = 64.0
     #: The tiles pass reads a big photo whose corners at the big pass are mostly under this many px (long side).
     tile_below: float = 18.0
-    #: The views pass's looks (:data:`VIEW_FLIPS`), read in one batch with the base pass.
+    #: The views pass's looks (:data:`VIEW_FLIPS`), read in one batch with the base pass (after it where
+    #: they may be skipped).
     views: tuple[str, ...] = ("mirror", "turn180")
+    #: Passes skipped where the looks before them show they would add nothing (:data:`SKIP_NAMES`; none: every
+    #: pass on reads). ``"views"``: where the big pass reads the photo and the base pass found no big corner
+    #: (a table: the big pass boxes its corners, and the views keep only big ones). ``"big"``: where
+    #: every box the 320-px looks found is big (the big pass would keep only small ones) and one reaches ``skip_sure``.
+    skips: tuple[str, ...] = SKIP_NAMES
+    #: The score one box of the 320-px looks must reach for the ``"big"`` skip: a close-up is sure to be one.
+    skip_sure: float = 0.5
     #: The look-around pass's windows about each card read: their side in index sides.
     look_window: float = 8.0
     #: The input size (px) at which the look-around pass reads each window.
@@ -107,6 +117,14 @@ class ReaderSettings:
         False
         """
         return name in self.passes
+
+    def skips_pass(self, name: str) -> bool:
+        """May the pass ``name`` be skipped where the looks before it show it would add nothing?
+
+        >>> ReaderSettings().skips_pass("big"), ReaderSettings(skips=()).skips_pass("big")
+        (True, False)
+        """
+        return name in self.skips
 
     def with_profile(self, profile: str) -> ReaderSettings:
         """These settings reading only the passes of :data:`PROFILES`' ``profile`` that they turn on.
@@ -137,9 +155,9 @@ class ReaderSettings:
 
 
 #: What a ``model.json`` written before schema 2 meant by a missing key: its folder was read as
-#: these say (one view, no big pass unless ``max_imgsz`` says so, no tiles, no windows, upright
-#: 32 x 48 crops of one classifier, no orientation network).
-BEFORE_SCHEMA_2: dict[str, Any] = {"big_share": 0.5, "tile_below": 0.0, "views": [], "look_window": 0.0,
+#: these say (one view, no big pass unless ``max_imgsz`` says so, no tiles, no windows, no pass
+#: skipped, upright 32 x 48 crops of one classifier, no orientation network).
+BEFORE_SCHEMA_2: dict[str, Any] = {"big_share": 0.5, "tile_below": 0.0, "views": [], "skips": [], "look_window": 0.0,
                                    "crop_w": 32, "crop_h": 48, "crop_turns": [0.0],
                                    "classifiers": [CLASSIFIER_FILE], "orientation": None}
 
@@ -263,6 +281,9 @@ def check_settings(settings: ReaderSettings, where: str = INFO_FILE) -> ReaderSe
     views = list(settings.views)
     if not set(views) <= set(VIEW_FLIPS) or len(set(views)) < len(views):
         raise SettingsError(f"{where}: \"views\" must list distinct views from {list(VIEW_FLIPS)}, not {views!r}")
+    skips = list(settings.skips)
+    if not set(skips) <= set(SKIP_NAMES) or len(set(skips)) < len(skips):
+        raise SettingsError(f"{where}: \"skips\" must list distinct passes from {list(SKIP_NAMES)}, not {skips!r}")
     members = list(settings.classifiers)
     if not members or not all(_file_name(m) for m in members) or members[0] != CLASSIFIER_FILE:
         raise SettingsError(f"{where}: \"classifiers\" must list .onnx file names in the model folder, "
