@@ -99,7 +99,7 @@ def _outlines(image_bgr: np.ndarray) -> list[np.ndarray]:
 
 #: Canny thresholds (the low one; the high one is three times it) of the edges that part a card from the table
 #: in :func:`_parted_outlines`: the usual one, then fainter ones for a card about as pale as its table.
-PARTING_EDGES = (40, 20, 10)
+PARTING_EDGES = (40, 20, 10, 5)
 
 
 def _parted_outlines(image_bgr: np.ndarray) -> list[np.ndarray]:
@@ -125,7 +125,7 @@ def _parted_outlines(image_bgr: np.ndarray) -> list[np.ndarray]:
                 continue
             contours, _ = cv2.findContours((labels[y:y + h, x:x + w] == k).astype(np.uint8), cv2.RETR_EXTERNAL,
                                            cv2.CHAIN_APPROX_SIMPLE)
-            box = _card_rectangle(max(contours, key=cv2.contourArea) + np.int32([x, y]), area)
+            box = _card_rectangle(max(contours, key=cv2.contourArea) + np.array([x, y], np.int32), area)
             if box is not None:
                 found.append(box)
     return found

@@ -212,7 +212,7 @@ def enrolment_photo(faces: Sequence[Face], cloth: str, rng: Rng, *, size: tuple[
     """One suit photo of ``faces`` (A to K) on ``cloth`` (a :data:`TABLECLOTHS` name); see the module doc.
     Fewer faces (a jokers photo) lie in one row, each as big as a suit photo's cards."""
     w, h = size
-    rows = ROW_LAYOUTS[int(rng.integers(len(ROW_LAYOUTS)))]
+    rows: tuple[int, ...] = ROW_LAYOUTS[int(rng.integers(len(ROW_LAYOUTS)))]
     if len(faces) != sum(rows):  # a jokers photo: one row, the cards as big as a suit's (the phone as high)
         rows = (len(faces),)
     cols = max(max(rows), FEWEST_COLUMNS)
