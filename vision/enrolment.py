@@ -100,6 +100,11 @@ def _outlines(image_bgr: np.ndarray) -> list[np.ndarray]:
 #: Canny thresholds (the low one; the high one is three times it) of the edges that part a card from the table
 #: in :func:`_parted_outlines`: the usual one, then fainter ones for a card about as pale as its table.
 PARTING_EDGES = (40, 20, 10, 5)
+#: How far (px) the edges are thickened before the regions between them are taken, each in turn: the least
+#: keeps a card's thin margin whole, more seals a gap in a faint edge where a pale square of the cloth meets it.
+PARTING_GROWTH = (1, 3)
+#: A region is a card's margin only where what it surrounds (the card's print) is at least this share of the card.
+PRINTED = 0.05
 
 
 def _parted_outlines(image_bgr: np.ndarray) -> list[np.ndarray]:
@@ -108,7 +113,8 @@ def _parted_outlines(image_bgr: np.ndarray) -> list[np.ndarray]:
     Why: a card's plain margin, between its edge and its print, is one region whose outside is the card's
     outline, even on a striped or checked cloth whose edges run into the card's (where :func:`_outlines`, which
     fills what edges enclose, sees one blob of card and cloth), and, with fainter edges, on a white table. The
-    edges are those of any Lab channel, so a pink stripe as bright as the card still parts from it.
+    edges are those of any Lab channel, so a pink stripe as bright as the card still parts from it; a region
+    is grown back by what its edges were thickened by.
     """
     lab = cv2.cvtColor(cv2.GaussianBlur(image_bgr, (5, 5), 0), cv2.COLOR_BGR2LAB)
     area = image_bgr.shape[0] * image_bgr.shape[1]
@@ -117,17 +123,23 @@ def _parted_outlines(image_bgr: np.ndarray) -> list[np.ndarray]:
         edges = np.zeros(lab.shape[:2], np.uint8)
         for channel in range(3):
             edges |= cv2.Canny(lab[..., channel], low, 3 * low)
-        free = (cv2.dilate(edges, np.ones((3, 3), np.uint8)) == 0).astype(np.uint8)
-        count, labels, stats, _ = cv2.connectedComponentsWithStats(free, connectivity=4)
-        for k in range(1, count):
-            x, y, w, h, _ = stats[k]
-            if not 0.003 * area <= w * h <= 0.25 * area:
-                continue
-            contours, _ = cv2.findContours((labels[y:y + h, x:x + w] == k).astype(np.uint8), cv2.RETR_EXTERNAL,
-                                           cv2.CHAIN_APPROX_SIMPLE)
-            box = _card_rectangle(max(contours, key=cv2.contourArea) + np.array([x, y], np.int32), area)
-            if box is not None:
-                found.append(box)
+        for growth in PARTING_GROWTH:
+            free = (cv2.dilate(edges, np.ones((2 * growth + 1, 2 * growth + 1), np.uint8)) == 0).astype(np.uint8)
+            count, labels, stats, _ = cv2.connectedComponentsWithStats(free, connectivity=4)
+            for k in range(1, count):
+                x, y, w, h, _ = stats[k]
+                if not 0.003 * area <= w * h <= 0.25 * area:
+                    continue
+                region = cv2.copyMakeBorder((labels[y:y + h, x:x + w] == k).astype(np.uint8), growth, growth, growth,
+                                            growth, cv2.BORDER_CONSTANT, value=0)
+                region = cv2.dilate(region, np.ones((2 * growth - 1, 2 * growth - 1), np.uint8))
+                contours, _ = cv2.findContours(region, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+                outside = max(contours, key=cv2.contourArea)
+                if cv2.contourArea(outside) - region.sum() < PRINTED * cv2.contourArea(outside):
+                    continue  # a plain patch of the cloth: a card's margin holds its print
+                box = _card_rectangle(outside + np.array([x - growth, y - growth], np.int32), area)
+                if box is not None:
+                    found.append(box)
     return found
 
 
