@@ -107,6 +107,16 @@ def teach_app(db_path: Path) -> Flask:
                        "WTF_CSRF_ENABLED": False, "DECK_EPOCHS": 1, "DECK_COPIES": 2, "DECK_CALIBRATION_SCENES": 0})
 
 
+def test_the_decks_pages_check_takes_the_star_jokers_photo(teach_app: Flask, enrolment_files: list[Path]) -> None:
+    """What the page runs on a teach form's photos before it keeps them (the learning is the CLI test's)."""
+    pytest.importorskip("onnxruntime")
+    uploads = [decks.Upload(field, path.name, path.read_bytes())
+               for field, path in zip((*decks.SUITS, decks.JOKERS), enrolment_files)]
+    with teach_app.test_request_context("/decks", method="POST"):
+        images = decks.read_uploads(uploads, max_bytes=16 * 1024 * 1024, max_pixels=40_000_000)
+    assert [image.shape for image in images[4:]] == [(960, 1280, 3)]
+
+
 def test_the_decks_page_refuses_a_jokers_photo_without_a_card_with_what_to_fix(
         teach_app: Flask, enrolment_files: list[Path], tmp_path: Path) -> None:
     bare = tmp_path / "jokers.jpg"
