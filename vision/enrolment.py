@@ -64,6 +64,25 @@ def card_names(suit: str) -> list[str]:
     return [rank + suit for rank in RANKS]
 
 
+def _card_rectangle(contour: np.ndarray, area: float) -> np.ndarray | None:
+    """The 4-point rotated rectangle about ``contour`` where it is card-shaped in a photo of ``area`` px: a card's
+    size (0.4% to 20% of the photo), its long/short ratio (:data:`CARD_RATIO`) and filling its rectangle; else None.
+
+    >>> _card_rectangle(np.array([[[0, 0]], [[60, 0]], [[60, 84]], [[0, 84]]], np.int32), 100_000).shape
+    (4, 2)
+    >>> _card_rectangle(np.array([[[0, 0]], [[84, 0]], [[84, 84]], [[0, 84]]], np.int32), 100_000) is None
+    True
+    """
+    rect = cv2.minAreaRect(contour)
+    w, h = rect[1]
+    if not 0.004 * area <= w * h <= 0.2 * area:
+        return None
+    ratio = max(w, h) / max(min(w, h), 1e-6)
+    if not CARD_RATIO[0] <= ratio <= CARD_RATIO[1] or cv2.contourArea(contour) < 0.85 * w * h:
+        return None
+    return cv2.boxPoints(rect)
+
+
 def _outlines(image_bgr: np.ndarray) -> list[np.ndarray]:
     """Card-shaped blobs, as 4-point rotated rectangles: the cards stand out from the table."""
     gray = cv2.GaussianBlur(cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY), (5, 5), 0)
@@ -75,16 +94,71 @@ def _outlines(image_bgr: np.ndarray) -> list[np.ndarray]:
     filled = cv2.erode(filled, np.ones((3, 3), np.uint8), iterations=2)
     contours, _ = cv2.findContours(filled, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     area = image_bgr.shape[0] * image_bgr.shape[1]
+    return [box for box in (_card_rectangle(contour, area) for contour in contours) if box is not None]
+
+
+#: Canny thresholds (the low one; the high one is three times it) of the edges that part a card from the table
+#: in :func:`_parted_outlines`: the usual one, then fainter ones for a card about as pale as its table.
+PARTING_EDGES = (40, 20, 10, 5)
+#: How far (px) the edges are thickened before the regions between them are taken, each in turn: the least
+#: keeps a card's thin margin whole, more seals a gap in a faint edge where a pale square of the cloth meets it.
+PARTING_GROWTH = (1, 3)
+#: A region is a card's margin only where what it surrounds (the card's print) is at least this share of the card.
+PRINTED = 0.05
+
+
+def _parted_outlines(image_bgr: np.ndarray) -> list[np.ndarray]:
+    """Card-shaped regions that edges part from the rest of the photo, as 4-point rotated rectangles.
+
+    Why: a card's plain margin, between its edge and its print, is one region whose outside is the card's
+    outline, even on a striped or checked cloth whose edges run into the card's (where :func:`_outlines`, which
+    fills what edges enclose, sees one blob of card and cloth), and, with fainter edges, on a white table. The
+    edges are those of any Lab channel, so a pink stripe as bright as the card still parts from it; a region
+    is grown back by what its edges were thickened by.
+    """
+    lab = cv2.cvtColor(cv2.GaussianBlur(image_bgr, (5, 5), 0), cv2.COLOR_BGR2LAB)
+    area = image_bgr.shape[0] * image_bgr.shape[1]
     found = []
-    for contour in contours:
-        (cx, cy), (w, h), angle = rect = cv2.minAreaRect(contour)
-        if not 0.004 * area <= w * h <= 0.2 * area:
-            continue
-        ratio = max(w, h) / max(min(w, h), 1e-6)
-        if not CARD_RATIO[0] <= ratio <= CARD_RATIO[1] or cv2.contourArea(contour) < 0.85 * w * h:
-            continue
-        found.append(cv2.boxPoints(rect))
+    for low in PARTING_EDGES:
+        edges = np.zeros(lab.shape[:2], np.uint8)
+        for channel in range(3):
+            edges |= cv2.Canny(lab[..., channel], low, 3 * low)
+        for growth in PARTING_GROWTH:
+            free = (cv2.dilate(edges, np.ones((2 * growth + 1, 2 * growth + 1), np.uint8)) == 0).astype(np.uint8)
+            count, labels, stats, _ = cv2.connectedComponentsWithStats(free, connectivity=4)
+            for k in range(1, count):
+                x, y, w, h, _ = stats[k]
+                if not 0.003 * area <= w * h <= 0.25 * area:
+                    continue
+                region = cv2.copyMakeBorder((labels[y:y + h, x:x + w] == k).astype(np.uint8), growth, growth, growth,
+                                            growth, cv2.BORDER_CONSTANT, value=0)
+                region = cv2.dilate(region, np.ones((2 * growth - 1, 2 * growth - 1), np.uint8))
+                contours, _ = cv2.findContours(region, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+                outside = max(contours, key=cv2.contourArea)
+                if cv2.contourArea(outside) - region.sum() < PRINTED * cv2.contourArea(outside):
+                    continue  # a plain patch of the cloth: a card's margin holds its print
+                box = _card_rectangle(outside + np.array([x - growth, y - growth], np.int32), area)
+                if box is not None:
+                    found.append(box)
     return found
+
+
+def card_outlines(image_bgr: np.ndarray) -> list[np.ndarray]:
+    """The outlines of the cards that stand out from the table (:func:`_outlines`) or that edges part from it
+    (:func:`_parted_outlines`), largest first, one each: an outline half inside a larger one is the frame
+    printed on that card, or the same card found twice.
+
+    >>> table = np.full((480, 640, 3), (40, 110, 50), np.uint8)
+    >>> card = cv2.fillConvexPoly(table, np.int32([[200, 100], [300, 100], [300, 240], [200, 240]]), (245, 245, 245))
+    >>> [np.ptp(o, axis=0).round().tolist() for o in card_outlines(cv2.rectangle(card, (220, 120), (280, 220), 0, 2))]
+    [[101.0, 141.0]]
+    """
+    candidates = sorted(_outlines(image_bgr) + _parted_outlines(image_bgr), key=lambda o: -cv2.contourArea(o))
+    kept: list[np.ndarray] = []
+    for outline in candidates:
+        if _covered(outline, kept) < 0.5:
+            kept.append(outline)
+    return kept
 
 
 # ---- the corner cue: each card shows two corner indices -------------------------------------------------
@@ -454,6 +528,27 @@ def _snapped(fitted: np.ndarray, outlines: Sequence[np.ndarray]) -> np.ndarray:
     return fitted
 
 
+def _searched(image_bgr: np.ndarray) -> tuple[np.ndarray, float]:
+    """The photo as it is searched, at most :data:`SEARCH_SIDE` px on its long side, and the factor it was shrunk by.
+
+    >>> [(small.shape, shrink) for small, shrink in [_searched(np.zeros((2000, 3200, 3), np.uint8))]]
+    [((1000, 1600, 3), 0.5)]
+    """
+    shrink = min(1.0, SEARCH_SIDE / max(image_bgr.shape[:2]))
+    if shrink == 1.0:
+        return image_bgr, shrink
+    return cv2.resize(image_bgr, None, fx=shrink, fy=shrink, interpolation=cv2.INTER_AREA), shrink
+
+
+def _in_photo(outlines: Sequence[np.ndarray], shrink: float) -> tuple[tuple[tuple[float, float], ...], ...]:
+    """Outlines found in the photo shrunk by ``shrink`` (:func:`_searched`), in the photo's own pixels.
+
+    >>> _in_photo([np.array([[1, 2], [3, 4]])], 0.5)
+    (((2.0, 4.0), (6.0, 8.0)),)
+    """
+    return tuple(tuple((float(x) / shrink, float(y) / shrink) for x, y in outline) for outline in outlines)
+
+
 def search_cards(image_bgr: np.ndarray, wanted: int = len(RANKS), detector: Any = None) -> CardSearch:
     """The cards of an enrolment photo, combining the cues: the detector's corner indices (each card shows
     two, turned 180 degrees from each other, a design's offset apart), the cards' sides (a rectangle of a
@@ -463,10 +558,7 @@ def search_cards(image_bgr: np.ndarray, wanted: int = len(RANKS), detector: Any 
     A photo is searched at most :data:`SEARCH_SIDE` pixels on its long side. More cards than ``wanted`` are cut
     to the surest, unless both indices of each vouch for them (a real extra card).
     """
-    height, width = image_bgr.shape[:2]
-    shrink = min(1.0, SEARCH_SIDE / max(height, width))
-    small = image_bgr if shrink == 1.0 else cv2.resize(image_bgr, None, fx=shrink, fy=shrink,
-                                                       interpolation=cv2.INTER_AREA)
+    small, shrink = _searched(image_bgr)
     finder = detector or _corner_finder()
     corners = finder.detect(small, SEARCH_CONF)
     by_corners, paired = _corner_cards(small, corners)
@@ -481,8 +573,7 @@ def search_cards(image_bgr: np.ndarray, wanted: int = len(RANKS), detector: Any 
     found = [_snapped(outline, by_outline) for outline in by_corners]
     if len(by_corners) != wanted and (len(by_outline) == wanted or len(by_corners) < len(by_outline) < wanted):
         found, paired = by_outline, 0
-    return CardSearch(tuple(tuple((float(x) / shrink, float(y) / shrink) for x, y in outline)
-                            for outline in reading_order(found)),
+    return CardSearch(_in_photo(reading_order(found), shrink),
                       tuple((c.box[0] / shrink, c.box[1] / shrink, c.box[2] / shrink, c.box[3] / shrink)
                             for c in corners), paired)
 
@@ -575,15 +666,20 @@ def find_cards(image_bgr: np.ndarray, suit: str, photo: str = "photo", detector:
 
 
 def find_jokers(image_bgr: np.ndarray, photo: str = "photo") -> list[FoundCard]:
-    """The printed jokers of a jokers photo (1 to :data:`MAX_JOKERS`, not touching): outlines that stand out
-    from the table, as the detector may not know a design's joker."""
-    outlines = reading_order(_outlines(image_bgr))
-    if not 1 <= len(outlines) <= MAX_JOKERS:
-        search = CardSearch(tuple(tuple((float(x), float(y)) for x, y in o) for o in outlines))
+    """The printed jokers of a jokers photo (1 to :data:`MAX_JOKERS`, not touching), in reading order: found by
+    their outlines alone (:func:`card_outlines`), as many jokers print no rank index for the corner detector
+    to box (a star or a jester in the corner).
+
+    Raises :class:`CardsNotFound` naming ``photo``, how many cards were seen and what would help.
+    """
+    small, shrink = _searched(image_bgr)
+    search = CardSearch(_in_photo(reading_order(card_outlines(small)), shrink))
+    if not 1 <= len(search.outlines) <= MAX_JOKERS:
         raise _refused(Message(N_("%(photo)s: %(n)s cards found, 1 to %(most)s jokers needed: lay out the deck's "
                                   "printed jokers face up, not touching, on a plain table, and photograph them from "
-                                  "above"), photo=photo, n=len(outlines), most=MAX_JOKERS), image_bgr, search, photo)
-    return [FoundCard(JOKER, tuple((float(x), float(y)) for x, y in outline)) for outline in outlines]
+                                  "above"), photo=photo, n=len(search.outlines), most=MAX_JOKERS),
+                       image_bgr, search, photo)
+    return [FoundCard(JOKER, outline) for outline in search.outlines]
 
 
 def verify_calibration_scenes(scenes: int) -> None:

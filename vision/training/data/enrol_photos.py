@@ -32,13 +32,15 @@ import numpy as np
 
 from vision.enrolment import SUITS, card_names
 from vision.training.data.backgrounds import carpet, fractal_noise, speckle, wood
-from vision.training.data.faces import Face
+from vision.training.data.faces import Face, with_corner_star
 
 Rng = np.random.Generator
 #: The size of a rendered photo (width, height): a phone photo, shrunk.
 PHOTO_SIZE = (1280, 960)
 #: How the 13 cards may lie, row by row.
 ROW_LAYOUTS = ((5, 5, 3), (7, 6), (5, 4, 4))
+#: Cards are sized as for a row of at least this many: a jokers photo's few cards as big as a suit photo's.
+FEWEST_COLUMNS = 5
 
 
 def _pastel(rng: Rng) -> np.ndarray:
@@ -207,14 +209,17 @@ def _light(img: np.ndarray, rng: Rng, glare: bool) -> np.ndarray:
 
 def enrolment_photo(faces: Sequence[Face], cloth: str, rng: Rng, *, size: tuple[int, int] = PHOTO_SIZE,
                     suit: str = "S") -> EnrolmentPhoto:
-    """One suit photo of ``faces`` (A to K) on ``cloth`` (a :data:`TABLECLOTHS` name); see the module doc."""
+    """One suit photo of ``faces`` (A to K) on ``cloth`` (a :data:`TABLECLOTHS` name); see the module doc.
+    Fewer faces (a jokers photo) lie in one row, each as big as a suit photo's cards."""
     w, h = size
-    rows = ROW_LAYOUTS[int(rng.integers(len(ROW_LAYOUTS)))]
-    cols = max(rows)
+    rows: tuple[int, ...] = ROW_LAYOUTS[int(rng.integers(len(ROW_LAYOUTS)))]
+    if len(faces) != sum(rows):  # a jokers photo: one row, the cards as big as a suit's (the phone as high)
+        rows = (len(faces),)
+    cols = max(max(rows), FEWEST_COLUMNS)
     aspect = faces[0].image.shape[0] / faces[0].image.shape[1]
     card_w = min(0.8 * w / (cols * 1.3), 0.8 * h / (len(rows) * 1.25 * aspect)) * rng.uniform(0.85, 1.0)
     pitch_x, pitch_y = card_w * rng.uniform(1.2, 1.35), card_w * aspect * rng.uniform(1.15, 1.3)
-    left = (w - pitch_x * (cols - 1)) / 2
+    left = (w - pitch_x * (max(rows) - 1)) / 2
     top = (h - pitch_y * (len(rows) - 1)) / 2
     canvas = TABLECLOTHS[cloth](rng, w, h).astype(np.float32)
     cards: np.ndarray = np.zeros((h, w, 3), np.float32)
@@ -259,6 +264,17 @@ def design_photo(design: str, cloth: str, seed: int, suit: str = "H",
     rng = np.random.default_rng([seed, sum(map(ord, design)), sum(map(ord, cloth)), ord(suit)])
     shot = enrolment_photo([faces[name] for name in card_names(suit)], cloth, rng, size=size, suit=suit)
     return EnrolmentPhoto(shot.image, suit, shot.outlines, design, cloth, seed)
+
+
+def jokers_photo(design: str, cloth: str, seed: int, count: int = 2, size: tuple[int, int] = PHOTO_SIZE
+                 ) -> EnrolmentPhoto:
+    """A jokers photo of ``design`` on ``cloth``: ``count`` of its joker in a row, its corner indices painted out
+    and a star in each corner instead (:func:`~vision.training.data.faces.with_corner_star`), the hardest joker
+    to find: no index for the corner detector (its ``suit`` is ``"jokers"``)."""
+    joker = with_corner_star(design_faces(design)["JOKER"])
+    rng = np.random.default_rng([seed, sum(map(ord, design)), sum(map(ord, cloth)), count])
+    shot = enrolment_photo([joker] * count, cloth, rng, size=size, suit="jokers")
+    return EnrolmentPhoto(shot.image, shot.suit, shot.outlines, design, cloth, seed)
 
 
 def write_design_photos(design: str, cloth: str, seed: int, folder: Path, joker: Face | None = None,

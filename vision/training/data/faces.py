@@ -452,17 +452,50 @@ def _rounded_alpha(w: int, h: int, r: int) -> np.ndarray:
     return a
 
 
+def _star(x: float, y: float, radius: float) -> np.ndarray:
+    """A five-pointed star about (x, y), its inner points at 0.4 ``radius``, as points for ``cv2.fillPoly``
+    with 4 fractional bits.
+
+    >>> _star(10, 10, 5)[0].tolist()
+    [160, 80]
+    """
+    turns = -np.pi / 2 + np.arange(10) * np.pi / 5
+    reach = np.where(np.arange(10) % 2 == 0, radius, 0.4 * radius)
+    return (np.stack([x + reach * np.cos(turns), y + reach * np.sin(turns)], -1) * 16).astype(np.int32)
+
+
+def with_corner_star(face: Face, colour: tuple[int, int, int] = (30, 30, 200)) -> Face:
+    """``face`` with its corner indices painted out (in the colours about them) and a small star in each corner
+    instead: the joker of a deck that prints no rank index on it, as many decks do. The star is the face's
+    new index (its box and ink), where a rank index would begin.
+
+    >>> star = with_corner_star(draw_face("JOKER"))
+    >>> star.index_tl[0] < star.index_tl[2] < 0.2 * star.size[0], int((star.ink == INK_TL).sum()) > 50
+    (True, True)
+    """
+    image, (h, w) = face.image.copy(), face.image.shape[:2]
+    index = cv2.dilate((face.ink > 0).astype(np.uint8), np.ones((5, 5), np.uint8), iterations=2)
+    image[..., :3] = cv2.inpaint(np.ascontiguousarray(image[..., :3]), index, 5, cv2.INPAINT_TELEA)
+    ink = np.zeros((h, w), np.uint8)
+    boxes = []
+    for (x0, y0, x1, y1), code, turned in ((face.index_tl, INK_TL, False), (face.index_br, INK_BR, True)):
+        radius = 0.06 * w
+        x, y = (x1 - radius, y1 - radius) if turned else (x0 + radius, y0 + radius)
+        mark = np.zeros((h, w), np.uint8)
+        cv2.fillPoly(mark, [_star(x, y, radius)], 1, cv2.LINE_8, 4)
+        image[mark > 0, :3] = colour
+        ink[mark > 0] = code
+        ys, xs = np.nonzero(mark)
+        boxes.append((int(xs.min()), int(ys.min()), int(xs.max()) + 1, int(ys.max()) + 1))
+    return Face(face.card, f"{face.deck}-star", image, boxes[0], boxes[1], ink)
+
+
 def _draw_center(img: np.ndarray, card: str, style: DrawStyle, color: tuple[int, int, int]) -> None:
     w, h = CARD_W, CARD_H
     x0, y0, x1, y1 = int(0.2 * w), int(0.12 * h), int(0.8 * w), int(0.88 * h)
     if card == "JOKER":
         cv2.rectangle(img, (x0, y0), (x1, y1), (40, 120, 200), 3, cv2.LINE_AA)
-        star = []
-        for k in range(10):
-            ang = -np.pi / 2 + k * np.pi / 5
-            r = 0.25 * w if k % 2 == 0 else 0.1 * w
-            star.append((int((w / 2 + r * np.cos(ang)) * 16), int((h / 2 + r * np.sin(ang)) * 16)))
-        cv2.fillPoly(img, [np.array(star, np.int32)], (30, 30, 200), cv2.LINE_AA, 4)
+        cv2.fillPoly(img, [_star(w / 2, h / 2, 0.25 * w)], (30, 30, 200), cv2.LINE_AA, 4)
         m = _text_block("JOKER", style, 28, color)
         _paint(img, m, (w - m.shape[1]) // 2, int(0.72 * h), (20, 20, 20))
         return

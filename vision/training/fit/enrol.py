@@ -190,11 +190,59 @@ def read_image(path: Path) -> np.ndarray:
     return image
 
 
-def card_face(image_bgr: np.ndarray, card: FoundCard, design: str) -> Face:
+#: How much the deck's usual index place (:func:`index_place`) is widened on each side for a joker's corner.
+PLACE_MARGIN = 0.15
+
+
+def index_place(faces: Sequence[Face]) -> tuple[Box, Box] | None:
+    """Where the deck prints its two corner indices on a straightened card: the median top-left and bottom-right
+    index boxes of ``faces`` (the suit cards, :func:`card_face`), each widened by :data:`PLACE_MARGIN` of its size;
+    None without faces.
+
+    Why: a joker of many decks prints no rank index, only a star or a jester in its corner, which the index finder
+    (:func:`index_box`) takes for a frame or misses; its crops are cut where this deck's indices are instead.
+
+    >>> from vision.training.data.faces import draw_face
+    >>> index_place([draw_face("5S"), draw_face("6S")])[0]
+    (8.82, 3.4, 53.67, 112.6)
+    """
+    if not faces:
+        return None
+    places = []
+    for boxes in (np.array([f.index_tl for f in faces], float), np.array([f.index_br for f in faces], float)):
+        x0, y0, x1, y1 = np.median(boxes, axis=0)
+        mx, my = PLACE_MARGIN * (x1 - x0), PLACE_MARGIN * (y1 - y0)
+        places.append((round(float(x0 - mx), 2), round(float(y0 - my), 2), round(float(x1 + mx), 2),
+                       round(float(y1 + my), 2)))
+    return places[0], places[1]
+
+
+def _in_place(found: Box, place: Box, size: tuple[int, int]) -> Box:
+    """``found`` where it lies inside ``place`` (a corner's mark where the deck's indices are), else ``place``
+    clipped to the card's ``size`` (w, h): a joker's frame or picture is no index.
+
+    >>> _in_place((5, 5, 30, 25), (-3, -7, 68, 175), (250, 350))  # a star in the corner
+    (5, 5, 30, 25)
+    >>> _in_place((201, 168, 204, 288), (206, 258, 250, 355), (250, 350))  # a frame's side
+    (206, 258, 250, 350)
+    """
+    if place[0] <= found[0] and place[1] <= found[1] and found[2] <= place[2] and found[3] <= place[3]:
+        return found
+    return max(0, place[0]), max(0, place[1]), min(size[0], place[2]), min(size[1], place[3])
+
+
+def card_face(image_bgr: np.ndarray, card: FoundCard, design: str, place: tuple[Box, Box] | None = None) -> Face:
     """A photographed card, straightened, as a :class:`~vision.training.data.faces.Face` with its two
-    indices: what the classifier's face crops are cut from, like a rendered design's faces."""
+    indices: what the classifier's face crops are cut from, like a rendered design's faces.
+
+    The indices are found on the card (:func:`card_index_boxes`); given the deck's ``place`` of them
+    (:func:`index_place`), one found outside it (a joker's frame or picture) is that place instead: a joker's
+    corner is cut where a rank index would be, with its star or jester there."""
     upright = straighten(image_bgr, card.outline)
-    tl, br = (tuple(int(round(v)) for v in box) for box in card_index_boxes(upright))
+    found = card_index_boxes(upright)
+    if place is not None:
+        found = (_in_place(found[0], place[0], CARD_PX), _in_place(found[1], place[1], CARD_PX))
+    tl, br = (tuple(int(round(v)) for v in box) for box in found)
     gray = cv2.cvtColor(upright, cv2.COLOR_BGR2GRAY).astype(np.int16)
     ink = np.zeros(gray.shape, np.uint8)  # the index glyphs: what differs from the paper (scenes label by it)
     for (x0, y0, x1, y1), code in ((tl, INK_TL), (br, INK_BR)):
@@ -208,16 +256,19 @@ def card_face(image_bgr: np.ndarray, card: FoundCard, design: str) -> Face:
 def read_enrolment(suit_photos: Sequence[Path], jokers: Path | None = None, design: str = "enrolled", *,
                    progress: Callable[[int, int], None] | None = None) -> tuple[list[PhotoCards], list[Face]]:
     """The cards of the four suit photos (spades, hearts, diamonds, clubs) and the jokers photo, as faces;
-    ``progress(done, photos)`` after each photo (its cards found and straightened)."""
+    ``progress(done, photos)`` after each photo (its cards found and straightened). A joker's corners are
+    cut where the suit cards have their indices (:func:`index_place`)."""
     if len(suit_photos) != len(SUITS):
         raise EnrolError(f"{len(suit_photos)} suit photos given, 4 needed: spades, hearts, diamonds, clubs, in that order")
     wanted = [(Path(path), suit) for suit, path in zip(SUITS, suit_photos)] + ([(Path(jokers), "")] if jokers else [])
-    summary, faces = [], []
+    summary: list[PhotoCards] = []
+    faces: list[Face] = []
     for k, (path, suit) in enumerate(wanted):
         image = read_image(path)
         cards = find_cards(image, suit, str(path)) if suit else find_jokers(image, str(path))
         summary.append(PhotoCards(str(path), SUIT_NAMES[suit] if suit else "jokers", tuple(c.card for c in cards)))
-        faces += [card_face(image, card, design) for card in cards]
+        place = None if suit else index_place(faces)
+        faces += [card_face(image, card, design, place) for card in cards]
         if progress is not None:
             progress(k + 1, len(wanted))
     return summary, faces
