@@ -337,9 +337,9 @@ def test_a_clearly_named_faint_corner_counts_as_a_doubtful_card() -> None:
 
 @pytest.mark.parametrize("args, error", [
     (["calibrate", "--calibrate", "a", "--test", "b", "--write", "nowhere/model.json"], "not a readable model.json"),
-    (["report", "--angles", "--scenes", "0", "--far-scenes", "0", "--no-samples", "--write-metrics",
+    (["report", "--angles", "--scenes", "0", "--far-scenes", "0", "--webcam-scenes", "0", "--no-samples", "--write-metrics",
       "nowhere/model.json"], "not a readable model.json"),
-    (["report", "--angles", "--scenes", "0", "--far-scenes", "0", "--no-samples", "--write-metrics", "LIST"],
+    (["report", "--angles", "--scenes", "0", "--far-scenes", "0", "--webcam-scenes", "0", "--no-samples", "--write-metrics", "LIST"],
      "expected a JSON object"),
 ])
 def test_a_model_json_to_write_is_checked_before_any_work(tmp_path: Path, args: list[str], error: str) -> None:

@@ -41,11 +41,11 @@ def golden_photos() -> Iterator[tuple[str, np.ndarray]]:
         yield f"sample_images/{path.name}", read_image(path)
     for path in sorted((ROOT / "tests" / "data" / "real_val" / "images").iterdir()):
         yield f"real_val/{path.name}", read_image(path)
-    from vision.training.measure.report import HELD_OUT_DESIGNS, table_scenes
+    from vision.training.measure.report import FAR, HELD_OUT_DESIGNS, table_scenes
     for design in HELD_OUT_DESIGNS:
         for k, (image, _) in enumerate(table_scenes(design, TABLES, 0)):
             yield f"table/{design}/{k}", image
-        for k, (image, _) in enumerate(table_scenes(design, FAR_TABLES, 0, far=True)):
+        for k, (image, _) in enumerate(table_scenes(design, FAR_TABLES, 0, framing=FAR)):
             yield f"far/{design}/{k}", image
 
 

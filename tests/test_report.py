@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from io import StringIO
 from pathlib import Path
 
@@ -10,8 +11,8 @@ import numpy as np
 import pytest
 
 from vision.training.data.dataset import iter_samples
-from vision.training.measure.report import (PhotoScore, SetScore, Truth, declared_hand, markdown_table, match_boxes,
-                                    score_photo, table_scenes)
+from vision.training.measure.report import (WEBCAM, PhotoScore, SetScore, Truth, declared_hand, markdown_table,
+                                            match_boxes, score_photo, table_scenes)
 from vision.training.data.turned import MIN_TURN, turn_photo
 from web.cli import main
 
@@ -109,19 +110,22 @@ def test_shipped_model_on_a_held_out_scene_and_the_command(tmp_path: Path) -> No
     from web.cli import main
     out, err = StringIO(), StringIO()
     args = ["report", "--no-webcam", "--real-val", str(REAL), "--max-real", "2", "--angles", "0", "90", "--scenes", "1",
-            "--far-scenes", "1", "--designs", "proc-gold-on-black", "--no-samples", "--out", str(tmp_path)]
+            "--far-scenes", "1", "--webcam-scenes", "2", "--designs", "proc-gold-on-black", "--no-samples",
+            "--out", str(tmp_path)]
     assert main(args, stdout=out, stderr=err) == 0, err.getvalue()
     assert out.getvalue().startswith("| set | photos |")
     report = json.loads((tmp_path / "report.json").read_text())
     assert [s["name"] for s in report["sets"]] == ["real val 0°", "real val 90°", "table proc-gold-on-black",
-                                                  "far table proc-gold-on-black"]
-    assert report["sets"][-1]["images"] == 1 and report["meta"]["far_scenes"] == 1
+                                                  "far table proc-gold-on-black",
+                                                  "webcam fans and stacks proc-gold-on-black"]
+    assert report["sets"][-2]["images"] == 1 and report["meta"]["far_scenes"] == 1
+    assert report["sets"][-1]["images"] == 2 and report["meta"]["webcam_scenes"] == 2
     assert (tmp_path / "report.md").read_text().startswith("| set | photos |")
     model_json = tmp_path / "model.json"
     model_json.write_text(json.dumps({"format": "tiplu-corners-v1", "metrics": {"version": "x", "report": {
         "samples": {"card_f1": 1.0}, "real_val_0deg": {"card_f1": 0.5}}}}))
     args = ["report", "--no-webcam", "--real-val", str(REAL), "--max-real", "2", "--angles", "0", "--scenes", "0",
-            "--far-scenes", "0", "--no-samples", "--write-metrics", str(model_json)]
+            "--far-scenes", "0", "--webcam-scenes", "0", "--no-samples", "--write-metrics", str(model_json)]
     assert main(args, stdout=out, stderr=err) == 0, err.getvalue()
     metrics = json.loads(model_json.read_text())["metrics"]
     assert metrics["version"] == "x" and metrics["report"]["samples"] == {"card_f1": 1.0}
@@ -134,8 +138,8 @@ def test_shipped_model_on_a_held_out_scene_and_the_command(tmp_path: Path) -> No
 
 def test_fresh_tables_are_other_scenes_in_a_row_of_their_own(tmp_path: Path) -> None:
     """Tables no model was chosen on (session 22): their own row, other renders than seed 0's."""
-    base = ["report", "--no-webcam", "--angles", "--scenes", "1", "--far-scenes", "0", "--designs", "proc-gold-on-black",
-            "--no-samples"]
+    base = ["report", "--no-webcam", "--angles", "--scenes", "1", "--far-scenes", "0", "--webcam-scenes", "0",
+            "--designs", "proc-gold-on-black", "--no-samples"]
     out, err = StringIO(), StringIO()
     assert main([*base, "--fresh-seeds", "1", "2", "--out", str(tmp_path)], stdout=out, stderr=err) == 0, err.getvalue()
     sets = json.loads((tmp_path / "report.json").read_text())["sets"]
@@ -147,3 +151,16 @@ def test_fresh_tables_are_other_scenes_in_a_row_of_their_own(tmp_path: Path) -> 
     err = StringIO()
     assert main([*base, "--fresh-seeds", "0", "1"], stdout=StringIO(), stderr=err) == 2
     assert "--fresh-seeds must leave out --seed 0" in err.getvalue()
+
+
+def test_webcam_framing_lays_a_tight_hand_of_13_and_tunnela_stacks_in_a_small_frame() -> None:
+    """Issue #52's misses, rendered: a 640x480 frame holding a fan of 13 (one index showing per card, most of
+    them) and then tunnela stacks (copies of one card, each copy's index showing), corners of webcam size."""
+    fan, stacks = table_scenes("nicu-white", 2, 0, framing=WEBCAM)
+    for image, truth in (fan, stacks):
+        sides = np.maximum(truth.boxes[:, 2] - truth.boxes[:, 0], truth.boxes[:, 3] - truth.boxes[:, 1])
+        assert image.shape == (480, 640, 3) and 12 <= float(np.median(sides)) <= 45
+    assert len(fan[1].cards) == 13 == len(set(fan[1].cards))
+    copies = Counter(stacks[1].names)
+    assert max(copies.values()) >= 2  # a stack shows each copy's index
+    assert [img.shape for img, _ in table_scenes("nicu-white", 1, 0)] == [(960, 1280, 3)]  # the tables as before

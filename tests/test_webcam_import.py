@@ -116,7 +116,7 @@ def test_the_report_reads_the_webcam_val_as_a_row_of_its_own(tmp_path: Path) -> 
                 stderr=StringIO()) == 0
     out, err = StringIO(), StringIO()
     args = ["report", "--angles", "--webcam-val", str(tmp_path / "val"), "--scenes", "0", "--far-scenes", "0",
-            "--no-samples", "--out", str(tmp_path / "report")]
+            "--webcam-scenes", "0", "--no-samples", "--out", str(tmp_path / "report")]
     assert main(args, stdout=out, stderr=err) == 0, err.getvalue()
     report = json.loads((tmp_path / "report" / "report.json").read_text())
     row, = report["sets"]
@@ -160,7 +160,7 @@ def test_the_webcam_row_counts_name_swaps_and_wrong_cards_shown_as_sure(tmp_path
     cards the reading showed as sure; the same figures reach report.json and the markdown table."""
     out, err = StringIO(), StringIO()
     args = ["report", "--angles", "--webcam-val", str(WEBCAM), "--scenes", "0", "--far-scenes", "0",
-            "--no-samples", "--out", str(tmp_path / "report")]
+            "--webcam-scenes", "0", "--no-samples", "--out", str(tmp_path / "report")]
     assert main(args, stdout=out, stderr=err) == 0, err.getvalue()
     row, = json.loads((tmp_path / "report" / "report.json").read_text())["sets"]
     assert row["name"] == "webcam val" and row["images"] == 3

@@ -45,8 +45,8 @@ It offers, by use:
   :class:`OrientationError`;
 - **measuring** (:mod:`vision.training.measure`): :func:`evaluate`, :func:`build_report`,
   :func:`enrolled_rows` (:mod:`~vision.training.measure.enrol_report`; :data:`TEST_DESIGNS`, :data:`TABLECLOTHS`,
-  :data:`ENROL_CLOTH`; :func:`webcam_improved_rows`, :data:`WEBCAM_CORRECTIONS`), :func:`markdown_table`, :func:`write_report_metrics`, :data:`ANGLES`, :data:`FAR_SCENES`,
-  :data:`HELD_OUT_DESIGNS`, :data:`LOCATE_CONF`, :data:`MATCH_IOU`, :func:`calibrate`, :func:`write_calibration`,
+  :data:`ENROL_CLOTH`; :func:`webcam_improved_rows`, :data:`WEBCAM_CORRECTIONS`), :func:`markdown_table`,
+  :func:`write_report_metrics`, :data:`ANGLES`, :data:`FAR_SCENES`, :data:`WEBCAM_SCENES`, :data:`HELD_OUT_DESIGNS`, :data:`LOCATE_CONF`, :data:`MATCH_IOU`, :func:`calibrate`, :func:`write_calibration`,
   :data:`METHODS`; errors :class:`ReportError`, :class:`CalibrationSplitError`.
 
 Importing it loads the training modules but neither torch nor Ultralytics: those are
@@ -85,8 +85,8 @@ from vision.training.fit.settings import (NETWORKS, REAL, RESUME_DIR, TRAIN, Tra
 from vision.training.measure.calibrate import METHODS, CalibrationSplitError, calibrate, write_calibration
 from vision.training.measure.enrol_report import ENROL_CLOTH, WEBCAM_CORRECTIONS, enrolled_rows, webcam_improved_rows
 from vision.training.measure.evaluate import LOCATE_CONF, MATCH_IOU, evaluate
-from vision.training.measure.report import (ANGLES, FAR_SCENES, HELD_OUT_DESIGNS, ReportError, build_report,
-                                            markdown_table, write_report_metrics)
+from vision.training.measure.report import (ANGLES, FAR_SCENES, HELD_OUT_DESIGNS, WEBCAM_SCENES, ReportError,
+                                            build_report, markdown_table, write_report_metrics)
 
 __all__ = [
     # learning a deck
@@ -105,6 +105,6 @@ __all__ = [
     "quantize_model", "QUANTIZABLE", "QuantizeError",
     # measuring
     "evaluate", "build_report", "enrolled_rows", "webcam_improved_rows", "WEBCAM_CORRECTIONS", "TEST_DESIGNS",
-    "TABLECLOTHS", "ENROL_CLOTH", "markdown_table", "write_report_metrics", "ANGLES", "FAR_SCENES", "HELD_OUT_DESIGNS",
-    "LOCATE_CONF", "MATCH_IOU", "calibrate", "write_calibration", "METHODS", "ReportError", "CalibrationSplitError",
+    "TABLECLOTHS", "ENROL_CLOTH", "markdown_table", "write_report_metrics", "ANGLES", "FAR_SCENES", "WEBCAM_SCENES",
+    "HELD_OUT_DESIGNS", "LOCATE_CONF", "MATCH_IOU", "calibrate", "write_calibration", "METHODS", "ReportError", "CalibrationSplitError",
 ]

@@ -21,9 +21,9 @@ from pathlib import Path
 from vision.detector import ModelError
 from vision.pipeline import DEFAULT_CONF
 from vision.training.api import (ANGLES, ENROL_CLOTH, FAR_SCENES, HELD_OUT_DESIGNS, LOCATE_CONF, MATCH_IOU,
-                                 TABLECLOTHS, TEST_DESIGNS, WEBCAM_CORRECTIONS, DatasetError, EnrolError, ReportError,
-                                 build_report, enrolled_rows, markdown_table, webcam_improved_rows,
-                                 write_report_metrics)
+                                 TABLECLOTHS, TEST_DESIGNS, WEBCAM_CORRECTIONS, WEBCAM_SCENES, DatasetError,
+                                 EnrolError, ReportError, build_report, enrolled_rows, markdown_table,
+                                 webcam_improved_rows, write_report_metrics)
 from web.cli._common import ExitCode, Streams, model_json_file
 
 
@@ -45,6 +45,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scenes", type=int, default=30, help="whole-table scenes per held-out design (0: none)")
     parser.add_argument("--far-scenes", type=int, default=FAR_SCENES,
                         help=f"far tables (4000x3000) per held-out design (default {FAR_SCENES}; 0: none)")
+    parser.add_argument("--webcam-scenes", type=int, default=WEBCAM_SCENES,
+                        help=f"rendered 640x480 webcam frames of a fan of 13 and of tunnela stacks per held-out design "
+                             f"(default {WEBCAM_SCENES}; 0: none)")
     parser.add_argument("--designs", nargs="+", default=list(HELD_OUT_DESIGNS), help="held-out designs")
     parser.add_argument("--no-samples", action="store_true", help="skip sample_images/")
     parser.add_argument("--seed", type=int, default=0)
@@ -91,7 +94,7 @@ def run(args: argparse.Namespace, io: Streams) -> int:
         rows = build_report(args.model, args.real_val, angles=args.angles, max_real=args.max_real,
                             scenes=args.scenes, designs=args.designs, samples=not args.no_samples,
                             seed=args.seed, progress=True, far_scenes=args.far_scenes,
-                            fresh_seeds=args.fresh_seeds, webcam_val=webcam)
+                            fresh_seeds=args.fresh_seeds, webcam_val=webcam, webcam_scenes=args.webcam_scenes)
         if args.enrol:
             with contextlib.ExitStack() as stack:
                 work = (args.out / "enrolled" if args.out is not None
@@ -118,7 +121,7 @@ def run(args: argparse.Namespace, io: Streams) -> int:
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
         meta = {"model": str(args.model or "models"), "angles": args.angles, "max_real": args.max_real,
-                "scenes": args.scenes, "far_scenes": args.far_scenes, "designs": args.designs, "seed": args.seed,
+                "scenes": args.scenes, "far_scenes": args.far_scenes, "webcam_scenes": args.webcam_scenes, "designs": args.designs, "seed": args.seed,
                 "fresh_seeds": args.fresh_seeds,
                 "webcam_val": None if webcam is None else str(webcam),
                 "enrol": args.enrol, "enrol_designs": args.enrol_designs, "enrol_cloth": args.enrol_cloth,

@@ -14,6 +14,8 @@
   maal spreads and tunnelas, rendered afresh from fixed seeds;
 - **far tables**: the same kinds of table of both designs in a 4000x3000 photo taken from further
   away (corners of about 30-70 px that shrink under 18 px at the 960-px big pass: the tiles' case);
+- **webcam fans and stacks**: 640x480 renders of both designs, a hand of 13 fanned tight and tunnela
+  stacks in turn, what stage 1 misses in real webcam frames (:data:`WEBCAM`);
 - the **sample images** (``sample_images/expected.json``).
 
 Per set it reports stage-1 **localisation recall** (a labelled corner counts when a stage-1
@@ -41,7 +43,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from scorer import get_rules, parse_card
+from scorer import CLASS_NAMES, get_rules, parse_card
 from scorer.declare import check_grouping
 from vision.detector import CardDetector, ModelError
 from vision.geometry import Corner
@@ -58,6 +60,8 @@ TABLE_SIZE = (1280, 960)
 FAR_SIZE = (4000, 3000)
 FAR_FILL = (0.15, 0.3)
 FAR_SCENES = 10
+#: Rendered webcam frames of fans of 13 and tunnela stacks per held-out design (:data:`WEBCAM`).
+WEBCAM_SCENES = 10
 HELD_OUT_DESIGNS = ("nicu-white", "proc-gold-on-black")
 #: Scene kinds of the whole-table sets, in turn.
 TABLE_KINDS = ("declared", "maal_spread", "tunnela")
@@ -256,27 +260,50 @@ def held_out_design(design: str) -> Deck:
         raise ReportError(f"design {design!r}: {exc or 'not found'}") from exc
 
 
-def table_scenes(design: str, count: int, seed: int = 0, *, far: bool = False) -> Iterator[tuple[np.ndarray, Truth]]:
-    """``count`` whole-table renders of one held-out design, kinds in turn (:data:`TABLE_KINDS`).
+@dataclass(frozen=True)
+class Framing:
+    """How a set of rendered tables is photographed: the photo's size (w, h), the scene kinds laid in turn, the
+    share of the photo the cards fill (None: the renderer's), how many cards a fan holds (0: the layout's 8-21),
+    and the seed stream that keeps each set's scenes its own."""
 
-    ``far`` renders the same kinds of table as a 12-megapixel photo taken from further away
-    (:data:`FAR_SIZE`, the cards filling :data:`FAR_FILL` of it): corners of about 30-70 px in a
-    photo that the big pass reads at 960 px, where they shrink to 7-17 px.
-    """
+    size: tuple[int, int]
+    kinds: tuple[str, ...]
+    stream: int
+    fill: tuple[float, float] | None = None
+    fan_cards: int = 0
+
+
+#: Whole tables as a phone photographs them from above.
+TABLE = Framing(TABLE_SIZE, TABLE_KINDS, 11)
+#: The same tables in a 12-megapixel photo taken from further away (the cards filling :data:`FAR_FILL` of it):
+#: corners of about 30-70 px that the big pass reads at 960 px, where they shrink to 7-17 px.
+FAR = Framing(FAR_SIZE, TABLE_KINDS, 12, FAR_FILL)
+#: What issue #52 found a webcam over the table misses: a tight hand of 13 fanned (or in a line) and the stacked
+#: copies of tunnelas, in a 640x480 frame the cards fill a third to two thirds of (corners of about 20-40 px).
+WEBCAM = Framing((640, 480), ("fan", "tunnela"), 13, (0.35, 0.7), fan_cards=13)
+
+
+def table_scenes(design: str, count: int, seed: int = 0, *,
+                 framing: Framing = TABLE) -> Iterator[tuple[np.ndarray, Truth]]:
+    """``count`` whole-table renders of one held-out design, photographed as ``framing`` says (:data:`TABLE`,
+    :data:`FAR`, :data:`WEBCAM`), its kinds in turn."""
     from vision.training.data.scenes import render_scene
     decks = [held_out_design(design)]
-    look: dict[str, Any] = dict(size=FAR_SIZE if far else TABLE_SIZE, decks=decks, designs_per_scene=1,
-                                distractors=False) | ({"fill": FAR_FILL} if far else {})
+    look: dict[str, Any] = dict(size=framing.size, decks=decks, designs_per_scene=1,
+                                distractors=False) | ({"fill": framing.fill} if framing.fill else {})
     rules = get_rules("nepali")
     for i in range(count):
-        rng = np.random.default_rng([seed, 12 if far else 11, i])
-        kind = TABLE_KINDS[i % len(TABLE_KINDS)]
+        rng = np.random.default_rng([seed, framing.stream, i])
+        kind = framing.kinds[i % len(framing.kinds)]
         tiplu, valid = None, None
         if kind == "declared":
             melds, tiplu = declared_hand(rng)
             valid = check_grouping([[parse_card(c) for c in m] for m in melds], rules,
                                    tiplu=parse_card(tiplu)).valid
             shot = render_scene(rng, "declared", cards=melds, **look)
+        elif kind == "fan" and framing.fan_cards:
+            hand = [str(c) for c in rng.choice(CLASS_NAMES[:52], framing.fan_cards, replace=False)]
+            shot = render_scene(rng, kind, cards=hand, **look)
         else:
             shot = render_scene(rng, kind, **look)
         boxes = shot.geometry["boxes"]
@@ -335,7 +362,7 @@ def build_report(model: Path | None, real_val: Path, *, angles: Sequence[int] = 
                  max_real: int | None = None, scenes: int = 30, designs: Sequence[str] = HELD_OUT_DESIGNS,
                  samples: bool = True, seed: int = 0, progress: bool = False,
                  far_scenes: int = FAR_SCENES, fresh_seeds: Sequence[int] = (),
-                 webcam_val: Path | None = None) -> list[SetScore]:
+                 webcam_val: Path | None = None, webcam_scenes: int = WEBCAM_SCENES) -> list[SetScore]:
     """Every set of the module doc, in model-card order (the webcam val after real val, when given).
 
     ``fresh_seeds`` add a row per design of ``scenes`` tables from each of those seeds: tables no
@@ -360,8 +387,11 @@ def build_report(model: Path | None, real_val: Path, *, angles: Sequence[int] = 
         fresh = (shot for s in fresh_seeds for shot in table_scenes(design, scenes, s))
         rows.append(measure(detector, f"fresh table {design}", fresh, progress))
     for design in designs if far_scenes else ():
-        rows.append(measure(detector, f"far table {design}", table_scenes(design, far_scenes, seed, far=True),
+        rows.append(measure(detector, f"far table {design}", table_scenes(design, far_scenes, seed, framing=FAR),
                             progress))
+    for design in designs if webcam_scenes else ():
+        rows.append(measure(detector, f"webcam fans and stacks {design}",
+                            table_scenes(design, webcam_scenes, seed, framing=WEBCAM), progress))
     if samples:
         rows.append(measure(detector, "samples", sample_photos(), progress))
     return rows
