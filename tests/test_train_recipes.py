@@ -52,8 +52,11 @@ def _bytes_differ(a: Path, b: Path) -> bool:
 @pytest.mark.train
 def test_the_corners_recipe_goes_on_from_the_shipped_model_and_exports_a_folder_the_reader_loads(
         tmp_path: Path, offline: list[object]) -> None:
-    from vision.training.fit.corners import train_corners
+    import torch
+
+    from vision.training.fit.corners import photos_of, train_corners
     from vision.training.fit.export import export_resume_point
+    from vision.training.fit.resume import detector_start, load_detector
 
     import_real(REAL, tmp_path / "data", val_fraction=0.34, seed=1)
     settings = dataclasses.replace(TRAIN.corners, epochs=1, imgsz=64, batch=4, workers=0, snapshot_every=1)
@@ -65,6 +68,13 @@ def test_the_corners_recipe_goes_on_from_the_shipped_model_and_exports_a_folder_
     assert weights == resume / "detector.pt" and state["detector"]["epochs_done"] == 1
     assert run["done"] == 1 and run["lr0"] == pytest.approx(TRAIN.corners.lr_max) and run["device"] == "cpu"
     assert [p.name for p in (tmp_path / "work" / "snapshots").iterdir()] == ["detector_e1.pt"]
+    # the batch norms keep the start point's statistics (freeze_norms) while the convolutions learn
+    start = detector_start(MODELS_DIR, photos_of(tmp_path / "data" / "data.yaml", REAL)).state_dict()
+    trained = load_detector(resume).state_dict()
+    norms = [k for k in start if k.endswith(("running_mean", "running_var"))]
+    convs = [k for k in start if k.endswith("conv.weight")]
+    assert norms and all(torch.allclose(trained[k], start[k], rtol=1e-3, atol=1e-3) for k in norms)
+    assert any(not torch.allclose(trained[k], start[k], rtol=1e-3, atol=1e-3) for k in convs)
     again = train_corners(tmp_path / "data" / "data.yaml", settings, resume_dir=resume, real=REAL,
                           work=tmp_path / "work")
     assert json.loads((again.parent / "state.json").read_text())["detector"]["epochs_done"] == 2, "goes on"

@@ -41,6 +41,16 @@ def photos_of(data: Path, real: Path | None) -> Path:
     return Path(data).parent
 
 
+def norms_kept(trainer: Any) -> None:
+    """Put every batch norm of the model being trained in eval mode (Ultralytics sets the whole model training at
+    each epoch's start): its statistics stay the start point's (:attr:`CornersSettings.freeze_norms`)."""
+    import torch
+
+    for module in trainer.model.modules():
+        if isinstance(module, torch.nn.BatchNorm2d):
+            module.eval()
+
+
 def train_corners(data: Path, settings: CornersSettings = TRAIN.corners, *, start: Path | str = MODELS_DIR,
                   resume_dir: Path | None = RESUME_DIR, device: str = "cpu", work: Path = WORK / "corners",
                   real: Path | None = REAL, progress: Callable[[int, int, float], None] | None = None,
@@ -94,6 +104,8 @@ def train_corners(data: Path, settings: CornersSettings = TRAIN.corners, *, star
             progress(trainer.epoch + 1, epochs, float(sum(chunk["loss"].values())))
 
     yolo.add_callback("on_fit_epoch_end", on_epoch_end)
+    if settings.freeze_norms:
+        yolo.add_callback("on_train_batch_start", norms_kept)
     with quiet_ultralytics() if quiet else nullcontext():
         yolo.train(data=str(data), epochs=epochs, imgsz=settings.imgsz, batch=settings.batch, device=device,
                    workers=settings.workers, single_cls=True, project=str(work.resolve()), name="run", exist_ok=True,

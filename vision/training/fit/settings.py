@@ -88,6 +88,10 @@ class CornersSettings:
     hsv_v: float = 0.5
     #: Measure the val split after each epoch (its box mAP goes into the resume point's state).
     val: bool = True
+    #: Keep the batch norms' statistics as the start point has them (each batch norm read in eval mode while the
+    #: rest learns). A run that lets them follow its training batches (mosaics of rendered scenes) changes what the
+    #: network computes even at a learning rate of zero: it lost tables before it learnt anything.
+    freeze_norms: bool = True
     #: Keep every K-th epoch's weights too (``snapshots/`` beside the run; 0: none), to measure a long phase at several points.
     snapshot_every: int = 0
 
