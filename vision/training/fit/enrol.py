@@ -602,14 +602,19 @@ class Progress:
     loss: float = 0.0
 
 
-def expected_crops(copies: int, jokers: bool) -> int:
-    """About how many crops :func:`enrolment_crops` cuts from four suit photos (and two printed jokers): each
-    card's two indices ``copies`` times, and three tenths as many card middles (the progress bar's plan).
+def face_crop_count(cards: int, copies: int) -> int:
+    """About how many crops :func:`~vision.training.fit.names.face_crops` cuts from ``cards`` faces: each card's
+    two indices ``copies`` times, and three tenths as many card middles (the progress bar's plan).
 
-    >>> expected_crops(40, False)
+    >>> face_crop_count(52, 40)
     5408
     """
-    return int((13 * len(SUITS) + 2 * jokers) * 2 * copies * 1.3)
+    return int(cards * 2 * copies * 1.3)
+
+
+def expected_crops(copies: int, jokers: bool) -> int:
+    """About how many crops :func:`enrolment_crops` cuts from four suit photos (and two printed jokers)."""
+    return face_crop_count(13 * len(SUITS) + 2 * jokers, copies)
 
 
 def plan(*, photos: int, crops: int, networks: int, epochs: int, table_scenes: int = 0, scenes: int = 0,
@@ -791,15 +796,14 @@ def rehearsal_crops(copies: int = REHEARSAL_COPIES, seed: int = 0,
 
 
 def expected_rehearsal_crops(copies: int) -> int:
-    """About how many crops :func:`rehearsal_crops` cuts (the progress bar's plan): each drawn deck's 53 cards'
-    two corners ``copies`` times, and three tenths as many middles.
+    """About how many crops :func:`rehearsal_crops` cuts: every card of each drawn deck.
 
     >>> expected_rehearsal_crops(0)
     0
     """
     from vision.training.data.faces import DRAWN_STYLES
 
-    return int(len(DRAWN_STYLES) * len(CLASS_NAMES) * 2 * copies * 1.3)
+    return face_crop_count(len(DRAWN_STYLES) * len(CLASS_NAMES), copies)
 
 
 @dataclass(frozen=True)
